@@ -1,0 +1,391 @@
+/* Sonde's MPI interface.
+ *
+ * Handles are 32-bit integers: kind (4 bits) | generation (8 bits) | index
+ * (20 bits). Null handles have index 0; predefined objects have generation 0;
+ * objects created at run time carry a generation from 1 to 255 that changes
+ * each time a slot is reused, so a freed or forged handle is detected and
+ * answered with the matching error class instead of being dereferenced.
+ *
+ * Every MPI_X function is a weak alias of a strong PMPI_X symbol, so a tool
+ * that defines MPI_X (linked in or LD_PRELOADed) intercepts it and reaches the
+ * library through PMPI_X (MPI 4.1, chapter 15.2).
+ */
+#ifndef SONDE_MPI_H
+#define SONDE_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SONDE_API __attribute__((visibility("default")))
+
+#define MPI_VERSION 4
+#define MPI_SUBVERSION 1
+#define SONDE_VERSION_STRING "0.1.0"
+
+/* ---- handle types ------------------------------------------------------ */
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Request;
+typedef int MPI_Op;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef int MPI_Message;
+typedef int MPI_Win;
+typedef int MPI_Session;
+typedef int MPI_Fint;
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+
+#define SONDE_HANDLE(kind, index) ((int)(((unsigned)(kind) << 28) | (unsigned)(index)))
+#define SONDE_KIND_COMM 1
+#define SONDE_KIND_GROUP 2
+#define SONDE_KIND_DATATYPE 3
+#define SONDE_KIND_REQUEST 4
+#define SONDE_KIND_OP 5
+#define SONDE_KIND_ERRHANDLER 6
+#define SONDE_KIND_INFO 7
+#define SONDE_KIND_MESSAGE 8
+#define SONDE_KIND_WIN 9
+#define SONDE_KIND_SESSION 10
+
+typedef struct MPI_Status {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  int sonde_cancelled;   /* private */
+  long long sonde_count; /* private: bytes received */
+} MPI_Status;
+
+/* ---- null and predefined handles ------------------------------------- */
+#define MPI_COMM_NULL SONDE_HANDLE(SONDE_KIND_COMM, 0)
+#define MPI_COMM_WORLD SONDE_HANDLE(SONDE_KIND_COMM, 1)
+#define MPI_COMM_SELF SONDE_HANDLE(SONDE_KIND_COMM, 2)
+
+#define MPI_GROUP_NULL SONDE_HANDLE(SONDE_KIND_GROUP, 0)
+#define MPI_GROUP_EMPTY SONDE_HANDLE(SONDE_KIND_GROUP, 1)
+
+#define MPI_REQUEST_NULL SONDE_HANDLE(SONDE_KIND_REQUEST, 0)
+#define MPI_MESSAGE_NULL SONDE_HANDLE(SONDE_KIND_MESSAGE, 0)
+#define MPI_MESSAGE_NO_PROC SONDE_HANDLE(SONDE_KIND_MESSAGE, 1)
+#define MPI_INFO_NULL SONDE_HANDLE(SONDE_KIND_INFO, 0)
+#define MPI_INFO_ENV SONDE_HANDLE(SONDE_KIND_INFO, 1)
+#define MPI_WIN_NULL SONDE_HANDLE(SONDE_KIND_WIN, 0)
+#define MPI_SESSION_NULL SONDE_HANDLE(SONDE_KIND_SESSION, 0)
+
+#define MPI_ERRHANDLER_NULL SONDE_HANDLE(SONDE_KIND_ERRHANDLER, 0)
+#define MPI_ERRORS_ARE_FATAL SONDE_HANDLE(SONDE_KIND_ERRHANDLER, 1)
+#define MPI_ERRORS_RETURN SONDE_HANDLE(SONDE_KIND_ERRHANDLER, 2)
+#define MPI_ERRORS_ABORT SONDE_HANDLE(SONDE_KIND_ERRHANDLER, 3)
+
+/* Predefined datatypes: indexes 1..63 are fixed (engine/datatype.cc lists them). */
+#define MPI_DATATYPE_NULL SONDE_HANDLE(SONDE_KIND_DATATYPE, 0)
+#define MPI_CHAR SONDE_HANDLE(SONDE_KIND_DATATYPE, 1)
+#define MPI_SIGNED_CHAR SONDE_HANDLE(SONDE_KIND_DATATYPE, 2)
+#define MPI_UNSIGNED_CHAR SONDE_HANDLE(SONDE_KIND_DATATYPE, 3)
+#define MPI_BYTE SONDE_HANDLE(SONDE_KIND_DATATYPE, 4)
+#define MPI_WCHAR SONDE_HANDLE(SONDE_KIND_DATATYPE, 5)
+#define MPI_SHORT SONDE_HANDLE(SONDE_KIND_DATATYPE, 6)
+#define MPI_UNSIGNED_SHORT SONDE_HANDLE(SONDE_KIND_DATATYPE, 7)
+#define MPI_INT SONDE_HANDLE(SONDE_KIND_DATATYPE, 8)
+#define MPI_UNSIGNED SONDE_HANDLE(SONDE_KIND_DATATYPE, 9)
+#define MPI_LONG SONDE_HANDLE(SONDE_KIND_DATATYPE, 10)
+#define MPI_UNSIGNED_LONG SONDE_HANDLE(SONDE_KIND_DATATYPE, 11)
+#define MPI_LONG_LONG_INT SONDE_HANDLE(SONDE_KIND_DATATYPE, 12)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG SONDE_HANDLE(SONDE_KIND_DATATYPE, 13)
+#define MPI_FLOAT SONDE_HANDLE(SONDE_KIND_DATATYPE, 14)
+#define MPI_DOUBLE SONDE_HANDLE(SONDE_KIND_DATATYPE, 15)
+#define MPI_LONG_DOUBLE SONDE_HANDLE(SONDE_KIND_DATATYPE, 16)
+#define MPI_INT8_T SONDE_HANDLE(SONDE_KIND_DATATYPE, 17)
+#define MPI_INT16_T SONDE_HANDLE(SONDE_KIND_DATATYPE, 18)
+#define MPI_INT32_T SONDE_HANDLE(SONDE_KIND_DATATYPE, 19)
+#define MPI_INT64_T SONDE_HANDLE(SONDE_KIND_DATATYPE, 20)
+#define MPI_UINT8_T SONDE_HANDLE(SONDE_KIND_DATATYPE, 21)
+#define MPI_UINT16_T SONDE_HANDLE(SONDE_KIND_DATATYPE, 22)
+#define MPI_UINT32_T SONDE_HANDLE(SONDE_KIND_DATATYPE, 23)
+#define MPI_UINT64_T SONDE_HANDLE(SONDE_KIND_DATATYPE, 24)
+#define MPI_C_BOOL SONDE_HANDLE(SONDE_KIND_DATATYPE, 25)
+#define MPI_C_FLOAT_COMPLEX SONDE_HANDLE(SONDE_KIND_DATATYPE, 26)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX SONDE_HANDLE(SONDE_KIND_DATATYPE, 27)
+#define MPI_C_LONG_DOUBLE_COMPLEX SONDE_HANDLE(SONDE_KIND_DATATYPE, 28)
+#define MPI_AINT SONDE_HANDLE(SONDE_KIND_DATATYPE, 29)
+#define MPI_OFFSET SONDE_HANDLE(SONDE_KIND_DATATYPE, 30)
+#define MPI_COUNT SONDE_HANDLE(SONDE_KIND_DATATYPE, 31)
+#define MPI_PACKED SONDE_HANDLE(SONDE_KIND_DATATYPE, 32)
+#define MPI_FLOAT_INT SONDE_HANDLE(SONDE_KIND_DATATYPE, 33)
+#define MPI_DOUBLE_INT SONDE_HANDLE(SONDE_KIND_DATATYPE, 34)
+#define MPI_LONG_INT SONDE_HANDLE(SONDE_KIND_DATATYPE, 35)
+#define MPI_2INT SONDE_HANDLE(SONDE_KIND_DATATYPE, 36)
+#define MPI_SHORT_INT SONDE_HANDLE(SONDE_KIND_DATATYPE, 37)
+#define MPI_LONG_DOUBLE_INT SONDE_HANDLE(SONDE_KIND_DATATYPE, 38)
+#define MPI_LB SONDE_HANDLE(SONDE_KIND_DATATYPE, 39)
+#define MPI_UB SONDE_HANDLE(SONDE_KIND_DATATYPE, 40)
+#define MPI_CXX_BOOL SONDE_HANDLE(SONDE_KIND_DATATYPE, 41)
+#define SONDE_PREDEFINED_DATATYPES 42 /* indexes 1..41 */
+
+#define MPI_OP_NULL SONDE_HANDLE(SONDE_KIND_OP, 0)
+#define MPI_MAX SONDE_HANDLE(SONDE_KIND_OP, 1)
+#define MPI_MIN SONDE_HANDLE(SONDE_KIND_OP, 2)
+#define MPI_SUM SONDE_HANDLE(SONDE_KIND_OP, 3)
+#define MPI_PROD SONDE_HANDLE(SONDE_KIND_OP, 4)
+#define MPI_LAND SONDE_HANDLE(SONDE_KIND_OP, 5)
+#define MPI_BAND SONDE_HANDLE(SONDE_KIND_OP, 6)
+#define MPI_LOR SONDE_HANDLE(SONDE_KIND_OP, 7)
+#define MPI_BOR SONDE_HANDLE(SONDE_KIND_OP, 8)
+#define MPI_LXOR SONDE_HANDLE(SONDE_KIND_OP, 9)
+#define MPI_BXOR SONDE_HANDLE(SONDE_KIND_OP, 10)
+#define MPI_MAXLOC SONDE_HANDLE(SONDE_KIND_OP, 11)
+#define MPI_MINLOC SONDE_HANDLE(SONDE_KIND_OP, 12)
+#define MPI_REPLACE SONDE_HANDLE(SONDE_KIND_OP, 13)
+#define MPI_NO_OP SONDE_HANDLE(SONDE_KIND_OP, 14)
+#define SONDE_PREDEFINED_OPS 15
+
+/* ---- constants -------------------------------------------------------- */
+#define MPI_PROC_NULL (-1)
+#define MPI_ANY_SOURCE (-2)
+#define MPI_ROOT (-3)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
+#define MPI_KEYVAL_INVALID (-1)
+
+#define MPI_STATUS_IGNORE ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
+#define MPI_BOTTOM ((void *)0)
+#define MPI_IN_PLACE ((void *)-1)
+#define MPI_BSEND_OVERHEAD 96
+
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_LIBRARY_VERSION_STRING 8192
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_PORT_NAME 256
+#define MPI_MAX_DATAREP_STRING 128
+
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* Predefined attribute keys (MPI_Comm_get_attr on MPI_COMM_WORLD). */
+#define MPI_TAG_UB 0x64400001
+#define MPI_HOST 0x64400003
+#define MPI_IO 0x64400005
+#define MPI_WTIME_IS_GLOBAL 0x64400007
+#define MPI_UNIVERSE_SIZE 0x64400009
+#define MPI_LASTUSEDCODE 0x6440000b
+#define MPI_APPNUM 0x6440000d
+
+/* ---- error classes ---------------------------------------------------- */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_ROOT 7
+#define MPI_ERR_GROUP 8
+#define MPI_ERR_OP 9
+#define MPI_ERR_TOPOLOGY 10
+#define MPI_ERR_DIMS 11
+#define MPI_ERR_ARG 12
+#define MPI_ERR_UNKNOWN 13
+#define MPI_ERR_TRUNCATE 14
+#define MPI_ERR_OTHER 15
+#define MPI_ERR_INTERN 16
+#define MPI_ERR_IN_STATUS 17
+#define MPI_ERR_PENDING 18
+#define MPI_ERR_REQUEST 19
+#define MPI_ERR_ACCESS 20
+#define MPI_ERR_AMODE 21
+#define MPI_ERR_BAD_FILE 22
+#define MPI_ERR_CONVERSION 23
+#define MPI_ERR_DUP_DATAREP 24
+#define MPI_ERR_FILE_EXISTS 25
+#define MPI_ERR_FILE_IN_USE 26
+#define MPI_ERR_FILE 27
+#define MPI_ERR_INFO 28
+#define MPI_ERR_INFO_KEY 29
+#define MPI_ERR_INFO_VALUE 30
+#define MPI_ERR_INFO_NOKEY 31
+#define MPI_ERR_IO 32
+#define MPI_ERR_NAME 33
+#define MPI_ERR_NO_MEM 34
+#define MPI_ERR_NOT_SAME 35
+#define MPI_ERR_NO_SPACE 36
+#define MPI_ERR_NO_SUCH_FILE 37
+#define MPI_ERR_PORT 38
+#define MPI_ERR_QUOTA 39
+#define MPI_ERR_READ_ONLY 40
+#define MPI_ERR_SERVICE 41
+#define MPI_ERR_SPAWN 42
+#define MPI_ERR_UNSUPPORTED_DATAREP 43
+#define MPI_ERR_UNSUPPORTED_OPERATION 44
+#define MPI_ERR_WIN 45
+#define MPI_ERR_BASE 46
+#define MPI_ERR_LOCKTYPE 47
+#define MPI_ERR_KEYVAL 48
+#define MPI_ERR_RMA_CONFLICT 49
+#define MPI_ERR_RMA_SYNC 50
+#define MPI_ERR_SIZE 51
+#define MPI_ERR_DISP 52
+#define MPI_ERR_ASSERT 53
+#define MPI_ERR_RMA_RANGE 54
+#define MPI_ERR_RMA_ATTACH 55
+#define MPI_ERR_RMA_SHARED 56
+#define MPI_ERR_RMA_FLAVOR 57
+#define MPI_ERR_SESSION 58
+#define MPI_ERR_PROC_ABORTED 59
+#define MPI_ERR_VALUE_TOO_LARGE 60
+#define MPI_ERR_ERRHANDLER 61
+#define MPI_T_ERR_MEMORY 62
+#define MPI_T_ERR_NOT_INITIALIZED 63
+#define MPI_T_ERR_CANNOT_INIT 64
+#define MPI_T_ERR_INVALID_INDEX 65
+#define MPI_T_ERR_INVALID_ITEM 66
+#define MPI_T_ERR_INVALID_HANDLE 67
+#define MPI_T_ERR_OUT_OF_HANDLES 68
+#define MPI_T_ERR_OUT_OF_SESSIONS 69
+#define MPI_T_ERR_INVALID_SESSION 70
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 71
+#define MPI_T_ERR_CVAR_SET_NEVER 72
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 73
+#define MPI_T_ERR_PVAR_NO_WRITE 74
+#define MPI_T_ERR_PVAR_NO_ATOMIC 75
+#define MPI_T_ERR_INVALID_NAME 76
+#define MPI_T_ERR_INVALID 77
+#define MPI_T_ERR_NOT_SUPPORTED 78
+#define MPI_T_ERR_NOT_ACCESSIBLE 79
+#define MPI_ERR_LASTCODE 100
+
+/* ---- function types --------------------------------------------------- */
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                          void *extra_state);
+
+/* ---- functions: each declared as MPI_X and PMPI_X --------------------- */
+#define SONDE_DECL(ret, name, args) SONDE_API ret MPI_##name args; SONDE_API ret PMPI_##name args;
+
+/* environment */
+SONDE_DECL(int, Init, (int *argc, char ***argv))
+SONDE_DECL(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
+SONDE_DECL(int, Finalize, (void))
+SONDE_DECL(int, Initialized, (int *flag))
+SONDE_DECL(int, Finalized, (int *flag))
+SONDE_DECL(int, Query_thread, (int *provided))
+SONDE_DECL(int, Is_thread_main, (int *flag))
+SONDE_DECL(int, Abort, (MPI_Comm comm, int errorcode))
+SONDE_DECL(double, Wtime, (void))
+SONDE_DECL(double, Wtick, (void))
+SONDE_DECL(int, Get_version, (int *version, int *subversion))
+SONDE_DECL(int, Get_library_version, (char *version, int *resultlen))
+SONDE_DECL(int, Get_processor_name, (char *name, int *resultlen))
+SONDE_DECL(int, Pcontrol, (const int level, ...))
+SONDE_DECL(int, Error_string, (int errorcode, char *string, int *resultlen))
+SONDE_DECL(int, Error_class, (int errorcode, int *errorclass))
+
+/* point-to-point */
+SONDE_DECL(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+SONDE_DECL(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+SONDE_DECL(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+SONDE_DECL(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+SONDE_DECL(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Buffer_attach, (void *buffer, int size))
+SONDE_DECL(int, Buffer_detach, (void *buffer_addr, int *size))
+SONDE_DECL(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status))
+SONDE_DECL(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                           MPI_Comm comm, MPI_Status *status))
+SONDE_DECL(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                   int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+SONDE_DECL(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Bsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Start, (MPI_Request *request))
+SONDE_DECL(int, Startall, (int count, MPI_Request array_of_requests[]))
+SONDE_DECL(int, Wait, (MPI_Request *request, MPI_Status *status))
+SONDE_DECL(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))
+SONDE_DECL(int, Waitany, (int count, MPI_Request array_of_requests[], int *index, MPI_Status *status))
+SONDE_DECL(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+SONDE_DECL(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
+SONDE_DECL(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]))
+SONDE_DECL(int, Testany, (int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status))
+SONDE_DECL(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+SONDE_DECL(int, Request_free, (MPI_Request *request))
+SONDE_DECL(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
+SONDE_DECL(int, Cancel, (MPI_Request *request))
+SONDE_DECL(int, Test_cancelled, (const MPI_Status *status, int *flag))
+SONDE_DECL(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
+SONDE_DECL(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+SONDE_DECL(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status))
+SONDE_DECL(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status))
+SONDE_DECL(int, Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status))
+SONDE_DECL(int, Imrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request))
+SONDE_DECL(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+SONDE_DECL(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+SONDE_DECL(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+
+/* datatypes */
+SONDE_DECL(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_commit, (MPI_Datatype *datatype))
+SONDE_DECL(int, Type_free, (MPI_Datatype *datatype))
+SONDE_DECL(int, Type_size, (MPI_Datatype datatype, int *size))
+SONDE_DECL(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
+SONDE_DECL(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
+SONDE_DECL(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+SONDE_DECL(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+
+/* communicators */
+SONDE_DECL(int, Comm_size, (MPI_Comm comm, int *size))
+SONDE_DECL(int, Comm_rank, (MPI_Comm comm, int *rank))
+SONDE_DECL(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+SONDE_DECL(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+SONDE_DECL(int, Comm_free, (MPI_Comm *comm))
+SONDE_DECL(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+SONDE_DECL(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
+SONDE_DECL(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+SONDE_DECL(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+SONDE_DECL(int, Errhandler_free, (MPI_Errhandler *errhandler))
+
+/* collectives */
+SONDE_DECL(int, Barrier, (MPI_Comm comm))
+SONDE_DECL(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
+SONDE_DECL(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+SONDE_DECL(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+SONDE_DECL(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm))
+SONDE_DECL(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm))
+
+#undef SONDE_DECL
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SONDE_MPI_H */

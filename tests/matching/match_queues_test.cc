@@ -1,0 +1,143 @@
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <deque>
+#include <random>
+#include <vector>
+
+#include "matching/match_queues.h"
+
+using namespace sonde::matching;
+
+namespace {
+struct Recv : PostedEntry { int id; };
+struct Msg : UnexpectedEntry { int id; };
+
+Recv recv(int id, int src, int tag) { Recv r; r.id = id; r.source = src; r.tag = tag; return r; }
+Msg msg(int id, int src, int tag) { Msg m; m.id = id; m.source = src; m.tag = tag; return m; }
+
+struct CountingObserver : SearchObserver {
+  int posted_begin = 0, posted_end = 0, unex_begin = 0, unex_end = 0;
+  void search_posted_begin() override { ++posted_begin; }
+  void search_posted_end() override { ++posted_end; }
+  void search_unexpected_begin() override { ++unex_begin; }
+  void search_unexpected_end() override { ++unex_end; }
+};
+}  // namespace
+
+TEST_CASE("an arriving message matches the oldest posted receive that accepts it") {
+  MatchQueues q;
+  Recv a = recv(1, 3, 7), b = recv(2, kAnySource, 7), c = recv(3, 3, 7);
+  q.post(&a); q.post(&b); q.post(&c);
+  CHECK(static_cast<Recv*>(q.match_arrival(5, 7)) == &b);  // a wants source 3
+  CHECK(static_cast<Recv*>(q.match_arrival(3, 7)) == &a);
+  CHECK(static_cast<Recv*>(q.match_arrival(3, 7)) == &c);
+  CHECK(q.match_arrival(3, 7) == nullptr);
+  CHECK(q.posted_size() == 0);
+}
+
+TEST_CASE("a receive takes the earliest unexpected message it accepts, wildcards included") {
+  MatchQueues q;
+  Msg m1 = msg(1, 0, 5), m2 = msg(2, 1, 6), m3 = msg(3, 0, 6);
+  q.push_unexpected(&m1); q.push_unexpected(&m2); q.push_unexpected(&m3);
+  CHECK(static_cast<Msg*>(q.match_receive(kAnySource, 6)) == &m2);
+  CHECK(static_cast<Msg*>(q.match_receive(0, kAnyTag)) == &m1);
+  CHECK(static_cast<Msg*>(q.match_receive(kAnySource, kAnyTag)) == &m3);
+  CHECK(q.unexpected_size() == 0);
+}
+
+TEST_CASE("MPI_ANY_TAG never matches reserved collective tags") {
+  MatchQueues q;
+  Msg coll = msg(1, 0, -10), user = msg(2, 0, 0);
+  q.push_unexpected(&coll); q.push_unexpected(&user);
+  CHECK(static_cast<Msg*>(q.match_receive(kAnySource, kAnyTag)) == &user);
+  CHECK(static_cast<Msg*>(q.match_receive(0, -10)) == &coll);
+  Recv any = recv(1, kAnySource, kAnyTag);
+  q.post(&any);
+  CHECK(q.match_arrival(0, -10) == nullptr);
+  CHECK(q.match_arrival(0, 4) == &any);
+}
+
+TEST_CASE("probe leaves the message in place; a matched probe removes it") {
+  MatchQueues q;
+  Msg m = msg(1, 2, 3);
+  q.push_unexpected(&m);
+  CHECK(q.find_unexpected(2, 3) == &m);
+  CHECK(q.unexpected_size() == 1);
+  q.remove_unexpected(&m);
+  CHECK(q.unexpected_size() == 0);
+  CHECK(q.find_unexpected(kAnySource, kAnyTag) == nullptr);
+}
+
+TEST_CASE("cancel removes a posted receive once and reports a matched one") {
+  MatchQueues q;
+  Recv a = recv(1, 0, 0), b = recv(2, 0, 0);
+  q.post(&a); q.post(&b);
+  CHECK(q.cancel(&a));
+  CHECK_FALSE(q.cancel(&a));
+  CHECK(q.match_arrival(0, 0) == &b);
+  CHECK_FALSE(q.cancel(&b));
+}
+
+TEST_CASE("every search reports its begin and end to the observer") {
+  MatchQueues q;
+  CountingObserver obs;
+  Recv r = recv(1, 0, 0);
+  q.post(&r);
+  q.match_arrival(1, 1, &obs);
+  q.match_receive(0, 0, &obs);
+  q.find_unexpected(0, 0, &obs);
+  CHECK(obs.posted_begin == 1);
+  CHECK(obs.posted_end == 1);
+  CHECK(obs.unex_begin == 2);
+  CHECK(obs.unex_end == 2);
+}
+
+// Model check: random posts and arrivals against a reference matcher built on
+// plain vectors; each message must go to the same receive in both.
+TEST_CASE("randomized matching agrees with a reference model and keeps per-sender order") {
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 50; ++round) {
+    MatchQueues q;
+    std::deque<Recv> recvs;
+    std::deque<Msg> msgs;
+    std::vector<Recv*> ref_posted;
+    std::vector<Msg*> ref_unex;
+    std::vector<int> last_seq_from(4, -1);
+    int seq = 0;
+    for (int step = 0; step < 400; ++step) {
+      if (rng() % 2) {
+        int src = int(rng() % 5) - 1; if (src < 0) src = kAnySource;
+        int tag = int(rng() % 4) - 1;  // -1 = any
+        recvs.push_back(recv(int(recvs.size()), src, tag));
+        Recv* r = &recvs.back();
+        Msg* expect = nullptr;
+        for (auto it = ref_unex.begin(); it != ref_unex.end(); ++it)
+          if (matches(src, tag, (*it)->source, (*it)->tag)) { expect = *it; ref_unex.erase(it); break; }
+        auto* got = static_cast<Msg*>(q.match_receive(src, tag));
+        REQUIRE(got == expect);
+        if (!got) { q.post(r); ref_posted.push_back(r); }
+      } else {
+        int src = int(rng() % 4), tag = int(rng() % 3);
+        msgs.push_back(msg(seq++, src, tag));
+        Msg* m = &msgs.back();
+        Recv* expect = nullptr;
+        for (auto it = ref_posted.begin(); it != ref_posted.end(); ++it)
+          if (matches((*it)->source, (*it)->tag, src, tag)) { expect = *it; ref_posted.erase(it); break; }
+        auto* got = static_cast<Recv*>(q.match_arrival(src, tag));
+        REQUIRE(got == expect);
+        if (!got) { q.push_unexpected(m); ref_unex.push_back(m); }
+      }
+      REQUIRE(q.posted_size() == ref_posted.size());
+      REQUIRE(q.unexpected_size() == ref_unex.size());
+    }
+    // Drain: a wildcard receive takes each sender's messages in send order.
+    for (;;) {
+      auto* m = static_cast<Msg*>(q.match_receive(kAnySource, kAnyTag));
+      if (!m) break;
+      REQUIRE(m->id > last_seq_from[m->source]);
+      last_seq_from[m->source] = m->id;
+    }
+    q.posted().clear();
+  }
+}
