@@ -1,0 +1,116 @@
+// The seam between the engine's protocols and the things that move bytes.
+//
+// A transport moves *packets* between ranks of one job: a fixed PacketHeader
+// followed by `header.payload` bytes. It knows nothing of communicators,
+// matching or requests (the engine owns those); it only promises
+//   - FIFO order per (sender, receiver) pair, for every packet type;
+//   - header first, then the payload streamed into wherever the engine says;
+//   - backpressure instead of unbounded buffering: a packet that does not fit
+//     now stays queued on the sender and moves during later progress() calls.
+// Implementations: self (loopback), shm (rings in shared memory), and later
+// ofi (libfabric). Everything here is single-threaded: the engine serializes
+// calls into a transport.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <boost/intrusive/list.hpp>
+
+namespace sonde::transport {
+
+enum class PacketType : uint8_t {
+  kEager = 1,      // whole message in the payload
+  kEagerSync = 2,  // same, and the receiver answers kSyncAck once matched (Ssend)
+  kRts = 3,        // rendezvous request: message of `total` bytes at `remote_addr`
+  kCts = 4,        // receiver matched an RTS but cannot pull: please stream kData
+  kData = 5,       // rendezvous data streamed by the sender after a kCts
+  kFin = 6,        // receiver pulled the data itself: the send is complete
+  kSyncAck = 7,    // receiver matched a kEagerSync
+};
+
+// 48 bytes on the wire, the same layout in every process of the job.
+struct PacketHeader {
+  PacketType type;
+  uint8_t flags;
+  uint16_t reserved;
+  uint32_t context;      // communicator context id (message packets)
+  int32_t source;        // sender's rank in that communicator
+  int32_t tag;           // user tag, or a reserved negative collective tag
+  uint64_t payload;      // payload bytes that follow this header
+  uint64_t total;        // message size in bytes (kEager*, kRts)
+  uint64_t send_cookie;  // sender's request (kEagerSync, kRts, kCts, kFin, kSyncAck)
+  uint64_t recv_cookie;  // receiver's request (kCts, kData); kRts: sender's address
+};
+static_assert(sizeof(PacketHeader) == 48);
+
+// Where an arriving payload goes. Either `contiguous` points at `header.payload`
+// writable bytes, or it is null and `unpack` takes the bytes in order in
+// pieces (a non-contiguous datatype, or a discard). `cookie` is the engine's.
+class PayloadSink {
+ public:
+  uint8_t* contiguous = nullptr;
+  // Called with consecutive pieces; `offset` is the byte offset within the payload.
+  virtual void unpack(const uint8_t* bytes, size_t offset, size_t n) {}
+  virtual ~PayloadSink() = default;
+};
+
+// Implemented by the engine: what happens when packets arrive.
+class Delivery {
+ public:
+  // A header arrived from world rank `peer`. Return the sink for its payload
+  // (ignored when header.payload == 0). The sink must stay valid until
+  // on_payload_done for this packet.
+  virtual PayloadSink* on_header(int peer, const PacketHeader& header) = 0;
+  // Every payload byte of that packet is in the sink (also called for
+  // payload == 0, right after on_header).
+  virtual void on_payload_done(int peer, const PacketHeader& header, PayloadSink* sink) = 0;
+  virtual ~Delivery() = default;
+};
+
+// A packet queued for sending, owned by the engine (embedded in a request),
+// linked into the transport's per-peer FIFO. Zero allocation in the transport.
+class SendItem : public boost::intrusive::list_base_hook<> {
+ public:
+  PacketHeader header{};
+  const uint8_t* payload = nullptr;  // contiguous source; null: use pack()
+  uint64_t handed = 0;               // payload bytes handed over so far (transport-owned)
+  // Non-contiguous sources: write `n` bytes of payload starting at `offset` to `out`.
+  virtual void pack(uint8_t* out, size_t offset, size_t n) {}
+  // First payload byte handed to the medium (XFER_BEGIN point); also called
+  // for an empty payload, immediately before on_handed.
+  virtual void on_first_byte() {}
+  // More bytes handed over (XFER_CONTINUE point); `handed` is up to date.
+  virtual void on_progress() {}
+  // The last byte is handed over: the transport no longer touches this item.
+  virtual void on_handed() = 0;
+  virtual ~SendItem() = default;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  // Does this transport carry traffic from us to world rank `peer`?
+  virtual bool reaches(int peer) const = 0;
+  // Fast path for small packets: hand header + contiguous payload over now,
+  // all or nothing. False when the peer has queued items (FIFO) or no room;
+  // the caller then queues a SendItem. On success the caller's buffer is free.
+  virtual bool try_send_now(int peer, const PacketHeader& header, const void* payload) = 0;
+  // Queue an item behind everything already queued for `peer`; it moves
+  // during progress() (perhaps partly right away).
+  virtual void enqueue(int peer, SendItem* item) = 0;
+  // Remove a queued item that has not started (handed == 0). False otherwise.
+  virtual bool dequeue(int peer, SendItem* item) = 0;
+  // Move what can move, both directions, delivering arrivals to `delivery`.
+  // Returns how many packets were delivered or handed over (0 = idle).
+  virtual int progress(Delivery& delivery) = 0;
+  // Single-copy: read `len` bytes at `remote_addr` in peer's address space
+  // into `dst`. False when the system refuses (no permission, no support);
+  // the engine then falls back to kCts + kData streaming. Never partial.
+  virtual bool read_remote(int peer, uint64_t remote_addr, void* dst, size_t len) = 0;
+  // Called once before MPI_Finalize returns, after all traffic has drained.
+  virtual void shutdown() {}
+};
+
+}  // namespace sonde::transport
