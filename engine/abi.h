@@ -1,0 +1,74 @@
+// Helpers shared by the C ABI files (engine/abi_*.cc): the entry guard,
+// handle lookup, error reporting through error handlers, and the weak
+// MPI_ -> PMPI_ aliasing that makes every call interceptable.
+//
+// Pattern of every ABI function:
+//
+//   extern "C" int PMPI_Barrier(MPI_Comm comm) {
+//     SONDE_ENTER("MPI_Barrier");           // not initialized -> error; takes the lock
+//     Comm* c = find_comm(comm);
+//     if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
+//     return finish(c, coll::barrier(c), fn);  // errhandler applied on failure
+//   }
+//   SONDE_WEAK_ALIAS(Barrier)
+//
+// Inside the library nothing calls an MPI_ symbol: internal code calls the
+// engine directly, so tools see exactly the user's calls.
+#pragma once
+
+#include <mutex>
+
+#include "engine/objects.h"
+#include "include/mpi.h"
+
+#define SONDE_STR2(x) #x
+#define SONDE_STR(x) SONDE_STR2(x)
+#define SONDE_WEAK_ALIAS(name) _Pragma(SONDE_STR(weak MPI_##name = PMPI_##name))
+
+namespace sonde::engine {
+
+// The engine lock. Held by every ABI call when the thread level is
+// MPI_THREAD_MULTIPLE (a coarse lock for now); waits release it between
+// progress passes so other threads move too.
+class EngineLock {
+ public:
+  static void lock();
+  static void unlock();
+  static bool enabled();
+};
+
+class ApiGuard {
+ public:
+  ApiGuard() { if (EngineLock::enabled()) { EngineLock::lock(); held_ = true; } }
+  ~ApiGuard() { if (held_) EngineLock::unlock(); }
+  ApiGuard(const ApiGuard&) = delete;
+  ApiGuard& operator=(const ApiGuard&) = delete;
+ private:
+  bool held_ = false;
+};
+
+// 0 before MPI_Init, 1 while initialized, 2 after MPI_Finalize.
+int init_state();
+
+// Report an error class from function `fn` on `comm` (null: no communicator
+// involved -> MPI_COMM_WORLD's handler, as MPI says). With
+// MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT this prints one line naming the
+// function and error and ends the job; otherwise it returns `code`.
+int raise(Comm* comm, int code, const char* fn);
+inline int finish(Comm* comm, int code, const char* fn) {
+  return code == MPI_SUCCESS ? MPI_SUCCESS : raise(comm, code, fn);
+}
+
+Comm* find_comm(MPI_Comm h);
+Datatype* find_datatype(MPI_Datatype h);
+// Committed datatype usable for communication, or null.
+Datatype* find_comm_datatype(MPI_Datatype h);
+
+}  // namespace sonde::engine
+
+// First line of every ABI function (except those legal outside init/finalize).
+#define SONDE_ENTER(name)                                                     \
+  static constexpr const char* fn = name;                                     \
+  if (::sonde::engine::init_state() != 1)                                     \
+    return ::sonde::engine::raise(nullptr, MPI_ERR_OTHER, fn);                \
+  ::sonde::engine::ApiGuard sonde_api_guard_

@@ -1,0 +1,906 @@
+// C ABI: point-to-point communication, requests, probes.
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+#include "engine/abi.h"
+#include "engine/engine.h"
+#include "engine/p2p.h"
+
+using namespace sonde::engine;
+
+namespace {
+
+constexpr int kTagUb = INT_MAX;
+
+// Validate the arguments every send or receive shares. Returns an error class.
+int check(MPI_Comm comm, Comm** c, MPI_Datatype type, Datatype** t, int count, const void* buf, int peer,
+          int tag, bool receive) {
+  *c = find_comm(comm);
+  if (!*c) return MPI_ERR_COMM;
+  if (count < 0) return MPI_ERR_COUNT;
+  *t = find_comm_datatype(type);
+  if (!*t) return MPI_ERR_TYPE;
+  if (!buf && count > 0 && (*t)->size > 0 && (*t)->predefined) return MPI_ERR_BUFFER;
+  if (receive) {
+    if (tag != MPI_ANY_TAG && (tag < 0 || tag > kTagUb)) return MPI_ERR_TAG;
+    if (peer != MPI_ANY_SOURCE && peer != MPI_PROC_NULL && (peer < 0 || peer >= (*c)->size)) return MPI_ERR_RANK;
+  } else {
+    if (tag < 0 || tag > kTagUb) return MPI_ERR_TAG;
+    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= (*c)->size)) return MPI_ERR_RANK;
+  }
+  return MPI_SUCCESS;
+}
+
+void empty_status(MPI_Status* s) {
+  if (!s || s == MPI_STATUS_IGNORE) return;
+  s->MPI_SOURCE = MPI_ANY_SOURCE;
+  s->MPI_TAG = MPI_ANY_TAG;
+  s->MPI_ERROR = MPI_SUCCESS;
+  s->sonde_cancelled = 0;
+  s->sonde_count = 0;
+}
+
+Request* find_request(MPI_Request h) { return engine().requests.lookup(h); }
+
+// A blocking send: no user-visible request, and the eager fast path completes
+// inside issue_send without allocating.
+int blocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  SendMode mode, const char* fn) {
+  Comm* c;
+  Datatype* t;
+  int rc = check(comm, &c, datatype, &t, count, buf, dest, tag, false);
+  if (rc) return raise(c, rc, fn);
+  if (mode == SendMode::kBuffered) {
+    Request* r = engine().new_request(RequestKind::kSend);
+    if (!r) return raise(c, MPI_ERR_INTERN, fn);
+    r->buf = const_cast<void*>(buf);
+    r->count = count;
+    r->type = t;
+    r->peer = dest;
+    r->tag = tag;
+    r->comm = c;
+    r->mode = mode;
+    r->user_freed = true;  // detached: completes (and is released) in the background
+    bool done_now = false;
+    rc = engine().issue_send(r);
+    (void)done_now;
+    return finish(c, rc, fn);
+  }
+  Request* r;
+  rc = start_send(buf, count, t, dest, tag, c, mode, &r);
+  if (rc) {
+    engine().release(r);
+    return raise(c, rc, fn);
+  }
+  return finish(c, wait(r, MPI_STATUS_IGNORE), fn);
+}
+
+int nonblocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     MPI_Request* request, SendMode mode, bool persistent, const char* fn) {
+  Comm* c;
+  Datatype* t;
+  if (!request) return raise(find_comm(comm), MPI_ERR_ARG, fn);
+  int rc = check(comm, &c, datatype, &t, count, buf, dest, tag, false);
+  if (rc) return raise(c, rc, fn);
+  Engine& e = engine();
+  Request* r = e.new_request(RequestKind::kSend);
+  if (!r) return raise(c, MPI_ERR_INTERN, fn);
+  r->buf = const_cast<void*>(buf);
+  r->count = count;
+  r->type = t;
+  r->peer = dest;
+  r->tag = tag;
+  r->comm = c;
+  r->mode = mode;
+  r->persistent = persistent;
+  if (persistent) {
+    r->complete = true;  // inactive
+    *request = r->handle;
+    return MPI_SUCCESS;
+  }
+  if (mode == SendMode::kBuffered) {
+    // The data is copied out at once, so the user's request is complete now;
+    // the transfer itself continues on a detached internal request.
+    Request* inner = e.new_request(RequestKind::kSend);
+    if (!inner) return raise(c, MPI_ERR_INTERN, fn);
+    inner->buf = r->buf;
+    inner->count = count;
+    inner->type = t;
+    inner->peer = dest;
+    inner->tag = tag;
+    inner->comm = c;
+    inner->mode = mode;
+    inner->user_freed = true;
+    rc = e.issue_send(inner);
+    r->error = rc;
+    r->complete = true;
+    *request = r->handle;
+    return finish(c, rc, fn);
+  }
+  rc = e.issue_send(r);
+  *request = r->handle;
+  return finish(c, rc, fn);
+}
+
+int nonblocking_recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                     MPI_Request* request, bool persistent, const char* fn) {
+  Comm* c;
+  Datatype* t;
+  if (!request) return raise(find_comm(comm), MPI_ERR_ARG, fn);
+  int rc = check(comm, &c, datatype, &t, count, buf, source, tag, true);
+  if (rc) return raise(c, rc, fn);
+  Engine& e = engine();
+  Request* r = e.new_request(RequestKind::kRecv);
+  if (!r) return raise(c, MPI_ERR_INTERN, fn);
+  r->buf = buf;
+  r->count = count;
+  r->type = t;
+  r->peer = source;
+  r->tag = tag;
+  r->comm = c;
+  r->persistent = persistent;
+  *request = r->handle;
+  if (persistent) {
+    r->complete = true;
+    return MPI_SUCCESS;
+  }
+  return finish(c, e.issue_recv(r), fn);
+}
+
+// Finish a completed request the user waited on or tested: status out, the
+// request released (or made inactive if persistent), handle nulled.
+int retire(MPI_Request* handle, Request* r, MPI_Status* status) {
+  // PERUSE: REQ_NOTIFY
+  Engine::fill_status(r, status);
+  int rc = r->error;
+  if (r->persistent) {
+    r->active = false;
+  } else {
+    engine().release(r);
+    *handle = MPI_REQUEST_NULL;
+  }
+  return rc;
+}
+
+// Is this handle something wait/test must act on? Null and inactive
+// persistent requests are not (they complete at once with an empty status).
+enum class Slot { kNull, kInvalid, kLive };
+Slot classify(MPI_Request h, Request** out) {
+  if (h == MPI_REQUEST_NULL) return Slot::kNull;
+  Request* r = find_request(h);
+  if (!r || r->user_freed) return Slot::kInvalid;
+  *out = r;
+  if (r->persistent && !r->active) return Slot::kNull;
+  return Slot::kLive;
+}
+
+void wait_until(Request* r) {
+  Engine& e = engine();
+  int idle = 0;
+  while (!r->complete) {
+    if (e.progress() == 0) e.idle(idle);
+    else idle = 0;
+  }
+}
+
+int start_one(Request* r) {
+  if (r->active) return MPI_ERR_REQUEST;
+  if (r->kind == RequestKind::kSend) {
+    if (r->mode == SendMode::kBuffered) {
+      Engine& e = engine();
+      Request* inner = e.new_request(RequestKind::kSend);
+      if (!inner) return MPI_ERR_INTERN;
+      inner->buf = r->buf;
+      inner->count = r->count;
+      inner->type = r->type;
+      inner->peer = r->peer;
+      inner->tag = r->tag;
+      inner->comm = r->comm;
+      inner->mode = SendMode::kBuffered;
+      inner->user_freed = true;
+      int rc = e.issue_send(inner);
+      r->active = true;
+      r->complete = true;
+      r->error = rc;
+      return rc;
+    }
+    return engine().issue_send(r);
+  }
+  return engine().issue_recv(r);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  SONDE_ENTER("MPI_Send");
+  return blocking_send(buf, count, datatype, dest, tag, comm, SendMode::kStandard, fn);
+}
+SONDE_WEAK_ALIAS(Send)
+
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  SONDE_ENTER("MPI_Ssend");
+  return blocking_send(buf, count, datatype, dest, tag, comm, SendMode::kSync, fn);
+}
+SONDE_WEAK_ALIAS(Ssend)
+
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  SONDE_ENTER("MPI_Rsend");
+  return blocking_send(buf, count, datatype, dest, tag, comm, SendMode::kReady, fn);
+}
+SONDE_WEAK_ALIAS(Rsend)
+
+int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  SONDE_ENTER("MPI_Bsend");
+  return blocking_send(buf, count, datatype, dest, tag, comm, SendMode::kBuffered, fn);
+}
+SONDE_WEAK_ALIAS(Bsend)
+
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  SONDE_ENTER("MPI_Isend");
+  return nonblocking_send(buf, count, datatype, dest, tag, comm, request, SendMode::kStandard, false, fn);
+}
+SONDE_WEAK_ALIAS(Isend)
+
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  SONDE_ENTER("MPI_Issend");
+  return nonblocking_send(buf, count, datatype, dest, tag, comm, request, SendMode::kSync, false, fn);
+}
+SONDE_WEAK_ALIAS(Issend)
+
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  SONDE_ENTER("MPI_Irsend");
+  return nonblocking_send(buf, count, datatype, dest, tag, comm, request, SendMode::kReady, false, fn);
+}
+SONDE_WEAK_ALIAS(Irsend)
+
+int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  SONDE_ENTER("MPI_Ibsend");
+  return nonblocking_send(buf, count, datatype, dest, tag, comm, request, SendMode::kBuffered, false, fn);
+}
+SONDE_WEAK_ALIAS(Ibsend)
+
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  SONDE_ENTER("MPI_Send_init");
+  return nonblocking_send(buf, count, datatype, dest, tag, comm, request, SendMode::kStandard, true, fn);
+}
+SONDE_WEAK_ALIAS(Send_init)
+
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  SONDE_ENTER("MPI_Ssend_init");
+  return nonblocking_send(buf, count, datatype, dest, tag, comm, request, SendMode::kSync, true, fn);
+}
+SONDE_WEAK_ALIAS(Ssend_init)
+
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  SONDE_ENTER("MPI_Rsend_init");
+  return nonblocking_send(buf, count, datatype, dest, tag, comm, request, SendMode::kReady, true, fn);
+}
+SONDE_WEAK_ALIAS(Rsend_init)
+
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  SONDE_ENTER("MPI_Bsend_init");
+  return nonblocking_send(buf, count, datatype, dest, tag, comm, request, SendMode::kBuffered, true, fn);
+}
+SONDE_WEAK_ALIAS(Bsend_init)
+
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  SONDE_ENTER("MPI_Recv_init");
+  return nonblocking_recv(buf, count, datatype, source, tag, comm, request, true, fn);
+}
+SONDE_WEAK_ALIAS(Recv_init)
+
+int PMPI_Buffer_attach(void* buffer, int size) {
+  SONDE_ENTER("MPI_Buffer_attach");
+  Engine& e = engine();
+  if (size < 0) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!buffer && size > 0) return raise(nullptr, MPI_ERR_BUFFER, fn);
+  if (e.bsend_buffer) return raise(nullptr, MPI_ERR_BUFFER, fn);  // one buffer at a time
+  e.bsend_buffer = buffer;
+  e.bsend_size = size;
+  e.bsend_used = 0;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Buffer_attach)
+
+int PMPI_Buffer_detach(void* buffer_addr, int* size) {
+  SONDE_ENTER("MPI_Buffer_detach");
+  Engine& e = engine();
+  if (!buffer_addr || !size) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!e.bsend_buffer) {
+    *static_cast<void**>(buffer_addr) = nullptr;
+    *size = 0;
+    return MPI_SUCCESS;
+  }
+  // Blocks until every buffered message has left (MPI 3.6.1).
+  int idle = 0;
+  while (e.bsend_used > 0) {
+    if (e.progress() == 0) e.idle(idle);
+    else idle = 0;
+  }
+  *static_cast<void**>(buffer_addr) = e.bsend_buffer;
+  *size = int(e.bsend_size);
+  e.bsend_buffer = nullptr;
+  e.bsend_size = 0;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Buffer_detach)
+
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status* status) {
+  SONDE_ENTER("MPI_Recv");
+  Comm* c;
+  Datatype* t;
+  int rc = check(comm, &c, datatype, &t, count, buf, source, tag, true);
+  if (rc) return raise(c, rc, fn);
+  Request* r;
+  rc = start_recv(buf, count, t, source, tag, c, &r);
+  if (rc) {
+    engine().release(r);
+    return raise(c, rc, fn);
+  }
+  if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_SUCCESS;
+  rc = wait(r, status);
+  return finish(c, rc, fn);
+}
+SONDE_WEAK_ALIAS(Recv)
+
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  SONDE_ENTER("MPI_Irecv");
+  return nonblocking_recv(buf, count, datatype, source, tag, comm, request, false, fn);
+}
+SONDE_WEAK_ALIAS(Irecv)
+
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                  MPI_Status* status) {
+  SONDE_ENTER("MPI_Sendrecv");
+  Comm* c;
+  Datatype *st, *rt;
+  int rc = check(comm, &c, sendtype, &st, sendcount, sendbuf, dest, sendtag, false);
+  if (!rc) rc = check(comm, &c, recvtype, &rt, recvcount, recvbuf, source, recvtag, true);
+  if (rc) return raise(c, rc, fn);
+  return finish(c, sendrecv(sendbuf, sendcount, st, dest, sendtag, recvbuf, recvcount, rt, source, recvtag, c, status),
+                fn);
+}
+SONDE_WEAK_ALIAS(Sendrecv)
+
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Status* status) {
+  SONDE_ENTER("MPI_Sendrecv_replace");
+  Comm* c;
+  Datatype* t;
+  int rc = check(comm, &c, datatype, &t, count, buf, dest, sendtag, false);
+  if (!rc) rc = check(comm, &c, datatype, &t, count, buf, source, recvtag, true);
+  if (rc) return raise(c, rc, fn);
+  // Send from a packed copy so the receive can land in place.
+  std::vector<uint8_t> copy(uint64_t(count) * uint64_t(t->size));
+  pack(*t, buf, count, 0, copy.data(), copy.size());
+  return finish(c,
+                sendrecv(copy.data(), int64_t(copy.size()), byte_type(), dest, sendtag, buf, count, t, source,
+                         recvtag, c, status),
+                fn);
+}
+SONDE_WEAK_ALIAS(Sendrecv_replace)
+
+int PMPI_Start(MPI_Request* request) {
+  SONDE_ENTER("MPI_Start");
+  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  Request* r = find_request(*request);
+  if (!r || !r->persistent || r->user_freed) return raise(nullptr, MPI_ERR_REQUEST, fn);
+  return finish(r->comm, start_one(r), fn);
+}
+SONDE_WEAK_ALIAS(Start)
+
+int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
+  SONDE_ENTER("MPI_Startall");
+  if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
+  if (count > 0 && !array_of_requests) return raise(nullptr, MPI_ERR_ARG, fn);
+  for (int i = 0; i < count; ++i) {
+    Request* r = find_request(array_of_requests[i]);
+    if (!r || !r->persistent || r->active || r->user_freed) return raise(nullptr, MPI_ERR_REQUEST, fn);
+  }
+  for (int i = 0; i < count; ++i) {
+    Request* r = find_request(array_of_requests[i]);
+    int rc = start_one(r);
+    if (rc) return raise(r->comm, rc, fn);
+  }
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Startall)
+
+int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  SONDE_ENTER("MPI_Wait");
+  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  Request* r = nullptr;
+  switch (classify(*request, &r)) {
+    case Slot::kNull: empty_status(status); return MPI_SUCCESS;
+    case Slot::kInvalid: return raise(nullptr, MPI_ERR_REQUEST, fn);
+    case Slot::kLive: break;
+  }
+  wait_until(r);
+  Comm* c = r->comm;
+  return finish(c, retire(request, r, status), fn);
+}
+SONDE_WEAK_ALIAS(Wait)
+
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  SONDE_ENTER("MPI_Test");
+  if (!request || !flag) return raise(nullptr, MPI_ERR_ARG, fn);
+  Request* r = nullptr;
+  switch (classify(*request, &r)) {
+    case Slot::kNull: *flag = 1; empty_status(status); return MPI_SUCCESS;
+    case Slot::kInvalid: return raise(nullptr, MPI_ERR_REQUEST, fn);
+    case Slot::kLive: break;
+  }
+  if (!r->complete) engine().progress();
+  *flag = r->complete;
+  if (!r->complete) return MPI_SUCCESS;
+  Comm* c = r->comm;
+  return finish(c, retire(request, r, status), fn);
+}
+SONDE_WEAK_ALIAS(Test)
+
+// Shared by Waitall/Testall: every request completes (or none, for Testall).
+static int complete_all(int count, MPI_Request reqs[], MPI_Status statuses[], const char* fn) {
+  bool any_error = false;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+    Request* r = nullptr;
+    if (classify(reqs[i], &r) != Slot::kLive) {
+      empty_status(st);
+      continue;
+    }
+    int rc = retire(&reqs[i], r, st);
+    if (rc) any_error = true;
+  }
+  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+static int validate_array(int count, MPI_Request reqs[]) {
+  if (count < 0) return MPI_ERR_COUNT;
+  if (count > 0 && !reqs) return MPI_ERR_ARG;
+  for (int i = 0; i < count; ++i) {
+    Request* r;
+    if (classify(reqs[i], &r) == Slot::kInvalid) return MPI_ERR_REQUEST;
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  SONDE_ENTER("MPI_Waitall");
+  int rc = validate_array(count, array_of_requests);
+  if (rc) return raise(nullptr, rc, fn);
+  for (int i = 0; i < count; ++i) {
+    Request* r = nullptr;
+    if (classify(array_of_requests[i], &r) == Slot::kLive) wait_until(r);
+  }
+  return finish(nullptr, complete_all(count, array_of_requests, array_of_statuses, fn), fn);
+}
+SONDE_WEAK_ALIAS(Waitall)
+
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]) {
+  SONDE_ENTER("MPI_Testall");
+  if (!flag) return raise(nullptr, MPI_ERR_ARG, fn);
+  int rc = validate_array(count, array_of_requests);
+  if (rc) return raise(nullptr, rc, fn);
+  engine().progress();
+  for (int i = 0; i < count; ++i) {
+    Request* r = nullptr;
+    if (classify(array_of_requests[i], &r) == Slot::kLive && !r->complete) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  return finish(nullptr, complete_all(count, array_of_requests, array_of_statuses, fn), fn);
+}
+SONDE_WEAK_ALIAS(Testall)
+
+// First completed live request, or -1; *all_null when none is live.
+static int first_complete(int count, MPI_Request reqs[], bool* all_null) {
+  *all_null = true;
+  for (int i = 0; i < count; ++i) {
+    Request* r = nullptr;
+    if (classify(reqs[i], &r) != Slot::kLive) continue;
+    *all_null = false;
+    if (r->complete) return i;
+  }
+  return -1;
+}
+
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
+  SONDE_ENTER("MPI_Waitany");
+  if (!index) return raise(nullptr, MPI_ERR_ARG, fn);
+  int rc = validate_array(count, array_of_requests);
+  if (rc) return raise(nullptr, rc, fn);
+  Engine& e = engine();
+  int idle = 0;
+  for (;;) {
+    bool all_null;
+    int i = first_complete(count, array_of_requests, &all_null);
+    if (all_null) {
+      *index = MPI_UNDEFINED;
+      empty_status(status);
+      return MPI_SUCCESS;
+    }
+    if (i >= 0) {
+      Request* r = find_request(array_of_requests[i]);
+      *index = i;
+      Comm* c = r->comm;
+      return finish(c, retire(&array_of_requests[i], r, status), fn);
+    }
+    if (e.progress() == 0) e.idle(idle);
+    else idle = 0;
+  }
+}
+SONDE_WEAK_ALIAS(Waitany)
+
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status) {
+  SONDE_ENTER("MPI_Testany");
+  if (!index || !flag) return raise(nullptr, MPI_ERR_ARG, fn);
+  int rc = validate_array(count, array_of_requests);
+  if (rc) return raise(nullptr, rc, fn);
+  engine().progress();
+  bool all_null;
+  int i = first_complete(count, array_of_requests, &all_null);
+  if (all_null) {
+    *flag = 1;
+    *index = MPI_UNDEFINED;
+    empty_status(status);
+    return MPI_SUCCESS;
+  }
+  if (i < 0) {
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  *flag = 1;
+  *index = i;
+  Request* r = find_request(array_of_requests[i]);
+  Comm* c = r->comm;
+  return finish(c, retire(&array_of_requests[i], r, status), fn);
+}
+SONDE_WEAK_ALIAS(Testany)
+
+static int collect_some(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  bool any_live = false, any_error = false;
+  int n = 0;
+  for (int i = 0; i < incount; ++i) {
+    Request* r = nullptr;
+    if (classify(reqs[i], &r) != Slot::kLive) continue;
+    any_live = true;
+    if (!r->complete) continue;
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+    if (retire(&reqs[i], r, st)) any_error = true;
+    indices[n++] = i;
+  }
+  *outcount = any_live ? n : MPI_UNDEFINED;
+  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[]) {
+  SONDE_ENTER("MPI_Waitsome");
+  if (!outcount || (incount > 0 && !array_of_indices)) return raise(nullptr, MPI_ERR_ARG, fn);
+  int rc = validate_array(incount, array_of_requests);
+  if (rc) return raise(nullptr, rc, fn);
+  Engine& e = engine();
+  int idle = 0;
+  for (;;) {
+    bool all_null;
+    int i = first_complete(incount, array_of_requests, &all_null);
+    if (all_null || i >= 0) break;
+    if (e.progress() == 0) e.idle(idle);
+    else idle = 0;
+  }
+  return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses),
+                fn);
+}
+SONDE_WEAK_ALIAS(Waitsome)
+
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[]) {
+  SONDE_ENTER("MPI_Testsome");
+  if (!outcount || (incount > 0 && !array_of_indices)) return raise(nullptr, MPI_ERR_ARG, fn);
+  int rc = validate_array(incount, array_of_requests);
+  if (rc) return raise(nullptr, rc, fn);
+  engine().progress();
+  return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses),
+                fn);
+}
+SONDE_WEAK_ALIAS(Testsome)
+
+int PMPI_Request_free(MPI_Request* request) {
+  SONDE_ENTER("MPI_Request_free");
+  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  Request* r = find_request(*request);
+  if (!r || r->user_freed) return raise(nullptr, MPI_ERR_REQUEST, fn);
+  if (r->active && !r->complete) {
+    r->user_freed = true;  // released when it completes
+  } else {
+    engine().release(r);
+  }
+  *request = MPI_REQUEST_NULL;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Request_free)
+
+int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  SONDE_ENTER("MPI_Request_get_status");
+  if (!flag) return raise(nullptr, MPI_ERR_ARG, fn);
+  Request* r = nullptr;
+  switch (classify(request, &r)) {
+    case Slot::kNull: *flag = 1; empty_status(status); return MPI_SUCCESS;
+    case Slot::kInvalid: return raise(nullptr, MPI_ERR_REQUEST, fn);
+    case Slot::kLive: break;
+  }
+  if (!r->complete) engine().progress();
+  *flag = r->complete;
+  if (r->complete) Engine::fill_status(r, status);
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Request_get_status)
+
+int PMPI_Cancel(MPI_Request* request) {
+  SONDE_ENTER("MPI_Cancel");
+  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  Request* r = find_request(*request);
+  if (!r || r->user_freed) return raise(nullptr, MPI_ERR_REQUEST, fn);
+  if (!r->active || r->complete) return MPI_SUCCESS;
+  if (r->kind == RequestKind::kRecv) {
+    engine().cancel_recv(r);
+  } else if (r->kind == RequestKind::kSend && r->item.handed == 0 && !r->handed &&
+             r->item.header.type != sonde::transport::PacketType::kRts &&
+             engine().route[r->world_peer]->dequeue(r->world_peer, &r->item)) {
+    // Not a byte has left: the send can be withdrawn.
+    r->cancelled = true;
+    engine().complete(r);
+  }
+  // Otherwise the send is already on its way and completes normally; the
+  // status then reports it as not cancelled (MPI allows this).
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Cancel)
+
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  SONDE_ENTER("MPI_Test_cancelled");
+  if (!status || status == MPI_STATUS_IGNORE || !flag) return raise(nullptr, MPI_ERR_ARG, fn);
+  *flag = status->sonde_cancelled != 0;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Test_cancelled)
+
+static void message_status(const Message* m, MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE || !status) return;
+  status->MPI_SOURCE = m->header.source;
+  status->MPI_TAG = m->header.tag;
+  status->MPI_ERROR = MPI_SUCCESS;
+  status->sonde_cancelled = 0;
+  status->sonde_count = static_cast<long long>(m->header.total);
+}
+
+static void proc_null_status(MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE || !status) return;
+  status->MPI_SOURCE = MPI_PROC_NULL;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = MPI_SUCCESS;
+  status->sonde_cancelled = 0;
+  status->sonde_count = 0;
+}
+
+static int check_probe(int source, int tag, MPI_Comm comm, Comm** c) {
+  *c = find_comm(comm);
+  if (!*c) return MPI_ERR_COMM;
+  if (tag != MPI_ANY_TAG && tag < 0) return MPI_ERR_TAG;
+  if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= (*c)->size))
+    return MPI_ERR_RANK;
+  return MPI_SUCCESS;
+}
+
+// Probe until a message is found (blocking) or once (non-blocking).
+static Message* probe_loop(Comm* c, int source, int tag, bool block) {
+  Engine& e = engine();
+  int idle = 0;
+  for (;;) {
+    if (Message* m = e.probe(c, source, tag)) return m;
+    if (!block) {
+      if (e.progress() == 0) return nullptr;
+      return e.probe(c, source, tag);
+    }
+    if (e.progress() == 0) e.idle(idle);
+    else idle = 0;
+  }
+}
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  SONDE_ENTER("MPI_Probe");
+  Comm* c;
+  int rc = check_probe(source, tag, comm, &c);
+  if (rc) return raise(c, rc, fn);
+  if (source == MPI_PROC_NULL) {
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  message_status(probe_loop(c, source, tag, true), status);
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Probe)
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  SONDE_ENTER("MPI_Iprobe");
+  Comm* c;
+  int rc = check_probe(source, tag, comm, &c);
+  if (rc) return raise(c, rc, fn);
+  if (!flag) return raise(c, MPI_ERR_ARG, fn);
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  Message* m = probe_loop(c, source, tag, false);
+  *flag = m != nullptr;
+  if (m) message_status(m, status);
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Iprobe)
+
+static int matched_probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status,
+                         bool block, const char* fn) {
+  Comm* c;
+  int rc = check_probe(source, tag, comm, &c);
+  if (rc) return raise(c, rc, fn);
+  if (!message || (!block && !flag)) return raise(c, MPI_ERR_ARG, fn);
+  if (source == MPI_PROC_NULL) {
+    if (flag) *flag = 1;
+    *message = MPI_MESSAGE_NO_PROC;
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  Message* m = probe_loop(c, source, tag, block);
+  if (flag) *flag = m != nullptr;
+  if (!m) return MPI_SUCCESS;
+  engine().take_message(c, m);
+  m->claimed = true;
+  *message = m->handle;
+  message_status(m, status);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  SONDE_ENTER("MPI_Mprobe");
+  return matched_probe(source, tag, comm, nullptr, message, status, true, fn);
+}
+SONDE_WEAK_ALIAS(Mprobe)
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  SONDE_ENTER("MPI_Improbe");
+  return matched_probe(source, tag, comm, flag, message, status, false, fn);
+}
+SONDE_WEAK_ALIAS(Improbe)
+
+// Start a receive on a message taken by Mprobe/Improbe.
+static int receive_claimed(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, Request** out,
+                           const char* fn) {
+  if (!message) return raise(nullptr, MPI_ERR_ARG, fn);
+  Engine& e = engine();
+  Datatype* t = find_comm_datatype(datatype);
+  if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
+  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
+  Request* r = e.new_request(RequestKind::kRecv);
+  if (!r) return raise(nullptr, MPI_ERR_INTERN, fn);
+  r->buf = buf;
+  r->count = count;
+  r->type = t;
+  r->tag = MPI_ANY_TAG;
+  *out = r;
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    r->comm = e.self();
+    r->peer = MPI_PROC_NULL;
+    *message = MPI_MESSAGE_NULL;
+    return e.issue_recv(r);
+  }
+  Message* m = e.messages.lookup(*message);
+  if (!m || !m->claimed) {
+    e.release(r);
+    *out = nullptr;
+    return raise(nullptr, MPI_ERR_REQUEST, fn);
+  }
+  m->claimed = false;
+  r->comm = m->comm;
+  r->peer = m->header.source;
+  *message = MPI_MESSAGE_NULL;
+  return e.receive_message(r, m);
+}
+
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  SONDE_ENTER("MPI_Mrecv");
+  Request* r = nullptr;
+  int rc = receive_claimed(buf, count, datatype, message, &r, fn);
+  if (!r) return rc;
+  Comm* c = r->comm;
+  rc = wait(r, status);
+  return finish(c, rc, fn);
+}
+SONDE_WEAK_ALIAS(Mrecv)
+
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  SONDE_ENTER("MPI_Imrecv");
+  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  Request* r = nullptr;
+  int rc = receive_claimed(buf, count, datatype, message, &r, fn);
+  if (!r) return rc;
+  *request = r->handle;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Imrecv)
+
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  SONDE_ENTER("MPI_Get_count");
+  if (!status || status == MPI_STATUS_IGNORE || !count) return raise(nullptr, MPI_ERR_ARG, fn);
+  Datatype* t = find_datatype(datatype);
+  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
+  long long bytes = status->sonde_count;
+  if (t->size == 0) {
+    *count = 0;
+  } else if (bytes % t->size) {
+    *count = MPI_UNDEFINED;
+  } else {
+    *count = int(bytes / t->size);
+  }
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Get_count)
+
+static int elements(const MPI_Status* status, const Datatype* t, MPI_Count* out) {
+  long long bytes = status->sonde_count;
+  if (t->size == 0) {
+    *out = 0;
+    return MPI_SUCCESS;
+  }
+  size_t bs = basic_size(t->basic);
+  bool pair = t->basic >= Basic::kFloatInt && t->basic <= Basic::kLongDoubleInt;
+  if (bs && !pair && bytes % int64_t(bs) == 0) {
+    *out = bytes / int64_t(bs);
+  } else if (bytes % t->size == 0) {
+    *out = (bytes / t->size) * (pair ? 2 * t->basic_count : std::max<int64_t>(t->basic_count, 1));
+  } else {
+    *out = MPI_UNDEFINED;
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  SONDE_ENTER("MPI_Get_elements");
+  if (!status || status == MPI_STATUS_IGNORE || !count) return raise(nullptr, MPI_ERR_ARG, fn);
+  Datatype* t = find_datatype(datatype);
+  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
+  MPI_Count n;
+  elements(status, t, &n);
+  *count = int(n);
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Get_elements)
+
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  SONDE_ENTER("MPI_Get_elements_x");
+  if (!status || status == MPI_STATUS_IGNORE || !count) return raise(nullptr, MPI_ERR_ARG, fn);
+  Datatype* t = find_datatype(datatype);
+  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
+  return elements(status, t, count);
+}
+SONDE_WEAK_ALIAS(Get_elements_x)
+
+}  // extern "C"

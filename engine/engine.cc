@@ -1,0 +1,870 @@
+// The point-to-point engine: protocols (eager, synchronous eager,
+// rendezvous with single-copy pull or streamed fallback), arrival handling,
+// matching, completion and progress.
+//
+// Where PERUSE events will fire is marked "PERUSE:" (table in
+// ARCHITECTURE.md). Receive R:
+//   REQ_ACTIVATE, SEARCH_UNEX_Q_BEGIN/END, then MSG_REMOVE_FROM_UNEX_Q +
+//   REQ_MATCH_UNEX or REQ_INSERT_IN_POSTED_Q; later REQ_REMOVE_FROM_POSTED_Q
+//   + MSG_MATCH_POSTED_REQ; REQ_XFER_BEGIN/CONTINUE/END; REQ_COMPLETE;
+//   REQ_NOTIFY (in wait/test).
+// Arriving message M: MSG_ARRIVED, SEARCH_POSTED_Q_BEGIN/END, then a match or
+//   MSG_INSERT_IN_UNEX_Q.
+#include "engine/engine.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "engine/abi.h"
+#include "engine/p2p.h"
+#include "transports/exchange.h"
+#include "transports/self/self_transport.h"
+#include "transports/shm/shm_transport.h"
+
+namespace sonde::engine {
+
+using transport::PacketHeader;
+using transport::PacketType;
+
+Engine& engine() {
+  static Engine* e = new Engine();  // never destroyed: callbacks may run at exit
+  return *e;
+}
+
+namespace {
+
+constexpr uint32_t kMaxContexts = 4096;
+
+uint64_t env_u64(const char* name, uint64_t fallback, Settings& s) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  unsigned long long x = std::strtoull(v, &end, 0);
+  if (*end) {
+    std::fprintf(stderr, "sonde: ignoring %s=%s (not a number)\n", name, v);
+    return fallback;
+  }
+  s.set_from_environment.push_back(std::string(name) + "=" + v);
+  return x;
+}
+
+// Adapts the job's Wireup to what transports need.
+class WireupExchange final : public transport::Exchange {
+ public:
+  explicit WireupExchange(Wireup& w) : w_(w) {}
+  void put(std::string_view key, std::string_view value) override { w_.put(key, value); }
+  void commit() override { w_.commit(); }
+  void fence() override { w_.fence(true); }
+  std::optional<std::string> get(int rank, std::string_view key) override { return w_.get(rank, key); }
+
+ private:
+  Wireup& w_;
+};
+
+bool is_message(PacketType t) {
+  return t == PacketType::kEager || t == PacketType::kEagerSync || t == PacketType::kRts;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- life cycle
+
+int Engine::init(int required) {
+  settings.eager_limit = env_u64("SONDE_EAGER_LIMIT", settings.eager_limit, settings);
+  settings.spin_before_yield = int(env_u64("SONDE_SPIN", uint64_t(settings.spin_before_yield), settings));
+  settings.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings) != 0;
+  thread_level = std::min(required, int(MPI_THREAD_MULTIPLE));
+  if (thread_level < MPI_THREAD_SINGLE) thread_level = MPI_THREAD_SINGLE;
+
+  try {
+    wireup = Wireup::connect();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sonde: MPI_Init: wire-up failed: %s\n", e.what());
+    return MPI_ERR_OTHER;
+  }
+  world_rank = wireup->rank();
+  world_size = wireup->size();
+  processor_name = wireup->hostname();
+
+  std::vector<Datatype*> dt(SONDE_PREDEFINED_DATATYPES);
+  for (int i = 1; i < SONDE_PREDEFINED_DATATYPES; ++i) dt[i] = &datatypes.predefined(i);
+  init_predefined_datatypes(dt);
+  for (uint32_t i = 1; i <= 3; ++i) errhandlers.predefined(i).live = true;
+
+  // Transports: self for ourselves, shm for the ranks on our node.
+  route.assign(world_size, nullptr);
+  try {
+    WireupExchange exchange(*wireup);
+    std::vector<int> local;
+    int my_node = wireup->node_of(world_rank);
+    for (int r = 0; r < world_size; ++r)
+      if (wireup->node_of(r) == my_node) local.push_back(r);
+    auto self = transport::make_self_transport(world_rank);
+    route[world_rank] = self.get();
+    transports.push_back(std::move(self));
+    if (local.size() > 1) {
+      transport::ShmConfig config;
+      config.my_rank = world_rank;
+      config.local_ranks = local;
+      config.job_id = wireup->job_id();
+      config.single_copy = settings.single_copy;
+      auto shm = transport::make_shm_transport(config, exchange);
+      for (int r : local)
+        if (r != world_rank) route[r] = shm.get();
+      transports.push_back(std::move(shm));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sonde: MPI_Init: transport setup failed: %s\n", e.what());
+    return MPI_ERR_OTHER;
+  }
+  for (int r = 0; r < world_size; ++r) {
+    if (!route[r]) {
+      std::fprintf(stderr,
+                   "sonde: MPI_Init: no transport reaches rank %d on another node "
+                   "(the network transport is not built yet)\n", r);
+      return MPI_ERR_OTHER;
+    }
+  }
+
+  free_contexts.assign(kMaxContexts / 64, ~uint64_t(0));
+  by_context.assign(kMaxContexts, nullptr);
+  free_contexts[0] &= ~uint64_t(3);  // 0: WORLD, 1: SELF
+
+  Comm* w = world();
+  w->handle = MPI_COMM_WORLD;
+  w->context = 0;
+  w->rank = world_rank;
+  w->size = world_size;
+  w->world.resize(world_size);
+  for (int i = 0; i < world_size; ++i) w->world[i] = i;
+  w->name = "MPI_COMM_WORLD";
+  w->live = true;
+  by_context[0] = w;
+
+  Comm* s = self();
+  s->handle = MPI_COMM_SELF;
+  s->context = 1;
+  s->rank = 0;
+  s->size = 1;
+  s->world = {world_rank};
+  s->name = "MPI_COMM_SELF";
+  s->live = true;
+  by_context[1] = s;
+  return MPI_SUCCESS;
+}
+
+int Engine::finalize() {
+  // Everyone stops sending before anyone tears its rings down: after this
+  // barrier no new traffic starts, and our own sends have been handed over.
+  int rc = MPI_SUCCESS;
+  {
+    Datatype* byte = byte_type();
+    char token = 0;
+    // Dissemination barrier on WORLD, reserved tag.
+    Comm* w = world();
+    for (int dist = 1; dist < w->size; dist <<= 1) {
+      int to = (w->rank + dist) % w->size, from = (w->rank - dist + w->size) % w->size;
+      char got;
+      rc = sendrecv(&token, 1, byte, to, collective_tag(63), &got, 1, byte, from, collective_tag(63), w,
+                    MPI_STATUS_IGNORE);
+      if (rc) break;
+    }
+  }
+  try {
+    wireup->fence(false);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sonde: MPI_Finalize: %s\n", e.what());
+  }
+  for (auto& t : transports) t->shutdown();
+  wireup->finalize();
+  return rc;
+}
+
+// ---------------------------------------------------------------- progress
+
+int Engine::progress() {
+  if (in_progress_) return 0;  // a callback waiting inside progress: never re-enter
+  in_progress_ = true;
+  int n = 0;
+  for (auto& t : transports) n += t->progress(*this);
+  in_progress_ = false;
+  if (!deferred_.empty()) {
+    run_deferred();
+    ++n;
+  }
+  return n;
+}
+
+void Engine::idle(int& idle_passes) {
+  if (++idle_passes < settings.spin_before_yield) return;
+  // Oversubscribed ranks must give the CPU to the peer they wait for.
+  if (thread_level == MPI_THREAD_MULTIPLE) {
+    EngineLock::unlock();
+    sched_yield();
+    EngineLock::lock();
+  } else {
+    sched_yield();
+  }
+}
+
+void Engine::run_deferred() {
+  // Deferred work may itself defer more (e.g. a pull that falls back to CTS).
+  while (!deferred_.empty()) {
+    std::vector<Deferred> work;
+    work.swap(deferred_);
+    for (Deferred& d : work) {
+      switch (d.kind) {
+        case Deferred::kPull:
+          pull(d.request, d.peer, d.header);
+          break;
+        case Deferred::kControl:
+          send_control(d.peer, d.header.type, d.header.send_cookie, d.header.recv_cookie);
+          break;
+        case Deferred::kStreamData: {
+          Request* r = d.request;
+          r->item.header = d.header;
+          r->item.handed = 0;
+          route[r->world_peer]->enqueue(r->world_peer, &r->item);
+          break;
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- requests
+
+void Request::reset() {
+  Request fresh;
+  *this = fresh;
+  sink.request = this;
+  item.request = this;
+}
+
+Request* Engine::new_request(RequestKind kind) {
+  Request* r = nullptr;
+  int h = requests.allocate(&r);
+  if (!h) return nullptr;
+  r->reset();
+  r->handle = h;
+  r->kind = kind;
+  return r;
+}
+
+void Engine::release(Request* r) {
+  if (r->staged) {
+    std::free(r->staged);
+    r->staged = nullptr;
+  }
+  requests.release(r->handle);
+}
+
+void Engine::complete(Request* r) {
+  // PERUSE: REQ_COMPLETE
+  r->complete = true;
+  r->active = false;
+  if (r->mode == SendMode::kBuffered && r->kind == RequestKind::kSend && r->staged) {
+    bsend_used -= int64_t(r->bytes) + MPI_BSEND_OVERHEAD;
+  }
+  if (r->user_freed) release(r);
+}
+
+void Engine::fill_status(const Request* r, MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE || status == nullptr) return;
+  if (r->kind == RequestKind::kRecv) {
+    status->MPI_SOURCE = r->status_source;
+    status->MPI_TAG = r->status_tag;
+  } else {
+    // A send's status carries nothing but the error and cancel flag (MPI 3.7.3).
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+  }
+  status->MPI_ERROR = r->error;
+  status->sonde_cancelled = r->cancelled;
+  status->sonde_count = static_cast<long long>(r->status_bytes);
+}
+
+int Engine::issue_send(Request* r) {
+  // PERUSE: REQ_ACTIVATE
+  r->active = true;
+  r->complete = false;
+  r->handed = false;
+  r->matched = false;
+  r->error = MPI_SUCCESS;
+  r->status_bytes = 0;
+  if (r->peer == MPI_PROC_NULL) {
+    complete(r);
+    return MPI_SUCCESS;
+  }
+  Comm* c = r->comm;
+  r->world_peer = c->world[r->peer];
+  transport::Transport* t = route[r->world_peer];
+  r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
+
+  const void* src = r->buf;
+  bool contiguous = r->type->contiguous;
+  if (r->mode == SendMode::kBuffered) {
+    // Copy out now so the user's buffer is free at once (MPI_Bsend).
+    int64_t need = int64_t(r->bytes) + MPI_BSEND_OVERHEAD;
+    if (!bsend_buffer || bsend_used + need > bsend_size) {
+      r->error = MPI_ERR_BUFFER;
+      complete(r);
+      return MPI_ERR_BUFFER;
+    }
+    r->staged = static_cast<uint8_t*>(std::malloc(r->bytes ? r->bytes : 1));
+    pack(*r->type, r->buf, r->count, 0, r->staged, r->bytes);
+    bsend_used += need;
+    src = r->staged;
+    contiguous = true;
+  }
+
+  PacketHeader h{};
+  h.context = c->context;
+  h.source = c->rank;
+  h.tag = r->tag;
+  h.total = r->bytes;
+  h.send_cookie = reinterpret_cast<uint64_t>(r);
+  const uint8_t* data = contiguous ? (src == r->staged ? r->staged : contiguous_start(*r->type, src)) : nullptr;
+
+  if (r->bytes <= settings.eager_limit) {
+    bool sync = r->mode == SendMode::kSync;
+    h.type = sync ? PacketType::kEagerSync : PacketType::kEager;
+    h.payload = r->bytes;
+    if (data && !sync && r->mode != SendMode::kBuffered && t->try_send_now(r->world_peer, h, data)) {
+      // PERUSE: REQ_XFER_BEGIN, REQ_XFER_END (handed over in one piece)
+      r->handed = true;
+      complete(r);
+      return MPI_SUCCESS;
+    }
+    r->item.header = h;
+    r->item.payload = data;
+    r->item.handed = 0;
+    t->enqueue(r->world_peer, &r->item);
+    return MPI_SUCCESS;
+  }
+
+  // Rendezvous: announce; the receiver pulls (single copy) or asks us to stream.
+  if (!data) {
+    r->staged = static_cast<uint8_t*>(std::malloc(r->bytes));
+    pack(*r->type, r->buf, r->count, 0, r->staged, r->bytes);
+    data = r->staged;
+  }
+  h.type = PacketType::kRts;
+  h.payload = 0;
+  h.recv_cookie = reinterpret_cast<uint64_t>(data);
+  r->item.payload = data;
+  r->item.header = h;
+  r->item.handed = 0;
+  if (!t->try_send_now(r->world_peer, h, nullptr)) t->enqueue(r->world_peer, &r->item);
+  return MPI_SUCCESS;
+}
+
+void SendPart::pack(uint8_t* out, size_t offset, size_t n) {
+  engine::pack(*request->type, request->buf, request->count, offset, out, n);
+}
+
+void SendPart::on_first_byte() {
+  // PERUSE: REQ_XFER_BEGIN (kEager*, kData)
+}
+
+void SendPart::on_handed() {
+  Request* r = request;
+  switch (header.type) {
+    case PacketType::kEager:
+      // PERUSE: REQ_XFER_END
+      r->handed = true;
+      engine().complete(r);
+      break;
+    case PacketType::kEagerSync:
+      // PERUSE: REQ_XFER_END
+      r->handed = true;
+      if (r->matched) engine().complete(r);
+      break;
+    case PacketType::kData:
+      // PERUSE: REQ_XFER_END
+      r->handed = true;
+      engine().complete(r);
+      break;
+    case PacketType::kRts:
+      break;  // wait for kFin or kCts
+    default:
+      // A queued control packet (see send_control): its request is internal.
+      engine().release(r);
+      break;
+  }
+}
+
+void Engine::send_control(int peer, PacketType type, uint64_t send_cookie, uint64_t recv_cookie) {
+  PacketHeader h{};
+  h.type = type;
+  h.send_cookie = send_cookie;
+  h.recv_cookie = recv_cookie;
+  transport::Transport* t = route[peer];
+  if (t->try_send_now(peer, h, nullptr)) return;
+  Request* r = new_request(RequestKind::kSend);
+  r->item.header = h;
+  r->item.payload = nullptr;
+  r->world_peer = peer;
+  t->enqueue(peer, &r->item);
+}
+
+int Engine::issue_recv(Request* r) {
+  // PERUSE: REQ_ACTIVATE
+  r->active = true;
+  r->complete = false;
+  r->cancelled = false;
+  r->error = MPI_SUCCESS;
+  r->status_bytes = 0;
+  r->pending = nullptr;
+  r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
+  if (r->peer == MPI_PROC_NULL) {
+    r->status_source = MPI_PROC_NULL;
+    r->status_tag = MPI_ANY_TAG;
+    complete(r);
+    return MPI_SUCCESS;
+  }
+  matching::PostedEntry& entry = *r;
+  entry.source = r->peer;
+  entry.tag = r->tag;
+  Comm* c = r->comm;
+  auto* found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag));
+  if (found) {
+    // PERUSE: MSG_REMOVE_FROM_UNEX_Q(M), REQ_MATCH_UNEX(R)
+    match_message(r, found);
+  } else {
+    // PERUSE: REQ_INSERT_IN_POSTED_Q
+    c->queues.post(r);
+  }
+  return MPI_SUCCESS;
+}
+
+// r matched message m that was waiting in the unexpected queue (or probed).
+void Engine::match_message(Request* r, Message* m) {
+  const PacketHeader& h = m->header;
+  r->status_source = h.source;
+  r->status_tag = h.tag;
+  r->world_peer = m->world_peer;
+  if (h.type == PacketType::kRts) {
+    PacketHeader copy = h;
+    int peer = m->world_peer;
+    free_message(m);
+    pull(r, peer, copy);
+    return;
+  }
+  if (h.type == PacketType::kEagerSync) send_control(m->world_peer, PacketType::kSyncAck, h.send_cookie, 0);
+  if (!m->all_arrived) {
+    // Payload still streaming into the message buffer: finish on arrival.
+    m->receiver = r;
+    r->pending = m;
+    return;
+  }
+  uint64_t n = std::min<uint64_t>(h.payload, r->bytes);
+  if (n) unpack(*r->type, r->buf, r->count, 0, m->data, n);
+  r->status_bytes = n;
+  if (h.payload > r->bytes) r->error = MPI_ERR_TRUNCATE;
+  // PERUSE: REQ_XFER_BEGIN, REQ_XFER_END (copy out of the unexpected buffer)
+  free_message(m);
+  complete(r);
+}
+
+bool Engine::cancel_recv(Request* r) {
+  if (!r->active || r->kind != RequestKind::kRecv) return false;
+  if (!r->comm->queues.cancel(r)) return false;
+  // PERUSE: REQ_REMOVE_FROM_POSTED_Q
+  r->cancelled = true;
+  r->status_source = MPI_ANY_SOURCE;
+  r->status_tag = MPI_ANY_TAG;
+  complete(r);
+  return true;
+}
+
+void Engine::setup_sink(Request* r, uint64_t payload) {
+  r->status_bytes = std::min<uint64_t>(payload, r->bytes);
+  if (payload > r->bytes) r->error = MPI_ERR_TRUNCATE;
+  r->sink.request = r;
+  r->sink.message = nullptr;
+  r->sink.contiguous = nullptr;
+  if (payload <= r->bytes && r->type->contiguous && payload > 0)
+    r->sink.contiguous = contiguous_start(*r->type, r->buf);
+}
+
+void RecvSink::unpack(const uint8_t* bytes, size_t offset, size_t n) {
+  Request* r = request;
+  if (offset >= r->bytes) return;  // beyond the receive buffer: truncated
+  uint64_t keep = std::min<uint64_t>(n, r->bytes - offset);
+  engine::unpack(*r->type, r->buf, r->count, offset, bytes, keep);
+}
+
+// Rendezvous at the receiver once r matched an RTS: pull the data ourselves
+// when the transport can (one copy), or ask the sender to stream it.
+void Engine::pull(Request* r, int peer, const PacketHeader& h) {
+  if (in_progress_) {
+    deferred_.push_back({Deferred::kPull, peer, r, h});
+    return;
+  }
+  r->world_peer = peer;
+  uint64_t n = std::min<uint64_t>(h.total, r->bytes);
+  setup_sink(r, h.total);
+  bool pulled = false;
+  if (n == 0) {
+    pulled = true;
+  } else if (r->type->contiguous) {
+    // PERUSE: REQ_XFER_BEGIN
+    pulled = route[peer]->read_remote(peer, h.recv_cookie, contiguous_start(*r->type, r->buf), n);
+  } else {
+    std::vector<uint8_t> tmp(n);
+    pulled = route[peer]->read_remote(peer, h.recv_cookie, tmp.data(), n);
+    if (pulled) unpack(*r->type, r->buf, r->count, 0, tmp.data(), n);
+  }
+  if (pulled) {
+    // PERUSE: REQ_XFER_END
+    send_control(peer, PacketType::kFin, h.send_cookie, 0);
+    complete(r);
+    return;
+  }
+  send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
+}
+
+// ---------------------------------------------------------------- arrivals
+
+Message* Engine::new_message(int peer, const PacketHeader& h, Comm* comm) {
+  Message* m = nullptr;
+  int handle = messages.allocate(&m);
+  if (!handle) {
+    std::fprintf(stderr, "sonde: out of message descriptors\n");
+    std::abort();
+  }
+  m->handle = 0;
+  m->header = h;
+  m->world_peer = peer;
+  m->comm = comm;
+  m->receiver = nullptr;
+  m->all_arrived = h.payload == 0;
+  m->source = h.source;
+  m->tag = h.tag;
+  m->sink.message = m;
+  m->sink.request = nullptr;
+  if (h.payload > m->capacity) {
+    std::free(m->data);
+    m->data = static_cast<uint8_t*>(std::malloc(h.payload));
+    m->capacity = h.payload;
+  }
+  m->sink.contiguous = m->data;
+  // The slot's handle is kept privately so free_message can release it.
+  m->handle = handle;
+  return m;
+}
+
+void Engine::free_message(Message* m) {
+  int h = m->handle;
+  // Large buffers go back to the system; small ones stay with the slot.
+  if (m->capacity > 64 * 1024) {
+    std::free(m->data);
+    m->data = nullptr;
+    m->capacity = 0;
+  }
+  messages.release(h);
+}
+
+transport::PayloadSink* Engine::on_header(int peer, const PacketHeader& h) {
+  if (!is_message(h.type)) {
+    deliver_control(peer, h);
+    if (h.type == PacketType::kData) return &reinterpret_cast<Request*>(h.recv_cookie)->sink;
+    return nullptr;
+  }
+  Comm* comm = h.context < by_context.size() ? by_context[h.context] : nullptr;
+  return on_message(peer, h, comm);
+}
+
+transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm* comm) {
+  // PERUSE: MSG_ARRIVED
+  if (!comm) {
+    // A communicator we have not finished creating: hold the message.
+    Message* m = new_message(peer, h, nullptr);
+    early.push_back(*m);
+    return &m->sink;
+  }
+  auto* r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag));
+  if (!r) {
+    Message* m = new_message(peer, h, comm);
+    // PERUSE: MSG_INSERT_IN_UNEX_Q
+    comm->queues.push_unexpected(m);
+    return &m->sink;
+  }
+  // PERUSE: REQ_REMOVE_FROM_POSTED_Q(R), MSG_MATCH_POSTED_REQ(M)
+  r->status_source = h.source;
+  r->status_tag = h.tag;
+  r->world_peer = peer;
+  if (h.type == PacketType::kRts) {
+    pull(r, peer, h);
+    return nullptr;
+  }
+  if (h.type == PacketType::kEagerSync) deferred_.push_back({Deferred::kControl, peer, r, [&] {
+    PacketHeader ack{};
+    ack.type = PacketType::kSyncAck;
+    ack.send_cookie = h.send_cookie;
+    return ack;
+  }()});
+  setup_sink(r, h.payload);
+  // PERUSE: REQ_XFER_BEGIN
+  return &r->sink;
+}
+
+void Engine::on_payload_done(int peer, const PacketHeader& h, transport::PayloadSink* s) {
+  if (!s) return;
+  auto* sink = static_cast<EngineSink*>(s);
+  if (sink->request) {
+    if (h.type == PacketType::kEager || h.type == PacketType::kEagerSync || h.type == PacketType::kData) {
+      // PERUSE: REQ_XFER_END
+      complete(sink->request);
+    }
+    return;
+  }
+  Message* m = sink->message;
+  m->all_arrived = true;
+  if (Request* r = m->receiver) {
+    uint64_t n = std::min<uint64_t>(m->header.payload, r->bytes);
+    if (n) unpack(*r->type, r->buf, r->count, 0, m->data, n);
+    r->status_bytes = n;
+    if (m->header.payload > r->bytes) r->error = MPI_ERR_TRUNCATE;
+    r->pending = nullptr;
+    free_message(m);
+    complete(r);
+  }
+}
+
+void Engine::deliver_control(int peer, const PacketHeader& h) {
+  switch (h.type) {
+    case PacketType::kCts: {
+      auto* r = reinterpret_cast<Request*>(h.send_cookie);
+      PacketHeader d{};
+      d.type = PacketType::kData;
+      d.payload = r->bytes;
+      d.total = r->bytes;
+      d.recv_cookie = h.recv_cookie;
+      d.send_cookie = h.send_cookie;
+      deferred_.push_back({Deferred::kStreamData, peer, r, d});
+      break;
+    }
+    case PacketType::kFin: {
+      auto* r = reinterpret_cast<Request*>(h.send_cookie);
+      r->handed = true;
+      r->matched = true;
+      // PERUSE: REQ_XFER_BEGIN/END of the send are reported here: the receiver
+      // pulled the data in one copy (see the event table).
+      complete(r);
+      break;
+    }
+    case PacketType::kSyncAck: {
+      auto* r = reinterpret_cast<Request*>(h.send_cookie);
+      r->matched = true;
+      if (r->handed) complete(r);
+      break;
+    }
+    case PacketType::kData:
+      break;  // the sink is the receive's (set up by pull)
+    default:
+      break;
+  }
+}
+
+// ---------------------------------------------------------------- probe
+
+Message* Engine::probe(Comm* comm, int source, int tag) {
+  return static_cast<Message*>(comm->queues.find_unexpected(source, tag));
+}
+
+void Engine::take_message(Comm* comm, Message* m) {
+  // PERUSE: MSG_REMOVE_FROM_UNEX_Q (matched probe)
+  comm->queues.remove_unexpected(m);
+}
+
+int Engine::receive_message(Request* r, Message* m) {
+  // PERUSE: REQ_ACTIVATE
+  r->active = true;
+  r->complete = false;
+  r->error = MPI_SUCCESS;
+  r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
+  match_message(r, m);
+  return MPI_SUCCESS;
+}
+
+// ---------------------------------------------------------------- communicators
+
+int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out) {
+  Comm* c = nullptr;
+  int h = comms.allocate(&c);
+  if (!h) return MPI_ERR_INTERN;
+  c->handle = h;
+  c->context = context;
+  c->rank = my_rank;
+  c->size = int(world_ranks.size());
+  c->world = std::move(world_ranks);
+  c->name.clear();
+  c->errhandler = parent ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
+  c->live = true;
+  c->coll_seq = 0;
+  by_context[context] = c;
+  // Adopt messages that arrived before we finished creating it, in order.
+  for (auto it = early.begin(); it != early.end();) {
+    auto* m = static_cast<Message*>(&*it);
+    if (m->header.context == context) {
+      it = early.erase(it);
+      m->comm = c;
+      Request* r = static_cast<Request*>(c->queues.match_arrival(m->source, m->tag));
+      (void)r;  // no receive can be posted on a communicator not yet returned
+      c->queues.push_unexpected(m);
+    } else {
+      ++it;
+    }
+  }
+  *out = c;
+  return MPI_SUCCESS;
+}
+
+// Agree on a context id free on every member of `parent`: AND the members'
+// free sets (gathered to rank 0, result sent back), take the lowest.
+int Engine::allocate_context(Comm* parent, int /*participate*/, uint32_t* out) {
+  Datatype* u64 = &datatypes.predefined(24);  // MPI_UINT64_T
+  std::vector<uint64_t> mask = free_contexts, other(mask.size());
+  int n = int(mask.size());
+  int tag = collective_tag(62);
+  int rc;
+  if (parent->rank == 0) {
+    for (int p = 1; p < parent->size; ++p) {
+      rc = recv(other.data(), n, u64, p, tag, parent, MPI_STATUS_IGNORE);
+      if (rc) return rc;
+      for (int i = 0; i < n; ++i) mask[i] &= other[i];
+    }
+    for (int p = 1; p < parent->size; ++p) {
+      rc = send(mask.data(), n, u64, p, tag, parent);
+      if (rc) return rc;
+    }
+  } else {
+    rc = send(mask.data(), n, u64, 0, tag, parent);
+    if (rc) return rc;
+    rc = recv(mask.data(), n, u64, 0, tag, parent, MPI_STATUS_IGNORE);
+    if (rc) return rc;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (mask[i]) {
+      int bit = __builtin_ctzll(mask[i]);
+      uint32_t id = uint32_t(i * 64 + bit);
+      free_contexts[i] &= ~(uint64_t(1) << bit);
+      *out = id;
+      return MPI_SUCCESS;
+    }
+  }
+  return MPI_ERR_INTERN;  // 4096 communicators alive at once
+}
+
+void Engine::free_comm(Comm* c) {
+  // Drop messages nobody will receive any more.
+  while (!c->queues.unexpected().empty()) {
+    auto* m = static_cast<Message*>(&c->queues.unexpected().front());
+    c->queues.unexpected().pop_front();
+    free_message(m);
+  }
+  c->queues.posted().clear();
+  by_context[c->context] = nullptr;
+  free_contexts[c->context / 64] |= uint64_t(1) << (c->context % 64);
+  c->live = false;
+  comms.release(c->handle);
+}
+
+// ---------------------------------------------------------------- p2p.h
+
+Datatype* byte_type() { return &engine().datatypes.predefined(4); }
+
+int start_send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm, SendMode mode,
+               Request** out) {
+  Engine& e = engine();
+  Request* r = e.new_request(RequestKind::kSend);
+  if (!r) return MPI_ERR_INTERN;
+  r->buf = const_cast<void*>(buf);
+  r->count = count;
+  r->type = type;
+  r->peer = dest;
+  r->tag = tag;
+  r->comm = comm;
+  r->mode = mode;
+  int rc = e.issue_send(r);
+  *out = r;
+  return rc;
+}
+
+int start_recv(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, Request** out) {
+  Engine& e = engine();
+  Request* r = e.new_request(RequestKind::kRecv);
+  if (!r) return MPI_ERR_INTERN;
+  r->buf = buf;
+  r->count = count;
+  r->type = type;
+  r->peer = source;
+  r->tag = tag;
+  r->comm = comm;
+  int rc = e.issue_recv(r);
+  *out = r;
+  return rc;
+}
+
+int wait(Request* r, MPI_Status* status) {
+  Engine& e = engine();
+  int idle = 0;
+  while (!r->complete) {
+    if (e.progress() == 0) e.idle(idle);
+    else idle = 0;
+  }
+  // PERUSE: REQ_NOTIFY
+  Engine::fill_status(r, status);
+  int rc = r->error;
+  if (!r->persistent) e.release(r);
+  return rc;
+}
+
+int wait_all(int n, Request** rs) {
+  int rc = MPI_SUCCESS;
+  for (int i = 0; i < n; ++i) {
+    if (!rs[i]) continue;
+    int one = wait(rs[i], MPI_STATUS_IGNORE);
+    if (one && !rc) rc = one;
+    rs[i] = nullptr;
+  }
+  return rc;
+}
+
+int send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
+  Request* r;
+  int rc = start_send(buf, count, type, dest, tag, comm, SendMode::kStandard, &r);
+  int w = wait(r, MPI_STATUS_IGNORE);
+  return rc ? rc : w;
+}
+
+int recv(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, MPI_Status* status) {
+  Request* r;
+  int rc = start_recv(buf, count, type, source, tag, comm, &r);
+  int w = wait(r, status);
+  return rc ? rc : w;
+}
+
+int sendrecv(const void* sbuf, int64_t scount, Datatype* stype, int dest, int stag, void* rbuf, int64_t rcount,
+             Datatype* rtype, int source, int rtag, Comm* comm, MPI_Status* status) {
+  Request *rr, *sr;
+  int rc1 = start_recv(rbuf, rcount, rtype, source, rtag, comm, &rr);
+  int rc2 = start_send(sbuf, scount, stype, dest, stag, comm, SendMode::kStandard, &sr);
+  int w2 = wait(sr, MPI_STATUS_IGNORE);
+  int w1 = wait(rr, status);
+  if (rc1) return rc1;
+  if (rc2) return rc2;
+  return w1 ? w1 : w2;
+}
+
+int progress() { return engine().progress(); }
+
+}  // namespace sonde::engine

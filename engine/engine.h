@@ -1,0 +1,124 @@
+// The engine's process-wide state and its life cycle (MPI_Init .. Finalize).
+//
+// Reading order for the send path: p2p.h (what callers ask for) ->
+// engine.cc start_send (protocol choice: eager / rendezvous) ->
+// transports/transport.h (the seam) -> transports/shm (the rings).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/handles.h"
+#include "engine/objects.h"
+#include "engine/wireup.h"
+#include "include/mpi.h"
+#include "transports/transport.h"
+
+namespace sonde::engine {
+
+// Tunables, read from the environment at MPI_Init (they become MPI_T cvars
+// in a later issue). Query_environment will report the ones that were set.
+struct Settings {
+  uint64_t eager_limit = 16 * 1024;  // SONDE_EAGER_LIMIT: larger messages use rendezvous
+  int spin_before_yield = 2000;      // SONDE_SPIN: idle polls before sched_yield()
+  bool single_copy = true;           // SONDE_SHM_SINGLE_COPY=0 disables process_vm_readv
+  std::vector<std::string> set_from_environment;  // "NAME=value" of each one given
+};
+
+struct Errhandler {
+  bool live = false;
+};
+
+class Engine;
+Engine& engine();
+
+class Engine final : public transport::Delivery {
+ public:
+  Settings settings;
+  std::unique_ptr<Wireup> wireup;
+  int world_rank = 0;
+  int world_size = 1;
+  int thread_level = MPI_THREAD_SINGLE;
+  std::string processor_name;
+
+  HandleTable<Comm, SONDE_KIND_COMM> comms{2};
+  HandleTable<Datatype, SONDE_KIND_DATATYPE> datatypes{SONDE_PREDEFINED_DATATYPES - 1};
+  HandleTable<Request, SONDE_KIND_REQUEST> requests{0};
+  HandleTable<Message, SONDE_KIND_MESSAGE> messages{1};  // 1: MPI_MESSAGE_NO_PROC
+  HandleTable<Errhandler, SONDE_KIND_ERRHANDLER> errhandlers{3};
+
+  // Transports; route[world rank] says which one reaches that rank.
+  std::vector<std::unique_ptr<transport::Transport>> transports;
+  std::vector<transport::Transport*> route;
+
+  // Communicators by context id; messages for a context not created here yet
+  // wait in `early` (a peer may finish MPI_Comm_dup before we do).
+  std::vector<Comm*> by_context;
+  std::vector<uint64_t> free_contexts;  // bit set: 1 = free
+  boost::intrusive::list<matching::UnexpectedEntry> early;
+
+  // MPI_Buffer_attach state.
+  void* bsend_buffer = nullptr;
+  int64_t bsend_size = 0;
+  int64_t bsend_used = 0;
+
+  int init(int required);
+  int finalize();
+
+  Comm* world() { return &comms.predefined(1); }
+  Comm* self() { return &comms.predefined(2); }
+
+  // Delivery (transport -> engine).
+  transport::PayloadSink* on_header(int peer, const transport::PacketHeader& h) override;
+  void on_payload_done(int peer, const transport::PacketHeader& h, transport::PayloadSink* sink) override;
+
+  int progress();
+  // Spin / yield policy for a waiting loop; call once per idle pass.
+  void idle(int& idle_passes);
+
+  // Requests.
+  Request* new_request(RequestKind kind);
+  void release(Request* r);
+  void complete(Request* r);
+  int issue_send(Request* r);
+  int issue_recv(Request* r);
+  bool cancel_recv(Request* r);
+  // Fill an MPI_Status from a completed request.
+  static void fill_status(const Request* r, MPI_Status* status);
+
+  // Probe: the first waiting message on comm for (source, tag), or null.
+  Message* probe(Comm* comm, int source, int tag);
+  void take_message(Comm* comm, Message* m);  // matched probe: out of the queue
+  int receive_message(Request* r, Message* m);  // MPI_Mrecv: start r on a probed message
+
+  // Communicators.
+  int create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out);
+  int allocate_context(Comm* parent, int participate, uint32_t* out);
+  void free_comm(Comm* c);
+
+ private:
+  void deliver_control(int peer, const transport::PacketHeader& h);
+  transport::PayloadSink* on_message(int peer, const transport::PacketHeader& h, Comm* comm);
+  Message* new_message(int peer, const transport::PacketHeader& h, Comm* comm);
+  void free_message(Message* m);
+  void match_message(Request* r, Message* m);
+  void setup_sink(Request* r, uint64_t payload);
+  void pull(Request* r, int peer, const transport::PacketHeader& h);
+  void send_control(int peer, transport::PacketType type, uint64_t send_cookie, uint64_t recv_cookie);
+  void run_deferred();
+
+  // Work discovered inside a transport callback, done after progress()
+  // returns so a transport is never re-entered from its own callback.
+  struct Deferred {
+    enum Kind { kPull, kControl, kStreamData } kind;
+    int peer;
+    Request* request;
+    transport::PacketHeader header;
+  };
+  std::vector<Deferred> deferred_;
+  bool in_progress_ = false;
+};
+
+}  // namespace sonde::engine

@@ -1,0 +1,92 @@
+// Index + generation handle tables: how MPI handles (plain ints, see mpi.h)
+// map to engine objects, and how stale or forged handles are caught.
+//
+// A handle is kind(4) | generation(8) | index(20). Slot 0 is the null handle;
+// predefined objects occupy the first slots with generation 0; objects made
+// at run time get generations 1..255, bumped on every reuse of the slot, so a
+// freed handle no longer resolves. Objects live in a deque: their addresses
+// never move, and a slot's object is reused (not reallocated) after release,
+// so steady-state allocation is zero.
+//
+// Not thread-safe on its own: callers hold the engine lock.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace sonde::engine {
+
+inline constexpr uint32_t kIndexBits = 20;
+inline constexpr uint32_t kIndexMask = (1u << kIndexBits) - 1;
+
+inline int make_handle(uint32_t kind, uint32_t generation, uint32_t index) {
+  return static_cast<int>((kind << 28) | ((generation & 0xFF) << kIndexBits) | (index & kIndexMask));
+}
+inline uint32_t handle_kind(int h) { return static_cast<uint32_t>(h) >> 28; }
+inline uint32_t handle_index(int h) { return static_cast<uint32_t>(h) & kIndexMask; }
+inline uint32_t handle_generation(int h) { return (static_cast<uint32_t>(h) >> kIndexBits) & 0xFF; }
+
+template <class T, uint32_t Kind>
+class HandleTable {
+ public:
+  // Reserve slots 1..n for predefined objects (generation 0).
+  explicit HandleTable(uint32_t predefined = 0) {
+    objects_.resize(predefined + 1);
+    slots_.resize(predefined + 1);
+    for (uint32_t i = 1; i <= predefined; ++i) slots_[i].live = true;
+  }
+
+  // The object behind handle h, or null for null/freed/forged/other-kind handles.
+  T* lookup(int h) {
+    if (handle_kind(h) != Kind) return nullptr;
+    uint32_t i = handle_index(h);
+    if (i == 0 || i >= slots_.size()) return nullptr;
+    Slot& s = slots_[i];
+    if (!s.live || s.generation != handle_generation(h)) return nullptr;
+    return &objects_[i];
+  }
+  // Predefined object by index (1-based, as in mpi.h).
+  T& predefined(uint32_t index) { return objects_[index]; }
+  int predefined_handle(uint32_t index) const { return make_handle(Kind, 0, index); }
+
+  // A fresh slot; the caller resets the object's state. Returns the handle, or
+  // 0 if the table is full (2^20 - 1 objects).
+  int allocate(T** out) {
+    uint32_t i;
+    if (!free_.empty()) {
+      i = free_.back();
+      free_.pop_back();
+    } else {
+      if (slots_.size() > kIndexMask) return 0;
+      i = static_cast<uint32_t>(slots_.size());
+      slots_.emplace_back();
+      objects_.emplace_back();
+    }
+    Slot& s = slots_[i];
+    s.live = true;
+    s.generation = static_cast<uint8_t>(s.generation % 255 + 1);
+    *out = &objects_[i];
+    return make_handle(Kind, s.generation, i);
+  }
+
+  // Frees the slot of a handle made by allocate(); later lookups of it fail.
+  void release(int h) {
+    uint32_t i = handle_index(h);
+    slots_[i].live = false;
+    free_.push_back(i);
+  }
+
+  size_t live_count() const { return slots_.size() - 1 - free_.size(); }
+
+ private:
+  struct Slot {
+    uint8_t generation = 0;
+    bool live = false;
+  };
+  std::deque<T> objects_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+};
+
+}  // namespace sonde::engine

@@ -1,0 +1,110 @@
+// The engine's objects: communicators, requests and arriving messages.
+//
+// A receive request *is* a posted-queue entry and an arrived message *is* an
+// unexpected-queue entry (intrusive hooks), so matching allocates nothing.
+// A send request *is* a transport SendItem, so queueing a send allocates
+// nothing either.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/datatype.h"
+#include "include/mpi.h"
+#include "matching/match_queues.h"
+#include "transports/transport.h"
+
+namespace sonde::engine {
+
+struct Request;
+struct Message;
+
+struct Comm {
+  int handle = MPI_COMM_NULL;
+  uint32_t context = 0;
+  int rank = 0;
+  int size = 0;
+  std::vector<int> world;  // comm rank -> world rank
+  matching::MatchQueues queues;
+  std::string name;
+  int errhandler = MPI_ERRORS_ARE_FATAL;
+  bool live = false;
+  uint32_t coll_seq = 0;  // collectives started on this communicator
+};
+
+enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized };
+enum class SendMode : uint8_t { kStandard, kSync, kReady, kBuffered };
+
+// Where an arriving payload goes, with a way back to its owner.
+struct EngineSink : transport::PayloadSink {
+  Request* request = nullptr;  // a matched receive
+  Message* message = nullptr;  // an unexpected message's own buffer
+};
+
+// Payload destination of a receive: the user buffer (through the datatype),
+// clipped at the buffer's capacity (the rest is dropped: MPI_ERR_TRUNCATE).
+struct RecvSink final : EngineSink {
+  void unpack(const uint8_t* bytes, size_t offset, size_t n) override;
+};
+
+// A send request as the transport sees it.
+struct SendPart final : transport::SendItem {
+  Request* request = nullptr;
+  void pack(uint8_t* out, size_t offset, size_t n) override;
+  void on_first_byte() override;
+  void on_handed() override;
+};
+
+struct Request : matching::PostedEntry {
+  int handle = MPI_REQUEST_NULL;  // 0 while the request is internal
+  RequestKind kind = RequestKind::kSend;
+  SendMode mode = SendMode::kStandard;
+  bool persistent = false;
+  bool active = false;      // started and not yet completed
+  bool complete = false;
+  bool user_freed = false;  // MPI_Request_free on an active request
+  bool cancelled = false;
+  bool handed = false;      // send: all data handed to the transport (or pulled)
+  bool matched = false;     // send: receiver matched (needed for Ssend / rendezvous)
+  int error = MPI_SUCCESS;
+
+  // The user's arguments.
+  void* buf = nullptr;
+  int64_t count = 0;
+  Datatype* type = nullptr;
+  int peer = 0;  // rank in comm (or wildcard)
+  int tag = 0;
+  Comm* comm = nullptr;
+  uint64_t bytes = 0;  // count * type->size
+
+  // Completion status.
+  int status_source = MPI_ANY_SOURCE;
+  int status_tag = MPI_ANY_TAG;
+  uint64_t status_bytes = 0;
+
+  // Protocol state.
+  int world_peer = -1;
+  uint8_t* staged = nullptr;  // packed copy (Bsend data, or rendezvous source of a non-contiguous send)
+  Message* pending = nullptr; // recv matched a message whose payload is still arriving
+  RecvSink sink;
+  SendPart item;
+
+  void reset();
+};
+
+// A message that arrived before a receive matched it (or is being probed).
+struct Message : matching::UnexpectedEntry {
+  int handle = MPI_MESSAGE_NULL;  // set while owned by MPI_Mprobe's caller
+  transport::PacketHeader header{};
+  int world_peer = -1;
+  uint8_t* data = nullptr;  // eager payload (header.payload bytes)
+  size_t capacity = 0;
+  bool all_arrived = false;
+  bool claimed = false;  // taken by MPI_Mprobe/Improbe, awaiting MPI_Mrecv
+  Request* receiver = nullptr;  // matched while still arriving
+  Comm* comm = nullptr;
+  EngineSink sink;  // contiguous into `data`
+};
+
+}  // namespace sonde::engine
