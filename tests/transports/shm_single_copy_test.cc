@@ -1,0 +1,92 @@
+// read_remote(): one process_vm_readv copy from a sibling rank, and a plain
+// false (never a crash, never a partial success) whenever the system or the
+// configuration refuses, so the engine can fall back to streaming.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "tests/transports/shm_fixture.h"
+
+namespace sonde::test {
+namespace {
+
+uint64_t address_of(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+// Rank 1 publishes the address of a pattern buffer; returns it on rank 0.
+uint64_t share_buffer(FakeExchange& ex, const std::vector<uint8_t>& buffer) {
+  if (ex.rank() == 1) ex.put("buffer", std::to_string(address_of(buffer.data())));
+  ex.commit();
+  ex.fence();
+  return std::stoull(ex.get(1, "buffer").value());
+}
+
+TEST_CASE("shm read_remote copies a sibling rank's buffer in one call") {
+  const std::string job = unique_job_id();
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+    Endpoint shm(make_shm(ex, job));
+    constexpr size_t kBytes = (4 << 20) + 13;
+    std::vector<uint8_t> buffer = pattern(1, 7, ex.rank() == 1 ? kBytes : 0);
+    const uint64_t remote = share_buffer(ex, buffer);
+    if (ex.rank() == 0) {
+      std::vector<uint8_t> dst(kBytes);
+      RANK_CHECK(shm->read_remote(1, remote, dst.data(), dst.size()));
+      RANK_CHECK(dst == pattern(1, 7, kBytes));
+      uint8_t one = 0;
+      RANK_CHECK(shm->read_remote(1, remote + 1000, &one, 1));
+      RANK_CHECK(one == pattern_byte(1, 7, 1000));
+      RANK_CHECK(shm->read_remote(1, remote, dst.data(), 0));
+      RANK_CHECK(!shm->read_remote(0, address_of(dst.data()), &one, 1));  // not a peer of shm
+    }
+    ex.fence();  // rank 1 keeps its buffer until rank 0 has read it
+  });
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
+TEST_CASE("shm read_remote returns false for unmapped addresses and for a peer that has exited") {
+  const std::string job = unique_job_id();
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+    Endpoint shm(make_shm(ex, job));
+    std::vector<uint8_t> buffer = pattern(1, 3, ex.rank() == 1 ? 4096 : 0);
+    const uint64_t remote = share_buffer(ex, buffer);
+    if (ex.rank() == 1) return;  // exits: its pid stops naming a live address space
+    std::vector<uint8_t> dst(4096);
+    RANK_CHECK(!shm->read_remote(1, 16, dst.data(), dst.size()));  // EFAULT
+    // Spans the end of the mapping: all-or-nothing means false.
+    RANK_CHECK(!shm->read_remote(1, remote + buffer.size(), dst.data(), dst.size()));
+    wait_until(ex, [&] { return !shm->read_remote(1, remote, dst.data(), dst.size()); },
+               "read_remote to fail once the peer is gone");
+    CheckingDelivery in(2);
+    RANK_CHECK(shm->progress(in) == 0);  // nothing else broke
+  });
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
+TEST_CASE("shm single copy can be switched off by config or by SONDE_SHM_SINGLE_COPY=0") {
+  for (int how = 0; how < 3; ++how) {
+    CAPTURE(how);  // 0: config, 1: environment, 2: environment set to 1 (stays on)
+    const std::string job = unique_job_id();
+    RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+      if (how == 1) setenv("SONDE_SHM_SINGLE_COPY", "0", 1);
+      if (how == 2) setenv("SONDE_SHM_SINGLE_COPY", "1", 1);
+      transport::ShmConfig config;
+      config.my_rank = ex.rank();
+      config.local_ranks = {0, 1};
+      config.job_id = job;
+      config.single_copy = how != 0;
+      Endpoint shm(transport::make_shm_transport(config, ex));
+      unsetenv("SONDE_SHM_SINGLE_COPY");  // read at construction only
+      std::vector<uint8_t> buffer = pattern(1, 5, ex.rank() == 1 ? 64 : 0);
+      const uint64_t remote = share_buffer(ex, buffer);
+      if (ex.rank() == 0) {
+        std::vector<uint8_t> dst(64);
+        RANK_CHECK(shm->read_remote(1, remote, dst.data(), dst.size()) == (how == 2));
+      }
+      ex.fence();
+    });
+    CHECK_MESSAGE(run.ok, run.report);
+  }
+}
+
+}  // namespace
+}  // namespace sonde::test

@@ -1,0 +1,399 @@
+#include "transports/shm/shm_transport.h"
+
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/intrusive/list.hpp>
+#include <cassert>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "transports/shm/segment.h"
+
+namespace sonde::transport {
+namespace {
+
+using shm::Segment;
+
+constexpr char kExchangeKey[] = "sonde.shm";
+// Packets up to this size (header included) are staged on the stack and
+// pushed with one release store, so the reader finds them whole.
+constexpr size_t kSmallPacket = 256;
+// pack() and unpack() go through these; contiguous data never does.
+constexpr size_t kBounceBytes = 16 * 1024;
+
+// All-or-nothing read of `len` bytes at `remote` in process `pid`.
+bool read_process(pid_t pid, uint64_t remote, void* dst, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    iovec local{static_cast<char*>(dst) + done, len - done};
+    iovec far{reinterpret_cast<void*>(remote + done), len - done};
+    ssize_t n = process_vm_readv(pid, &local, 1, &far, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;  // EPERM, ESRCH, ENOSYS, EFAULT: let the engine stream instead
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool single_copy_allowed_by_env() {
+  const char* value = std::getenv("SONDE_SHM_SINGLE_COPY");
+  return value == nullptr || std::strcmp(value, "0") != 0;
+}
+
+template <size_t RingBytes>
+class ShmTransport final : public Transport {
+  using Ring = shm::Ring<RingBytes>;
+  using Slot = shm::RingSlot<RingBytes>;
+  using SendQueue = boost::intrusive::list<SendItem, boost::intrusive::constant_time_size<false>>;
+
+  struct Peer {
+    int rank = -1;
+    pid_t pid = 0;
+    bool single_copy = false;  // the wire-up probe read the peer's cookie
+    Ring* out = nullptr;       // ours, in the peer's segment
+    Ring* in = nullptr;        // the peer's, in our segment
+    // Sending.
+    SendQueue queue;
+    bool front_started = false;  // the front item's header is in the ring
+    bool pumping = false;
+    // Receiving: the packet whose payload is still arriving.
+    bool receiving = false;
+    PacketHeader rx_header{};
+    PayloadSink* rx_sink = nullptr;
+    uint64_t rx_done = 0;
+  };
+
+  // Resets a flag on every exit path, exceptions from callbacks included.
+  class Busy {
+   public:
+    explicit Busy(bool& flag) : flag_(flag) { flag_ = true; }
+    ~Busy() { flag_ = false; }
+
+   private:
+    bool& flag_;
+  };
+
+ public:
+  ShmTransport(const ShmConfig& config, Exchange& exchange);
+
+  const char* name() const override { return "shm"; }
+
+  bool reaches(int peer) const override {
+    return peer >= 0 && static_cast<size_t>(peer) < peer_index_.size() && peer_index_[peer] >= 0;
+  }
+
+  bool try_send_now(int peer, const PacketHeader& header, const void* payload) override {
+    Peer& p = find(peer);
+    if (!p.queue.empty()) return false;
+    Ring& ring = *p.out;
+    const size_t total = sizeof header + header.payload;
+    if (ring.write_available() < total) return false;
+    const auto* head = reinterpret_cast<const char*>(&header);
+    if (header.payload == 0) {
+      ring.push(head, sizeof header);
+    } else if (total <= kSmallPacket) {
+      char staged[kSmallPacket];
+      std::memcpy(staged, head, sizeof header);
+      std::memcpy(staged + sizeof header, payload, header.payload);
+      ring.push(staged, total);
+    } else {
+      ring.push(head, sizeof header);
+      ring.push(static_cast<const char*>(payload), header.payload);
+    }
+    return true;
+  }
+
+  void enqueue(int peer, SendItem* item) override {
+    Peer& p = find(peer);
+    item->handed = 0;
+    p.queue.push_back(*item);
+    pump(p);
+  }
+
+  bool dequeue(int peer, SendItem* item) override {
+    Peer& p = find(peer);
+    if (item->handed != 0 || !item->is_linked()) return false;
+    if (p.front_started && &p.queue.front() == item) return false;  // header already sent
+    p.queue.erase(p.queue.iterator_to(*item));
+    return true;
+  }
+
+  int progress(Delivery& delivery) override {
+    if (in_progress_) return 0;
+    Busy busy(in_progress_);
+    int moved = 0;
+    for (size_t i = 0; i < npeers_; ++i) {
+      Peer& p = peers_[i];
+      if (!p.queue.empty()) moved += pump(p);
+      moved += drain(p, delivery);
+    }
+    return moved;
+  }
+
+  bool read_remote(int peer, uint64_t remote_addr, void* dst, size_t len) override {
+    if (!reaches(peer)) return false;
+    const Peer& p = peers_[peer_index_[peer]];
+    return p.single_copy && read_process(p.pid, remote_addr, dst, len);
+  }
+
+  void shutdown() override {
+    // Later calls must find no peer rather than unmapped rings.
+    peer_index_.clear();
+    npeers_ = 0;
+    mapped_.clear();
+    own_ = Segment();
+  }
+
+ private:
+  Peer& find(int peer) {
+    assert(reaches(peer));
+    return peers_[peer_index_[peer]];
+  }
+
+  // Moves queued bytes to `p` until its ring is full, its queue is empty or
+  // one ring's worth has moved (so one huge send does not starve receives).
+  int pump(Peer& p) {
+    if (p.pumping) return 0;  // enqueue() from a callback of the item being pumped
+    Busy busy(p.pumping);
+    Ring& ring = *p.out;
+    int handed = 0;
+    size_t budget = RingBytes;
+    while (!p.queue.empty()) {
+      SendItem& item = p.queue.front();
+      const uint64_t len = item.header.payload;
+      if (!p.front_started) {
+        if (budget < sizeof(PacketHeader) || ring.write_available() < sizeof(PacketHeader)) break;
+        ring.push(reinterpret_cast<const char*>(&item.header), sizeof(PacketHeader));
+        p.front_started = true;
+        budget -= sizeof(PacketHeader);
+      }
+      while (item.handed < len && budget != 0) {
+        const size_t room = ring.write_available();
+        if (room == 0) break;
+        const size_t offset = item.handed;
+        size_t n = std::min<uint64_t>({room, len - offset, budget});
+        if (item.payload != nullptr) {
+          n = ring.push(reinterpret_cast<const char*>(item.payload) + offset, n);
+        } else {
+          n = std::min(n, kBounceBytes);
+          item.pack(tx_bounce_, offset, n);
+          n = ring.push(reinterpret_cast<const char*>(tx_bounce_), n);  // all of it: only we push
+        }
+        item.handed += n;
+        budget -= n;
+        if (offset == 0) {
+          item.on_first_byte();
+        } else if (item.handed < len) {
+          item.on_progress();
+        }
+      }
+      if (item.handed < len) break;
+      if (len == 0) item.on_first_byte();
+      // Callbacks may only append or remove unstarted items: `item` is still the front.
+      p.queue.pop_front();
+      p.front_started = false;
+      item.on_handed();
+      ++handed;
+    }
+    return handed;
+  }
+
+  // Delivers what `p` has written to us, up to about one ring's worth.
+  int drain(Peer& p, Delivery& delivery) {
+    Ring& ring = *p.in;
+    int delivered = 0;
+    size_t budget = RingBytes;
+    for (;;) {
+      if (!p.receiving) {
+        if (budget < sizeof(PacketHeader)) break;
+        if (ring.read_available() < sizeof(PacketHeader)) break;  // headers arrive whole
+        ring.pop(reinterpret_cast<char*>(&p.rx_header), sizeof(PacketHeader));
+        budget -= sizeof(PacketHeader);
+        p.rx_sink = delivery.on_header(p.rank, p.rx_header);
+        if (p.rx_header.payload == 0) {
+          delivery.on_payload_done(p.rank, p.rx_header, p.rx_sink);
+          ++delivered;
+          continue;
+        }
+        p.receiving = true;
+        p.rx_done = 0;
+      }
+      const size_t avail = ring.read_available();
+      if (avail == 0 || budget == 0) break;
+      const uint64_t len = p.rx_header.payload;
+      size_t n = std::min<uint64_t>({avail, len - p.rx_done, budget});
+      PayloadSink* sink = p.rx_sink;
+      if (sink != nullptr && sink->contiguous != nullptr) {
+        n = ring.pop(reinterpret_cast<char*>(sink->contiguous) + p.rx_done, n);
+      } else {
+        n = ring.pop(reinterpret_cast<char*>(rx_bounce_), std::min(n, kBounceBytes));
+        if (sink != nullptr) sink->unpack(rx_bounce_, p.rx_done, n);
+      }
+      p.rx_done += n;
+      budget -= n;
+      if (p.rx_done == len) {
+        p.receiving = false;
+        delivery.on_payload_done(p.rank, p.rx_header, sink);
+        ++delivered;
+      }
+    }
+    return delivered;
+  }
+
+  std::string endpoint(const std::string& segment_name) const;
+  void connect(int index, const std::string& endpoint, size_t segment_bytes, bool single_copy);
+
+  const int me_;
+  int my_local_ = 0;  // my index among the sorted local ranks
+  std::vector<int> peer_index_;  // world rank -> index in peers_, or -1
+  std::unique_ptr<Peer[]> peers_;
+  size_t npeers_ = 0;
+  std::vector<int> peer_local_;  // peers_[i]'s index among the sorted local ranks
+  Segment own_;                  // our inbound rings, peers_[i]'s at slot i
+  std::vector<Segment> mapped_;  // the peers' segments, where our outbound rings are
+  bool in_progress_ = false;
+  uint64_t probe_cookie_ = 0;  // peers read it at wire-up to check single-copy works
+  uint8_t tx_bounce_[kBounceBytes];
+  uint8_t rx_bounce_[kBounceBytes];
+};
+
+template <size_t RingBytes>
+ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchange)
+    : me_(config.my_rank) {
+  std::vector<int> local = config.local_ranks;
+  std::sort(local.begin(), local.end());
+  local.erase(std::unique(local.begin(), local.end()), local.end());
+  if (!std::binary_search(local.begin(), local.end(), me_)) {
+    throw std::invalid_argument("sonde shm: local_ranks does not contain my_rank " +
+                                std::to_string(me_));
+  }
+  if (local.front() < 0) throw std::invalid_argument("sonde shm: negative rank in local_ranks");
+  if (!shm::valid_job_id(config.job_id)) {
+    throw std::invalid_argument("sonde shm: job id '" + config.job_id + "' is not [A-Za-z0-9]+");
+  }
+
+  // Ranks are siblings, not ancestors: without this, Yama's ptrace_scope=1
+  // refuses process_vm_readv between them. Fails harmlessly without Yama.
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  const bool single_copy = config.single_copy && single_copy_allowed_by_env();
+  probe_cookie_ = shm::random_u64() | 1;
+
+  npeers_ = local.size() - 1;
+  peers_ = std::make_unique<Peer[]>(npeers_);
+  peer_index_.assign(static_cast<size_t>(local.back()) + 1, -1);
+  for (size_t l = 0, i = 0; l < local.size(); ++l) {
+    if (local[l] == me_) {
+      my_local_ = static_cast<int>(l);
+      continue;
+    }
+    peers_[i].rank = local[l];
+    peer_index_[local[l]] = static_cast<int>(i);
+    peer_local_.push_back(static_cast<int>(l));
+    ++i;
+  }
+  const size_t segment_bytes = npeers_ * sizeof(Slot);
+
+  // Failures are published rather than thrown until both fences are done,
+  // so that no local peer waits forever for this rank.
+  std::string error;
+  if (npeers_ != 0) {
+    try {
+      own_ = Segment::create(config.job_id, segment_bytes);
+      auto* slots = static_cast<Slot*>(own_.data());
+      for (size_t i = 0; i < npeers_; ++i) peers_[i].in = &(new (&slots[i]) Slot())->ring;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  exchange.put(kExchangeKey, error.empty() ? endpoint(own_.name()) : "error " + error);
+  exchange.commit();
+  exchange.fence();
+  for (size_t i = 0; i < npeers_ && error.empty(); ++i) {
+    const int rank = peers_[i].rank;
+    try {
+      std::optional<std::string> value = exchange.get(rank, kExchangeKey);
+      if (!value) throw std::runtime_error("published no shm endpoint");
+      connect(static_cast<int>(i), *value, segment_bytes, single_copy);
+    } catch (const std::exception& e) {
+      error = "local rank " + std::to_string(rank) + ": " + e.what();
+    }
+  }
+  exchange.fence();  // every local peer has mapped our segment: the name can go
+  own_.unlink();
+  if (!error.empty()) {
+    throw std::runtime_error("sonde shm wire-up on rank " + std::to_string(me_) + ": " + error);
+  }
+}
+
+// "v1 <ring bytes> <segment name> <pid> <cookie address> <cookie>"
+template <size_t RingBytes>
+std::string ShmTransport<RingBytes>::endpoint(const std::string& segment_name) const {
+  char text[512];
+  std::snprintf(text, sizeof text, "v1 %zu %s %d %" PRIx64 " %" PRIx64, RingBytes,
+                segment_name.empty() ? "-" : segment_name.c_str(), static_cast<int>(getpid()),
+                reinterpret_cast<uint64_t>(&probe_cookie_), probe_cookie_);
+  return text;
+}
+
+template <size_t RingBytes>
+void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, size_t segment_bytes,
+                                      bool single_copy) {
+  if (endpoint.rfind("error ", 0) == 0) throw std::runtime_error(endpoint.substr(6));
+  size_t ring_bytes = 0;
+  char name[256];
+  int pid = 0;
+  uint64_t cookie_addr = 0;
+  uint64_t cookie = 0;
+  if (std::sscanf(endpoint.c_str(), "v1 %zu %255s %d %" SCNx64 " %" SCNx64, &ring_bytes, name, &pid,
+                  &cookie_addr, &cookie) != 5) {
+    throw std::runtime_error("unreadable shm endpoint '" + endpoint + "'");
+  }
+  if (ring_bytes != RingBytes) {
+    throw std::runtime_error("uses " + std::to_string(ring_bytes) + "-byte rings, this rank " +
+                             std::to_string(RingBytes));
+  }
+  Peer& p = peers_[index];
+  mapped_.push_back(Segment::open(name, segment_bytes));
+  // Peer's slots skip the peer itself, exactly as ours skip us.
+  const int peer_local = peer_local_[index];
+  const int slot = my_local_ < peer_local ? my_local_ : my_local_ - 1;
+  p.out = &static_cast<Slot*>(mapped_.back().data())[slot].ring;
+  p.pid = pid;
+  // Reading the cookie proves the pid names the peer in our pid namespace
+  // and that the kernel lets us read it; otherwise the engine streams.
+  uint64_t seen = 0;
+  p.single_copy = single_copy && read_process(pid, cookie_addr, &seen, sizeof seen) && seen == cookie;
+}
+
+template <size_t I = 0>
+std::unique_ptr<Transport> make_sized(const ShmConfig& config, Exchange& exchange) {
+  constexpr size_t kCount = sizeof shm::kRingSizes / sizeof shm::kRingSizes[0];
+  if constexpr (I == kCount) {
+    throw std::invalid_argument("sonde shm: ring_bytes " + std::to_string(config.ring_bytes) +
+                                " is not one of shm::kRingSizes");
+  } else {
+    static_assert(shm::ring_is_position_independent<shm::kRingSizes[I]>());
+    if (config.ring_bytes == shm::kRingSizes[I]) {
+      return std::make_unique<ShmTransport<shm::kRingSizes[I]>>(config, exchange);
+    }
+    return make_sized<I + 1>(config, exchange);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> make_shm_transport(const ShmConfig& config, Exchange& exchange) {
+  return make_sized(config, exchange);
+}
+
+}  // namespace sonde::transport

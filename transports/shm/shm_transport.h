@@ -1,0 +1,71 @@
+// Shared-memory transport between the ranks of one host.
+//
+// Every ordered pair of local ranks (writer -> reader) has one lock-free
+// single-producer/single-consumer byte ring (shm/ring.h). Each rank creates
+// one shared-memory segment holding its inbound rings, so a rank only ever
+// writes into its peers' segments through its own outbound rings.
+//
+// Framing: a 48-byte PacketHeader is pushed only when it fits whole, so the
+// reader sees all of it or none of it; the payload follows as space allows.
+// The reader pops payload bytes straight into the sink's contiguous buffer
+// (one copy, ring -> user buffer) or through a small bounce buffer into
+// unpack().
+//
+// Backpressure without deadlock: nothing inside the transport waits. A packet
+// that does not fit stays in the per-peer FIFO of SendItems, and progress()
+// both pushes queued bytes and drains every inbound ring, so two ranks that
+// stream large messages at each other keep emptying each other's rings.
+//
+// Single-copy: read_remote() is process_vm_readv() from the peer's pid,
+// exchanged (and checked by reading a cookie) at wire-up. The transport calls
+// prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) so Yama's ptrace_scope=1 lets
+// sibling ranks read it. Disabled by ShmConfig::single_copy = false or by the
+// environment variable SONDE_SHM_SINGLE_COPY=0 (read at construction); then
+// read_remote() always returns false and the engine streams instead.
+//
+// Re-entrancy: Delivery and SendItem callbacks may call try_send_now(),
+// enqueue(), dequeue() and read_remote() on this transport. enqueue() may
+// hand the item over (calling its callbacks, on_handed() included) before it
+// returns. A progress() called from inside a callback returns 0 at once.
+//
+// Nothing allocates after construction. SendItem callbacks follow
+// self_transport.h: on_first_byte() after the first chunk (or right before
+// on_handed() for an empty payload), on_progress() after each further chunk
+// that does not finish the payload, on_handed() after the last one, when the
+// item is already unlinked.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transports/exchange.h"
+#include "transports/shm/ring.h"
+#include "transports/transport.h"
+
+namespace sonde::transport {
+
+struct ShmConfig {
+  int my_rank = 0;               // world rank of this process
+  std::vector<int> local_ranks;  // world ranks on this host, my_rank included,
+                                 // the same set on each of them (any order)
+  std::string job_id;            // [A-Za-z0-9]+, names the segments
+  bool single_copy = true;       // false: read_remote() refuses (tests the fallback)
+  size_t ring_bytes = shm::kRingBytes;  // one of shm::kRingSizes, equal on all ranks
+};
+
+// Wires up the shm transport. Collective over EVERY rank of the job (the
+// exchange's fence is job-wide), even ranks alone on their host: each calls
+// exchange.put() (key "sonde.shm") and commit() once, then fence() exactly
+// twice, and nothing else collective. When this returns, no shared-memory
+// object of this rank is left in /dev/shm: every segment was unlinked as
+// soon as every local peer had mapped it.
+//
+// Throws std::invalid_argument on a bad config (before touching the
+// exchange) and std::runtime_error if the system refuses (shm_open, mmap) on
+// this rank or on a local peer; in the latter case it still takes part in
+// both fences first so that no peer is left waiting.
+std::unique_ptr<Transport> make_shm_transport(const ShmConfig& config, Exchange& exchange);
+
+}  // namespace sonde::transport
