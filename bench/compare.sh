@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of Sonde, Debian's MPICH and Debian's Open MPI
+# (ob1 + vader shared memory) in one run. Runs are interleaved (Sonde, MPICH,
+# Open MPI, Sonde, ...) so machine noise hits all three alike; each program
+# reports medians over its trials, and this script reports the median of the
+# rounds plus Sonde's ratio to the faster peer.
+#
+# usage: bench/compare.sh [--rounds N] [--sonde-prefix DIR] [latency bandwidth match_worst]
+# Needs: mpich libmpich-dev openmpi-bin libopenmpi-dev (apt-get install them).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+rounds=5
+prefix="$top/build/prefix"
+benches=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=$2; shift 2 ;;
+    --sonde-prefix) prefix=$2; shift 2 ;;
+    *) benches+=("$1"); shift ;;
+  esac
+done
+[ ${#benches[@]} -gt 0 ] || benches=(latency bandwidth match_worst)
+
+for tool in mpicc.mpich mpicc.openmpi mpiexec.mpich mpirun.openmpi; do
+  command -v "$tool" >/dev/null || { echo "compare.sh: $tool missing: apt-get install mpich libmpich-dev openmpi-bin libopenmpi-dev" >&2; exit 2; }
+done
+if [ ! -x "$prefix/bin/mpicc" ]; then
+  echo "compare.sh: installing Sonde to $prefix" >&2
+  (cd "$top" && bazel build //:install >/dev/null && bazel run //:install -- "$prefix" >/dev/null)
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+for b in "${benches[@]}"; do
+  "$prefix/bin/mpicc" -O2 -o "$work/$b.sonde" "$here/$b.c"
+  mpicc.mpich -O2 -o "$work/$b.mpich" "$here/$b.c"
+  mpicc.openmpi -O2 -o "$work/$b.ompi" "$here/$b.c"
+done
+
+run() {  # impl bench -> lines "name size value"
+  local impl=$1 b=$2
+  case $impl in
+    sonde) "$prefix/bin/mpiexec" --bind-to core -n 2 "$work/$b.sonde" ;;
+    mpich) mpiexec.mpich -bind-to core -n 2 "$work/$b.mpich" ;;
+    ompi) mpirun.openmpi --oversubscribe --bind-to core --mca pml ob1 --mca btl self,vader -n 2 "$work/$b.ompi" ;;
+  esac
+}
+
+for b in "${benches[@]}"; do
+  for ((r = 0; r < rounds; r++)); do
+    for impl in sonde mpich ompi; do
+      run $impl "$b" | awk -v impl=$impl '{print impl, $1, $2, $3}' >> "$work/results"
+    done
+  done
+done
+
+# Median per (bench, size, impl), then Sonde against the faster peer.
+python3 - "$work/results" <<'PY'
+import sys, statistics, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    impl, bench, size, value = line.split()
+    rows[(bench, int(size), impl)].append(float(value))
+keys = sorted({(b, s) for b, s, _ in rows})
+higher_is_better = {"bandwidth"}
+unit = {"latency": "us", "bandwidth": "GB/s", "match_worst": "us/msg"}
+print(f"{'benchmark':<12} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'openmpi':>9}  sonde/best-peer")
+for b, s in keys:
+    med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi") if rows.get((b, s, i))}
+    peers = [med[i] for i in ("mpich", "ompi") if i in med]
+    best = max(peers) if b in higher_is_better else min(peers)
+    ratio = med["sonde"] / best if best else float("nan")
+    print(f"{b:<12} {s:>8} {unit[b]:>7} {med.get('sonde', float('nan')):>9.3f} {med.get('mpich', float('nan')):>9.3f} "
+          f"{med.get('ompi', float('nan')):>9.3f}  {ratio:.2f}" + ("  (higher is better)" if b in higher_is_better else ""))
+print(f"(median of {len(next(iter(rows.values())))} interleaved rounds; each round itself a median of trials)")
+PY
