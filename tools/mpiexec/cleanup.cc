@@ -1,0 +1,83 @@
+#include "tools/mpiexec/cleanup.h"
+
+#include <dirent.h>
+#include <ftw.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace sonde::mpiexec {
+
+int remove_job_shm(const std::string& job_id, const std::string& shm_dir) {
+  if (job_id.empty()) return 0;  // would match every job's objects
+  const std::string prefix = "sonde-" + job_id + "-";
+  DIR* d = opendir(shm_dir.c_str());
+  if (d == nullptr) return 0;
+  std::vector<std::string> doomed;
+  while (dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) doomed.emplace_back(e->d_name);
+  }
+  closedir(d);
+  int removed = 0;
+  for (const auto& name : doomed) {
+    if (unlink((shm_dir + "/" + name).c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
+std::string make_private_tmpdir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
+                     "/sonde-mpiexec-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  // mkdtemp makes it mode 0700.
+  if (mkdtemp(buf.data()) == nullptr) {
+    throw std::runtime_error("cannot create a private directory " + tmpl + ": " +
+                             std::strerror(errno));
+  }
+  return buf.data();
+}
+
+void remove_tree(const std::string& path) {
+  if (path.empty()) return;
+  nftw(
+      path.c_str(),
+      [](const char* p, const struct stat*, int type, struct FTW*) {
+        if (type == FTW_DP) {
+          rmdir(p);
+        } else {
+          unlink(p);
+        }
+        return 0;
+      },
+      16, FTW_DEPTH | FTW_PHYS);
+}
+
+std::string random_job_id() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("getrandom failed: ") + std::strerror(errno));
+    }
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id += kDigits[b >> 4];
+    id += kDigits[b & 15];
+  }
+  return id;
+}
+
+}  // namespace sonde::mpiexec

@@ -1,0 +1,22 @@
+// What a job leaves on the host, and removing it.
+#pragma once
+
+#include <string>
+
+namespace sonde::mpiexec {
+
+// Unlinks every POSIX shared-memory object of the job: /dev/shm/sonde-<job_id>-*
+// (the naming rule of engine/wireup.h). Returns how many it removed.
+int remove_job_shm(const std::string& job_id, const std::string& shm_dir = "/dev/shm");
+
+// Creates a directory only we can enter, under $TMPDIR (else /tmp), for the
+// PMIx server's rendezvous files. Throws std::runtime_error on failure.
+std::string make_private_tmpdir();
+
+// Removes `path` and everything below it, without following symlinks.
+void remove_tree(const std::string& path);
+
+// 32 hex digits from the kernel's random source.
+std::string random_job_id();
+
+}  // namespace sonde::mpiexec

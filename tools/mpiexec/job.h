@@ -1,0 +1,104 @@
+// One job: N ranks of one program on this host, from fork to the last reap.
+//
+// A single thread runs everything with poll(): child output, signals (through
+// a signalfd, so nothing happens in signal handlers), libpmix's replies and
+// the deadlines. The first failure (a rank's non-zero exit or death, an
+// abort, an exit without finalize while others run, the timeout) decides the
+// exit status; then every rank gets SIGTERM, SIGKILL one second later, and
+// after one more second we stop waiting.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tools/mpiexec/output.h"
+#include "tools/mpiexec/pmix_host.h"
+
+namespace sonde::mpiexec {
+
+struct JobSpec {
+  std::string program_name;  // "mpiexec" or "mpirun", for messages
+  std::string executable;    // resolved path passed to execve
+  std::vector<std::string> argv;
+  int ranks = 1;
+  bool bind_to_core = false;
+  bool tag_output = false;
+  double timeout_seconds = 0;
+  std::string job_id;
+  std::string tmpdir;
+};
+
+class Job final : public ClientEvents {
+ public:
+  // `signal_fd` is a signalfd for SIGCHLD and the forwarded signals, which the
+  // caller has blocked in every thread.
+  Job(JobSpec spec, int signal_fd);
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  // Starts the ranks and returns the job's exit status once they are gone.
+  int run();
+
+  // ClientEvents, on libpmix's thread.
+  void connected(int rank) override;
+  void finalized(int rank) override;
+  void aborted(int rank, int status, const std::string& message) override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  enum class Phase { kRunning, kTerminating, kKilling };
+
+  struct Rank {
+    pid_t pid = -1;
+    bool running = false;
+    int out_fd = -1, err_fd = -1, exec_fd = -1;  // our ends, non-blocking
+    int exec_errno = 0;  // set if execve failed in the child
+    LineFramer out, err;
+    std::atomic<bool> connected{false}, finalized{false};
+  };
+
+  void spawn(int rank, const std::vector<std::string>& env, const void* cpu_mask);
+  std::vector<std::string> base_environment() const;
+  void loop();
+  void reap();
+  void on_rank_exit(int rank, int wait_status);
+  void handle_signal(int sig);
+  void forward(int sig);
+  void begin_termination();
+  void read_stream(int rank, int which);
+  void drain_exec_status(Rank& r);
+  void emit(int fd, const std::string& bytes);
+  void close_fd(int& fd);
+
+  // Records the first failure (any thread); later ones are ignored.
+  bool fail(int exit_code, const std::string& message);
+  bool failed() const;
+
+  JobSpec spec_;
+  int signal_fd_;
+  std::unique_ptr<PmixHost> host_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  int running_ = 0;
+  pid_t pgid_ = 0;
+  Phase phase_ = Phase::kRunning;
+  Clock::time_point start_, kill_at_, give_up_at_;
+  int interrupts_ = 0;
+  bool stdout_ok_ = true, stderr_ok_ = true;
+
+  mutable std::mutex fail_mu_;
+  bool failed_ = false;
+  int exit_code_ = 0;
+};
+
+// Finds `program` like execvp would (PATH search when it has no '/').
+// Returns the path, or throws std::runtime_error saying why it cannot run.
+std::string resolve_executable(const std::string& program);
+
+}  // namespace sonde::mpiexec

@@ -1,0 +1,111 @@
+#include "tools/mpiexec/options.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace sonde::mpiexec {
+namespace {
+
+// Far more ranks than one host can usefully run; beyond it a typo is likelier.
+constexpr long kMaxRanks = 4096;
+
+int parse_ranks(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > kMaxRanks) {
+    throw UsageError(flag + " wants a number of ranks from 1 to " + std::to_string(kMaxRanks) +
+                     ", not '" + v + "'");
+  }
+  return static_cast<int>(n);
+}
+
+double parse_timeout(const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  double s = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno != 0 || !std::isfinite(s) || s <= 0 || s > 1e7) {
+    throw UsageError("--timeout wants a positive number of seconds, not '" + v + "'");
+  }
+  return s;
+}
+
+}  // namespace
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  size_t i = 0;
+  auto value_of = [&](const std::string& flag, const std::string& inline_value,
+                      bool has_inline) -> std::string {
+    if (has_inline) return inline_value;
+    if (i + 1 >= args.size()) throw UsageError(flag + " needs a value");
+    return args[++i];
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    std::string flag = a, inline_value;
+    bool has_inline = false;
+    if (size_t eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
+      flag = a.substr(0, eq);
+      inline_value = a.substr(eq + 1);
+      has_inline = true;
+    }
+    // Open MPI spells long options with one dash too.
+    std::string name = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag.substr(1);
+    if (name == "n" || name == "np" || name == "c") {
+      o.ranks = parse_ranks(flag, value_of(flag, inline_value, has_inline));
+    } else if (name == "bind-to") {
+      std::string v = value_of(flag, inline_value, has_inline);
+      if (v == "core") {
+        o.bind_to_core = true;
+      } else if (v == "none") {
+        o.bind_to_core = false;
+      } else {
+        throw UsageError("--bind-to wants 'core' or 'none', not '" + v + "'");
+      }
+    } else if (name == "tag-output") {
+      if (has_inline) throw UsageError("--tag-output takes no value");
+      o.tag_output = true;
+    } else if (name == "timeout") {
+      o.timeout_seconds = parse_timeout(value_of(flag, inline_value, has_inline));
+    } else if (name == "h" || name == "help") {
+      o.help = true;
+      return o;
+    } else {
+      throw UsageError("unknown option '" + a + "'");
+    }
+  }
+  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (o.command.empty()) throw UsageError("no program to run");
+  return o;
+}
+
+std::string usage(const std::string& p) {
+  return "Usage: " + p +
+         " [-n N] [--bind-to core|none] [--tag-output] [--timeout S] program [args...]\n"
+         "\n"
+         "Starts N ranks (default 1) of program on this host, oversubscribing cores\n"
+         "if needed, with a PMIx server for them to wire up through.\n"
+         "\n"
+         "  -n N, -np N        number of ranks\n"
+         "  --bind-to core     bind rank i to core i mod (number of cores)\n"
+         "  --bind-to none     do not bind (default)\n"
+         "  --tag-output       prefix each output line with [1,rank]<stdout>: or <stderr>:\n"
+         "  --timeout S        end the job after S seconds and exit with 124\n"
+         "  -h, --help         this text\n"
+         "\n"
+         "Exit status: 0 if every rank exited 0; otherwise the first failure: a rank's\n"
+         "exit status, 128+S for a rank killed by signal S, the status a rank passed\n"
+         "to abort (1 if that was 0), 1 for a rank that exited without finalizing\n"
+         "while others ran, 124 on timeout, 127 if the program cannot be executed.\n"
+         "When one rank fails the others get SIGTERM, then SIGKILL a second later.\n"
+         "SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to the ranks.\n";
+}
+
+}  // namespace sonde::mpiexec

@@ -1,0 +1,33 @@
+// The mpiexec command line.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sonde::mpiexec {
+
+struct Options {
+  int ranks = 1;
+  bool bind_to_core = false;
+  bool tag_output = false;
+  double timeout_seconds = 0;  // 0: no limit
+  bool help = false;
+  // The program and its arguments, untouched: everything from the first
+  // argument that is not one of ours.
+  std::vector<std::string> command;
+};
+
+// A command line we cannot run; what() is one sentence for the user.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Accepts -n/-np/--np N anywhere before the program, --opt=value spellings and
+// Open MPI's single-dash long forms (-tag-output). `--` ends our options.
+Options parse_options(const std::vector<std::string>& args);
+
+std::string usage(const std::string& program_name);
+
+}  // namespace sonde::mpiexec

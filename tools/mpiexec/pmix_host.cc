@@ -1,0 +1,351 @@
+#include "tools/mpiexec/pmix_host.h"
+
+#include <pmix.h>
+#include <pmix_server.h>
+#include <dlfcn.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace sonde::mpiexec {
+namespace {
+
+// Registration calls complete in microseconds; a library that has not
+// answered by then never will.
+constexpr auto kOpTimeout = std::chrono::seconds(10);
+
+PmixHost* g_host = nullptr;
+
+std::string pmix_failure(const char* what, pmix_status_t rc) {
+  return std::string(what) + " failed: " + PMIx_Error_string(rc) + " (" + std::to_string(rc) + ")";
+}
+
+// Waits for one pmix_op_cbfunc_t. Heap-allocated and leaked on timeout, so a
+// late callback never writes into freed memory.
+struct OpWait {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  pmix_status_t status = PMIX_SUCCESS;
+
+  static void callback(pmix_status_t status, void* cbdata) {
+    auto* w = static_cast<OpWait*>(cbdata);
+    std::lock_guard<std::mutex> lock(w->mu);
+    w->status = status;
+    w->done = true;
+    w->cv.notify_all();
+  }
+  // Consumes `w` unless the wait timed out.
+  static pmix_status_t finish(OpWait* w, const char* what) {
+    std::unique_lock<std::mutex> lock(w->mu);
+    if (!w->cv.wait_for(lock, kOpTimeout, [w] { return w->done; })) {
+      throw std::runtime_error(std::string(what) + " did not complete within 10 s");
+    }
+    pmix_status_t st = w->status;
+    lock.unlock();
+    delete w;
+    return st;
+  }
+};
+
+// An info list under construction; converted once, released on scope exit.
+class InfoList {
+ public:
+  InfoList() : list_(PMIx_Info_list_start()) {
+    std::memset(&array_, 0, sizeof array_);
+  }
+  ~InfoList() {
+    if (converted_) PMIx_Data_array_destruct(&array_);
+    PMIx_Info_list_release(list_);
+  }
+  InfoList(const InfoList&) = delete;
+  InfoList& operator=(const InfoList&) = delete;
+
+  void add(const char* key, const void* value, pmix_data_type_t type) {
+    pmix_status_t rc = PMIx_Info_list_add(list_, key, value, type);
+    if (rc != PMIX_SUCCESS) throw std::runtime_error(pmix_failure(key, rc));
+  }
+  void add_string(const char* key, const std::string& v) { add(key, v.c_str(), PMIX_STRING); }
+  void add_u32(const char* key, uint32_t v) { add(key, &v, PMIX_UINT32); }
+  void add_u16(const char* key, uint16_t v) { add(key, &v, PMIX_UINT16); }
+  void add_rank(const char* key, pmix_rank_t v) { add(key, &v, PMIX_PROC_RANK); }
+  void add_bool(const char* key, bool v) { add(key, &v, PMIX_BOOL); }
+  // Nests `inner` as a data array of infos under `key` (copied).
+  void add_array(const char* key, InfoList& inner) {
+    pmix_data_array_t* a = inner.array();
+    add(key, a, PMIX_DATA_ARRAY);
+  }
+
+  pmix_data_array_t* array() {
+    if (!converted_) {
+      pmix_status_t rc = PMIx_Info_list_convert(list_, &array_);
+      if (rc != PMIX_SUCCESS) throw std::runtime_error(pmix_failure("PMIx_Info_list_convert", rc));
+      converted_ = true;
+    }
+    return &array_;
+  }
+  pmix_info_t* infos() { return static_cast<pmix_info_t*>(array()->array); }
+  size_t size() { return array()->size; }
+
+ private:
+  void* list_;
+  pmix_data_array_t array_;
+  bool converted_ = false;
+};
+
+int rank_of(const pmix_proc_t* proc) {
+  return proc != nullptr && proc->rank <= INT32_MAX ? static_cast<int>(proc->rank) : -1;
+}
+
+// ---- upcalls from libpmix's progress thread ----
+
+void reply_later(pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  if (cbfunc == nullptr) return;
+  g_host->post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+}
+
+pmix_status_t on_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  g_host->events()->connected(rank_of(proc));
+  if (cbfunc == nullptr) return PMIX_OPERATION_SUCCEEDED;
+  reply_later(cbfunc, cbdata);
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t on_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  // libpmix may also call this without a callback when a client's connection
+  // simply drops; only a real PMIx_Finalize (which waits for our reply) counts.
+  if (cbfunc == nullptr) return PMIX_OPERATION_SUCCEEDED;
+  g_host->events()->finalized(rank_of(proc));
+  reply_later(cbfunc, cbdata);
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char msg[],
+                       pmix_proc_t[], size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  // Whatever subset the client named, the whole job ends: MPI_Abort's
+  // behaviour in every implementation that matters.
+  g_host->events()->aborted(rank_of(proc), status, msg != nullptr ? msg : "");
+  if (cbfunc == nullptr) return PMIX_OPERATION_SUCCEEDED;
+  reply_later(cbfunc, cbdata);
+  return PMIX_SUCCESS;
+}
+
+void free_copy(void* p) { std::free(p); }
+
+pmix_status_t on_fence(const pmix_proc_t[], size_t, const pmix_info_t[], size_t, char* data,
+                       size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  // Every participant is local, so libpmix has already gathered all the
+  // contributions: handing them back completes the fence. libpmix keeps
+  // the pointer until it calls free_copy.
+  char* copy = nullptr;
+  if (ndata > 0) {
+    copy = static_cast<char*>(std::malloc(ndata));
+    if (copy == nullptr) return PMIX_ERR_NOMEM;
+    std::memcpy(copy, data, ndata);
+  }
+  g_host->post([=] { cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, free_copy, copy); });
+  return PMIX_SUCCESS;
+}
+
+pmix_server_module_t make_module() {
+  pmix_server_module_t m;
+  std::memset(&m, 0, sizeof m);
+  m.client_connected = on_connected;
+  m.client_finalized = on_finalized;
+  m.abort = on_abort;
+  m.fence_nb = on_fence;
+  // direct_modex stays null: it is only asked about processes on other
+  // hosts, and there are none.
+  return m;
+}
+
+pmix_server_module_t g_module = make_module();
+
+// libpmix runs on libevent, which warns on stderr when a client dies while
+// the server still has a write pending on its socket ("Epoll MOD ... Bad file
+// descriptor"). Ranks dying is exactly when our one line about the cause must
+// stand out, so warnings are dropped and only errors pass. The hook is looked
+// up at run time: libevent is libpmix's private dependency, not ours.
+void quiet_libevent() {
+  using LogFn = void (*)(int severity, const char* msg);
+  using SetLogFn = void (*)(LogFn);
+  auto set = reinterpret_cast<SetLogFn>(dlsym(RTLD_DEFAULT, "event_set_log_callback"));
+  if (set == nullptr) return;
+  set([](int severity, const char* msg) {
+    constexpr int kEventLogErr = 3;  // EVENT_LOG_ERR in event2/event.h
+    if (severity >= kEventLogErr) std::fprintf(stderr, "mpiexec: libevent: %s\n", msg);
+  });
+}
+
+}  // namespace
+
+PmixHost::PmixHost(const std::string& tmpdir, ClientEvents* events) : events_(events) {
+  if (g_host != nullptr) throw std::logic_error("only one PmixHost per process");
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+  g_host = this;
+
+  quiet_libevent();
+  InfoList info;
+  info.add_string(PMIX_SERVER_TMPDIR, tmpdir);
+  info.add_string(PMIX_SYSTEM_TMPDIR, tmpdir);
+  std::string server_ns = "sonde-mpiexec-" + std::to_string(getpid());
+  info.add_string(PMIX_SERVER_NSPACE, server_ns);
+  info.add_rank(PMIX_SERVER_RANK, 0);
+  pmix_status_t rc = PMIx_server_init(&g_module, info.infos(), info.size());
+  if (rc != PMIX_SUCCESS) {
+    g_host = nullptr;
+    close(wake_fd_);
+    throw std::runtime_error(pmix_failure("starting the PMIx server (PMIx_server_init)", rc));
+  }
+}
+
+PmixHost::~PmixHost() {
+  if (job_registered_) {
+    auto* w = new OpWait;
+    PMIx_server_deregister_nspace(nspace_.c_str(), OpWait::callback, w);
+    try {
+      OpWait::finish(w, "PMIx_server_deregister_nspace");
+    } catch (const std::exception&) {
+      // Teardown goes on regardless.
+    }
+  }
+  PMIx_server_finalize();
+  g_host = nullptr;
+  close(wake_fd_);
+}
+
+void PmixHost::register_job(const JobLayout& job) {
+  nspace_ = job.nspace;
+  const uint32_t n = static_cast<uint32_t>(job.size);
+  std::string all_ranks;
+  for (int r = 0; r < job.size; ++r) all_ranks += (r == 0 ? "" : ",") + std::to_string(r);
+
+  InfoList info;
+  info.add_string(PMIX_JOBID, job.job_id);
+  info.add_u32(PMIX_UNIV_SIZE, n);
+  info.add_u32(PMIX_JOB_SIZE, n);
+  info.add_u32(PMIX_MAX_PROCS, n);
+  info.add_bool(PMIX_SPAWNED, false);
+  info.add_u32(PMIX_JOB_NUM_APPS, 1);
+  info.add_u32(PMIX_NUM_NODES, 1);
+  info.add_u32(PMIX_LOCAL_SIZE, n);
+  info.add_u32(PMIX_NODE_SIZE, n);
+  info.add_string(PMIX_LOCAL_PEERS, all_ranks);
+  info.add_rank(PMIX_LOCALLDR, 0);
+  info.add_string(PMIX_HOSTNAME, job.hostname);
+  info.add_u32(PMIX_NODEID, 0);
+  info.add_string(PMIX_TMPDIR, job.tmpdir);
+
+  char* regex = nullptr;
+  if (PMIx_generate_regex(job.hostname.c_str(), &regex) == PMIX_SUCCESS && regex != nullptr) {
+    info.add(PMIX_NODE_MAP, regex, PMIX_REGEX);
+    std::free(regex);
+  }
+  char* ppn = nullptr;
+  if (PMIx_generate_ppn(all_ranks.c_str(), &ppn) == PMIX_SUCCESS && ppn != nullptr) {
+    info.add(PMIX_PROC_MAP, ppn, PMIX_REGEX);
+    std::free(ppn);
+  }
+
+  {
+    InfoList app;
+    app.add_u32(PMIX_APPNUM, 0);
+    app.add_u32(PMIX_APP_SIZE, n);
+    app.add_rank(PMIX_APPLDR, 0);
+    info.add_array(PMIX_APP_INFO_ARRAY, app);
+  }
+  {
+    InfoList node;
+    node.add_u32(PMIX_NODEID, 0);
+    node.add_string(PMIX_HOSTNAME, job.hostname);
+    node.add_u32(PMIX_LOCAL_SIZE, n);
+    node.add_u32(PMIX_NODE_SIZE, n);
+    node.add_string(PMIX_LOCAL_PEERS, all_ranks);
+    node.add_rank(PMIX_LOCALLDR, 0);
+    info.add_array(PMIX_NODE_INFO_ARRAY, node);
+  }
+  for (int r = 0; r < job.size; ++r) {
+    // libpmix requires PMIX_RANK first in each proc's array.
+    InfoList proc;
+    proc.add_rank(PMIX_RANK, static_cast<pmix_rank_t>(r));
+    proc.add_rank(PMIX_GLOBAL_RANK, static_cast<pmix_rank_t>(r));
+    proc.add_rank(PMIX_APP_RANK, static_cast<pmix_rank_t>(r));
+    proc.add_u32(PMIX_APPNUM, 0);
+    proc.add_u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(r));
+    proc.add_u16(PMIX_NODE_RANK, static_cast<uint16_t>(r));
+    proc.add_u32(PMIX_NODEID, 0);
+    proc.add_string(PMIX_HOSTNAME, job.hostname);
+    info.add_array(PMIX_PROC_DATA, proc);
+  }
+
+  auto* w = new OpWait;
+  pmix_status_t rc = PMIx_server_register_nspace(job.nspace.c_str(), job.size, info.infos(),
+                                                 info.size(), OpWait::callback, w);
+  if (rc == PMIX_SUCCESS) rc = OpWait::finish(w, "PMIx_server_register_nspace");
+  else delete w;
+  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+    throw std::runtime_error(pmix_failure("registering the job with the PMIx server", rc));
+  }
+  job_registered_ = true;
+}
+
+std::vector<std::string> PmixHost::client_env(int rank) {
+  pmix_proc_t proc;
+  std::memset(&proc, 0, sizeof proc);
+  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+
+  auto* w = new OpWait;
+  pmix_status_t rc = PMIx_server_register_client(&proc, getuid(), getgid(), nullptr,
+                                                 OpWait::callback, w);
+  if (rc == PMIX_SUCCESS) rc = OpWait::finish(w, "PMIx_server_register_client");
+  else delete w;
+  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+    throw std::runtime_error(pmix_failure("registering a rank with the PMIx server", rc));
+  }
+
+  char** env = nullptr;
+  rc = PMIx_server_setup_fork(&proc, &env);
+  std::vector<std::string> out;
+  if (env != nullptr) {
+    for (char** e = env; *e != nullptr; ++e) {
+      out.emplace_back(*e);
+      std::free(*e);
+    }
+    std::free(env);
+  }
+  if (rc != PMIX_SUCCESS) {
+    throw std::runtime_error(pmix_failure("preparing a rank's PMIx environment", rc));
+  }
+  return out;
+}
+
+void PmixHost::post(std::function<void()> reply) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back(std::move(reply));
+  }
+  uint64_t one = 1;
+  // A full counter means a wake-up is pending already.
+  (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void PmixHost::run_pending() {
+  uint64_t count;
+  (void)!read(wake_fd_, &count, sizeof count);
+  std::vector<std::function<void()>> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch.swap(pending_);
+  }
+  for (auto& reply : batch) reply();
+}
+
+}  // namespace sonde::mpiexec
