@@ -4,6 +4,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "tests/transports/shm_fixture.h"
@@ -47,13 +50,28 @@ TEST_CASE("shm read_remote returns false for unmapped addresses and for a peer t
   const std::string job = unique_job_id();
   RunResult run = run_ranks(2, [&](FakeExchange& ex) {
     Endpoint shm(make_shm(ex, job));
-    std::vector<uint8_t> buffer = pattern(1, 3, ex.rank() == 1 ? 4096 : 0);
-    const uint64_t remote = share_buffer(ex, buffer);
+    // Rank 1: two readable pages followed by an inaccessible one.
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    uint64_t remote = 0;
+    if (ex.rank() == 1) {
+      void* area = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      RANK_CHECK(area != MAP_FAILED);
+      RANK_CHECK(mprotect(static_cast<char*>(area) + 2 * page, page, PROT_NONE) == 0);
+      fill_pattern(static_cast<uint8_t*>(area), 1, 3, 0, 2 * page);
+      ex.put("area", std::to_string(address_of(area)));
+    }
+    ex.commit();
+    ex.fence();
+    remote = std::stoull(ex.get(1, "area").value());
+    std::vector<uint8_t> dst(2 * page);
+    if (ex.rank() == 0) {
+      RANK_CHECK(shm->read_remote(1, remote, dst.data(), dst.size()));
+      RANK_CHECK(!shm->read_remote(1, 16, dst.data(), dst.size()));  // nothing mapped there
+      // Starts readable, runs into the inaccessible page: all-or-nothing means false.
+      RANK_CHECK(!shm->read_remote(1, remote + page, dst.data(), dst.size()));
+    }
+    ex.fence();
     if (ex.rank() == 1) return;  // exits: its pid stops naming a live address space
-    std::vector<uint8_t> dst(4096);
-    RANK_CHECK(!shm->read_remote(1, 16, dst.data(), dst.size()));  // EFAULT
-    // Spans the end of the mapping: all-or-nothing means false.
-    RANK_CHECK(!shm->read_remote(1, remote + buffer.size(), dst.data(), dst.size()));
     wait_until(ex, [&] { return !shm->read_remote(1, remote, dst.data(), dst.size()); },
                "read_remote to fail once the peer is gone");
     CheckingDelivery in(2);
