@@ -37,7 +37,7 @@ int new_datatype(Datatype** out, MPI_Datatype* handle) {
 int allgather_ints(Comm* c, const int* mine, int n, std::vector<int>& all) {
   Datatype* int_t = find_datatype(MPI_INT);
   all.assign(size_t(n) * size_t(c->size), 0);
-  int tag = collective_tag(61);
+  int tag = collective_tag(kTagKindCommSplit);
   int rc;
   if (c->rank == 0) {
     std::copy(mine, mine + n, all.begin());

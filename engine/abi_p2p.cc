@@ -67,6 +67,7 @@ int blocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, i
     (void)done_now;
     return finish(c, rc, fn);
   }
+  if (mode != SendMode::kSync && engine().send_now(buf, count, t, dest, tag, c)) return MPI_SUCCESS;
   Request* r;
   rc = start_send(buf, count, t, dest, tag, c, mode, &r);
   if (rc) {

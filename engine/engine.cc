@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "engine/abi.h"
+#include "engine/coll.h"
 #include "engine/p2p.h"
 #include "transports/exchange.h"
 #include "transports/self/self_transport.h"
@@ -162,20 +163,7 @@ int Engine::init(int required) {
 int Engine::finalize() {
   // Everyone stops sending before anyone tears its rings down: after this
   // barrier no new traffic starts, and our own sends have been handed over.
-  int rc = MPI_SUCCESS;
-  {
-    Datatype* byte = byte_type();
-    char token = 0;
-    // Dissemination barrier on WORLD, reserved tag.
-    Comm* w = world();
-    for (int dist = 1; dist < w->size; dist <<= 1) {
-      int to = (w->rank + dist) % w->size, from = (w->rank - dist + w->size) % w->size;
-      char got;
-      rc = sendrecv(&token, 1, byte, to, collective_tag(63), &got, 1, byte, from, collective_tag(63), w,
-                    MPI_STATUS_IGNORE);
-      if (rc) break;
-    }
-  }
+  int rc = coll::barrier(world());
   try {
     wireup->fence(false);
   } catch (const std::exception& e) {
@@ -288,6 +276,22 @@ void Engine::fill_status(const Request* r, MPI_Status* status) {
   status->MPI_ERROR = r->error;
   status->sonde_cancelled = r->cancelled;
   status->sonde_count = static_cast<long long>(r->status_bytes);
+}
+
+bool Engine::send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
+  uint64_t bytes = uint64_t(count) * uint64_t(type->size);
+  if (bytes > settings.eager_limit || !type->contiguous || dest == MPI_PROC_NULL) return false;
+  int peer = comm->world[size_t(dest)];
+  PacketHeader h{};
+  h.type = PacketType::kEager;
+  h.context = comm->context;
+  h.source = comm->rank;
+  h.tag = tag;
+  h.payload = bytes;
+  h.total = bytes;
+  // PERUSE: REQ_ACTIVATE .. REQ_NOTIFY of the send all fire here on success
+  // (the request lives only for the duration of this call).
+  return route[size_t(peer)]->try_send_now(peer, h, contiguous_start(*type, buf));
 }
 
 int Engine::issue_send(Request* r) {
@@ -734,7 +738,7 @@ int Engine::allocate_context(Comm* parent, int /*participate*/, uint32_t* out) {
   Datatype* u64 = &datatypes.predefined(24);  // MPI_UINT64_T
   std::vector<uint64_t> mask = free_contexts, other(mask.size());
   int n = int(mask.size());
-  int tag = collective_tag(62);
+  int tag = collective_tag(kTagKindContextId);
   int rc;
   if (parent->rank == 0) {
     for (int p = 1; p < parent->size; ++p) {

@@ -83,6 +83,9 @@ class Engine final : public transport::Delivery {
   void release(Request* r);
   void complete(Request* r);
   int issue_send(Request* r);
+  // Blocking-send fast path: a small contiguous standard send handed to the
+  // transport at once, without a request. False: take the general path.
+  bool send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm);
   int issue_recv(Request* r);
   bool cancel_recv(Request* r);
   // Fill an MPI_Status from a completed request.

@@ -43,5 +43,8 @@ Datatype* byte_type();
 // tag <= kCollectiveTagBase.
 inline constexpr int kCollectiveTagBase = -16;
 inline int collective_tag(int kind) { return kCollectiveTagBase - kind; }
+// Kinds used by the engine itself (collectives use 0.. in coll.h).
+inline constexpr int kTagKindCommSplit = 61;    // MPI_Comm_split's exchange of (color, key)
+inline constexpr int kTagKindContextId = 62;    // agreeing on a new communicator's context id
 
 }  // namespace sonde::engine
