@@ -132,6 +132,25 @@ TEST_CASE("shm wire-up failing on one rank throws on every local rank, after bot
   CHECK(leftovers(job).empty());
 }
 
+TEST_CASE("shm wire-up refuses local ranks that disagree on who is local") {
+  const std::string job = unique_job_id();
+  RunResult run = run_ranks(3, [&](FakeExchange& ex) {
+    // Rank 2 thinks it shares a host with 0 only; 0 and 1 think all three do.
+    std::vector<int> local = ex.rank() == 2 ? std::vector<int>{0, 2} : std::vector<int>{0, 1, 2};
+    std::string what;
+    try {
+      make_shm(ex, job, transport::shm::kRingBytes, local);
+    } catch (const std::runtime_error& e) {
+      what = e.what();
+    }
+    RANK_CHECK(ex.fences() == 2);
+    RANK_CHECK(what.find("local ranks") != std::string::npos || what.find("bytes, expected") != std::string::npos);
+    ex.fence();
+  });
+  CHECK_MESSAGE(run.ok, run.report);
+  CHECK(leftovers(job).empty());
+}
+
 TEST_CASE("shm rejects a bad configuration before touching the exchange") {
   RunResult run = run_ranks(1, [&](FakeExchange& ex) {
     auto rejects = [&](transport::ShmConfig config) {

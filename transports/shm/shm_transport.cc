@@ -263,6 +263,7 @@ class ShmTransport final : public Transport {
   std::vector<Segment> mapped_;  // the peers' segments, where our outbound rings are
   bool in_progress_ = false;
   uint64_t probe_cookie_ = 0;  // peers read it at wire-up to check single-copy works
+  uint64_t local_hash_ = 0;
   uint8_t tx_bounce_[kBounceBytes];
   uint8_t rx_bounce_[kBounceBytes];
 };
@@ -282,11 +283,15 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
     throw std::invalid_argument("sonde shm: job id '" + config.job_id + "' is not [A-Za-z0-9]+");
   }
 
+  const bool single_copy = config.single_copy && single_copy_allowed_by_env();
   // Ranks are siblings, not ancestors: without this, Yama's ptrace_scope=1
   // refuses process_vm_readv between them. Fails harmlessly without Yama.
-  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-  const bool single_copy = config.single_copy && single_copy_allowed_by_env();
+  if (single_copy) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   probe_cookie_ = shm::random_u64() | 1;
+  // Ring slots are indexed by position in the local set, so every local rank
+  // must have been given the same set; the hash lets peers check that.
+  local_hash_ = 0xcbf29ce484222325ull;
+  for (int rank : local) local_hash_ = (local_hash_ ^ static_cast<uint32_t>(rank)) * 0x100000001b3ull;
 
   npeers_ = local.size() - 1;
   peers_ = std::make_unique<Peer[]>(npeers_);
@@ -335,12 +340,12 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
   }
 }
 
-// "v1 <ring bytes> <segment name> <pid> <cookie address> <cookie>"
+// "v1 <ring bytes> <local set hash> <segment name> <pid> <cookie address> <cookie>"
 template <size_t RingBytes>
 std::string ShmTransport<RingBytes>::endpoint(const std::string& segment_name) const {
   char text[512];
-  std::snprintf(text, sizeof text, "v1 %zu %s %d %" PRIx64 " %" PRIx64, RingBytes,
-                segment_name.empty() ? "-" : segment_name.c_str(), static_cast<int>(getpid()),
+  std::snprintf(text, sizeof text, "v1 %zu %" PRIx64 " %s %d %" PRIx64 " %" PRIx64, RingBytes,
+                local_hash_, segment_name.empty() ? "-" : segment_name.c_str(), static_cast<int>(getpid()),
                 reinterpret_cast<uint64_t>(&probe_cookie_), probe_cookie_);
   return text;
 }
@@ -350,18 +355,20 @@ void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, si
                                       bool single_copy) {
   if (endpoint.rfind("error ", 0) == 0) throw std::runtime_error(endpoint.substr(6));
   size_t ring_bytes = 0;
+  uint64_t local_hash = 0;
   char name[256];
   int pid = 0;
   uint64_t cookie_addr = 0;
   uint64_t cookie = 0;
-  if (std::sscanf(endpoint.c_str(), "v1 %zu %255s %d %" SCNx64 " %" SCNx64, &ring_bytes, name, &pid,
-                  &cookie_addr, &cookie) != 5) {
+  if (std::sscanf(endpoint.c_str(), "v1 %zu %" SCNx64 " %255s %d %" SCNx64 " %" SCNx64, &ring_bytes,
+                  &local_hash, name, &pid, &cookie_addr, &cookie) != 6) {
     throw std::runtime_error("unreadable shm endpoint '" + endpoint + "'");
   }
   if (ring_bytes != RingBytes) {
     throw std::runtime_error("uses " + std::to_string(ring_bytes) + "-byte rings, this rank " +
                              std::to_string(RingBytes));
   }
+  if (local_hash != local_hash_) throw std::runtime_error("was given a different set of local ranks");
   Peer& p = peers_[index];
   mapped_.push_back(Segment::open(name, segment_bytes));
   // Peer's slots skip the peer itself, exactly as ours skip us.

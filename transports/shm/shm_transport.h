@@ -28,6 +28,11 @@
 // hand the item over (calling its callbacks, on_handed() included) before it
 // returns. A progress() called from inside a callback returns 0 at once.
 //
+// try_send_now() takes a packet only if header and payload fit in the ring's
+// free space right now, so packets larger than ShmConfig::ring_bytes always go
+// through enqueue(). Items still queued when the transport is destroyed must
+// outlive it (its destructor unlinks them).
+//
 // Nothing allocates after construction. SendItem callbacks follow
 // self_transport.h: on_first_byte() after the first chunk (or right before
 // on_handed() for an empty payload), on_progress() after each further chunk
