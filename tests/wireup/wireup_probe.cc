@@ -29,7 +29,7 @@
 namespace {
 
 struct Options {
-  std::string info_dir;  // write <dir>/rank<R>: "<job_id> <pid>"
+  std::string info_dir;  // write <dir>/rank<R>: "<job_id> <pid>"; <dir>/failing
   bool shm = false;      // create /sonde-<job_id>-probe<R> and leave it behind
   bool hang = false;     // ranks not told to fail wait to be killed
   bool print = false;    // one line on stdout and one on stderr
@@ -222,6 +222,11 @@ int main(int argc, char** argv) {
   if (o.print_affinity) {
     std::printf("rank %d cpus %s\n", r, affinity().c_str());
     std::fflush(stdout);
+  }
+  // Lets a test time how fast the launcher reacts, from this moment on.
+  if (!o.info_dir.empty() &&
+      (r == o.exit_rank || r == o.kill_rank || r == o.abort_rank || r == o.no_finalize_rank)) {
+    std::ofstream(o.info_dir + "/failing") << r << "\n";
   }
   if (r == o.exit_rank) std::exit(o.exit_code);
   if (r == o.kill_rank) raise(SIGKILL);

@@ -1,0 +1,263 @@
+#!/bin/bash
+# Launcher integration tests: mpiexec runs wireup_probe (or sh) and we check
+# outcomes - exit codes, surviving processes, files in /dev/shm and $TMPDIR,
+# forwarded output - never the wording of messages.
+#
+# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe>
+set -u
+
+CASE=$1
+MPIEXEC=$(realpath "$2")
+MPIRUN=$(realpath "$3")
+PROBE=$(realpath "$4")
+
+SCRATCH=${TEST_TMPDIR:-$(mktemp -d)}/$CASE
+rm -rf "$SCRATCH"
+mkdir -p "$SCRATCH/info" "$SCRATCH/tmp"
+INFO=$SCRATCH/info
+# mpiexec's private PMIx directory goes here, so we can see that it is gone.
+export TMPDIR=$SCRATCH/tmp
+
+fail() {
+  echo "FAIL [$CASE]: $*" >&2
+  for f in "$SCRATCH"/out "$SCRATCH"/err; do
+    [ -f "$f" ] && { echo "--- $f:" >&2; head -c 4000 "$f" >&2; }
+  done
+  exit 1
+}
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# run <launcher> <args...>: sets RC and END_MS; output in $SCRATCH/out, err.
+run() {
+  local launcher=$1
+  shift
+  "$launcher" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
+  RC=$?
+  END_MS=$(now_ms)
+}
+
+expect_rc() {
+  [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"
+}
+
+# How long the launcher took to end the job after a rank misbehaved.
+reaction_ms() {
+  [ -f "$INFO/failing" ] || fail "the failing rank never got to fail"
+  local t
+  t=$(( $(date -r "$INFO/failing" +%s%N) / 1000000 ))
+  echo $(( END_MS - t ))
+}
+
+expect_quick_reaction() {
+  local ms
+  ms=$(reaction_ms)
+  # The launcher promises about 2 s (SIGTERM, SIGKILL a second later); the
+  # ranks would otherwise sleep 30 s.
+  [ "$ms" -lt 5000 ] || fail "job took $ms ms to end after a rank failed"
+}
+
+job_id() {
+  [ -f "$INFO/rank0" ] || fail "rank 0 wrote no info file"
+  cut -d' ' -f1 "$INFO/rank0"
+}
+
+expect_ranks_gone() {
+  local f pid
+  for f in "$INFO"/rank*; do
+    [ -f "$f" ] || continue
+    pid=$(cut -d' ' -f2 "$f")
+    if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q wireup_probe; then
+      fail "rank with pid $pid ($f) is still running"
+    fi
+  done
+}
+
+expect_info_files() {
+  local n=$1 r
+  for ((r = 0; r < n; r++)); do
+    [ -f "$INFO/rank$r" ] || fail "rank $r wrote no info file"
+  done
+  [ "$(cut -d' ' -f1 "$INFO"/rank* | sort -u | wc -l)" -eq 1 ] || fail "ranks disagree on the job id"
+}
+
+expect_no_shm() {
+  local id=$1
+  compgen -G "/dev/shm/sonde-$id-*" >/dev/null && fail "left behind: $(ls /dev/shm/sonde-"$id"-*)"
+  return 0
+}
+
+expect_tmp_clean() {
+  [ -z "$(ls -A "$TMPDIR")" ] || fail "left behind in TMPDIR: $(ls -A "$TMPDIR")"
+}
+
+case "$CASE" in
+  one_rank)
+    run "$MPIEXEC" -n 1 "$PROBE" --expect-size 1
+    expect_rc 0
+    expect_tmp_clean
+    ;;
+
+  four_ranks)
+    run "$MPIEXEC" -n 4 "$PROBE" --expect-size 4 --shm --info-dir "$INFO"
+    expect_rc 0
+    expect_info_files 4
+    id=$(job_id)
+    [ ${#id} -eq 32 ] || fail "job id '$id' is not 128 bits of hex"
+    # The probe leaves its shared memory behind on purpose.
+    expect_no_shm "$id"
+    expect_ranks_gone
+    expect_tmp_clean
+    ;;
+
+  eight_ranks_oversubscribed)
+    run "$MPIEXEC" -np 8 "$PROBE" --expect-size 8 --info-dir "$INFO"
+    expect_rc 0
+    expect_info_files 8
+    expect_tmp_clean
+    ;;
+
+  exit_code)
+    run "$MPIEXEC" -n 4 "$PROBE" --exit-rank 2 --exit-code 3 --hang --shm --info-dir "$INFO"
+    expect_rc 3
+    expect_quick_reaction
+    expect_ranks_gone
+    expect_no_shm "$(job_id)"
+    expect_tmp_clean
+    ;;
+
+  rank_killed)
+    run "$MPIEXEC" -n 4 "$PROBE" --kill-rank 1 --hang --shm --info-dir "$INFO"
+    expect_rc 137
+    expect_info_files 4
+    expect_quick_reaction
+    expect_ranks_gone
+    expect_no_shm "$(job_id)"
+    expect_tmp_clean
+    ;;
+
+  abort)
+    run "$MPIEXEC" -n 3 "$PROBE" --abort-rank 1 --abort-code 5 --hang --shm --info-dir "$INFO"
+    expect_rc 5
+    expect_quick_reaction
+    expect_ranks_gone
+    expect_no_shm "$(job_id)"
+    expect_tmp_clean
+    ;;
+
+  exit_without_finalize)
+    run "$MPIEXEC" -n 3 "$PROBE" --no-finalize-rank 2 --hang --info-dir "$INFO"
+    [ "$RC" -ne 0 ] || fail "a rank leaving without finalize went unnoticed"
+    expect_quick_reaction
+    expect_ranks_gone
+    ;;
+
+  timeout)
+    start=$(now_ms)
+    run "$MPIEXEC" --timeout 1 -n 2 "$PROBE" --hang --shm --info-dir "$INFO"
+    expect_rc 124
+    took=$((END_MS - start))
+    [ "$took" -lt 6000 ] || fail "--timeout 1 took $took ms"
+    expect_info_files 2
+    expect_ranks_gone
+    expect_no_shm "$(job_id)"
+    expect_tmp_clean
+    ;;
+
+  signal_forwarding)
+    "$MPIEXEC" -n 2 "$PROBE" --hang --info-dir "$INFO" >"$SCRATCH/out" 2>"$SCRATCH/err" &
+    launcher=$!
+    for _ in $(seq 100); do
+      [ -f "$INFO/rank1" ] && [ -f "$INFO/rank0" ] && break
+      sleep 0.1
+    done
+    expect_info_files 2
+    kill -TERM "$launcher"
+    wait "$launcher"
+    RC=$?
+    expect_rc 143
+    expect_ranks_gone
+    expect_tmp_clean
+    ;;
+
+  tag_output)
+    run "$MPIEXEC" --tag-output -n 2 "$PROBE" --print
+    expect_rc 0
+    printf '%s\n' "[1,0]<stdout>: rank 0 of 2 ok" "[1,1]<stdout>: rank 1 of 2 ok" >"$SCRATCH/want"
+    sort "$SCRATCH/out" | diff -u "$SCRATCH/want" - >&2 || fail "tagged stdout"
+    for r in 0 1; do
+      grep -qxF "[1,$r]<stderr>: rank $r says hello on stderr" "$SCRATCH/err" || fail "tagged stderr of rank $r"
+    done
+    ;;
+
+  plain_output)
+    run "$MPIEXEC" -n 2 "$PROBE" --print
+    expect_rc 0
+    printf '%s\n' "rank 0 of 2 ok" "rank 1 of 2 ok" >"$SCRATCH/want"
+    sort "$SCRATCH/out" | diff -u "$SCRATCH/want" - >&2 || fail "stdout"
+    for r in 0 1; do
+      grep -qxF "rank $r says hello on stderr" "$SCRATCH/err" || fail "stderr of rank $r"
+    done
+    ;;
+
+  cannot_execute)
+    run "$MPIEXEC" -n 2 "$SCRATCH/does-not-exist"
+    expect_rc 127
+    printf 'echo hi\n' >"$SCRATCH/not-executable"
+    chmod 644 "$SCRATCH/not-executable"
+    run "$MPIEXEC" -n 2 "$SCRATCH/not-executable"
+    expect_rc 127
+    run "$MPIEXEC" -n 2 no-such-program-on-the-path-sonde
+    expect_rc 127
+    expect_tmp_clean
+    ;;
+
+  environment)
+    # shellcheck disable=SC2016
+    run "$MPIEXEC" -n 3 sh -c 'echo "$SONDE_RANK $SONDE_SIZE $SONDE_LOCAL_RANK $OMPI_COMM_WORLD_RANK $OMPI_COMM_WORLD_SIZE $OMPI_COMM_WORLD_LOCAL_RANK $OMPI_COMM_WORLD_LOCAL_SIZE $PMI_RANK $PMI_SIZE $SONDE_JOBID ${PMIX_NAMESPACE:+pmix}"'
+    expect_rc 0
+    [ "$(wc -l <"$SCRATCH/out")" -eq 3 ] || fail "expected 3 lines"
+    for r in 0 1 2; do
+      grep -qE "^$r 3 $r $r 3 $r 3 $r 3 [0-9a-f]{32} pmix$" "$SCRATCH/out" || fail "environment of rank $r"
+    done
+    [ "$(awk '{print $10}' "$SCRATCH/out" | sort -u | wc -l)" -eq 1 ] || fail "SONDE_JOBID differs"
+    ;;
+
+  bind_to_core)
+    cores=$(hwloc-calc --number-of core machine:0 2>/dev/null || nproc)
+    all=$(taskset -cp $$ | sed 's/.*: //')
+    run "$MPIEXEC" --bind-to core -n 2 "$PROBE" --print-affinity
+    expect_rc 0
+    c0=$(sed -n 's/^rank 0 cpus //p' "$SCRATCH/out")
+    c1=$(sed -n 's/^rank 1 cpus //p' "$SCRATCH/out")
+    [ -n "$c0" ] && [ -n "$c1" ] || fail "no affinity reported"
+    if [ "$cores" -ge 2 ]; then
+      [ "$c0" != "$c1" ] || fail "ranks 0 and 1 share cpus $c0 on a $cores-core machine"
+    fi
+    run "$MPIEXEC" --bind-to none -n 1 "$PROBE" --print-affinity
+    expect_rc 0
+    unbound=$(sed -n 's/^rank 0 cpus //p' "$SCRATCH/out")
+    [ "$(taskset -c -p $$ | sed 's/.*: //')" = "$all" ] || fail "our own affinity changed"
+    [ "$unbound" = "$(echo "$all" | tr ',' '\n' | while IFS=- read -r a b; do seq "$a" "${b:-$a}"; done | paste -sd,)" ] ||
+      fail "--bind-to none restricted the rank to $unbound (we have $all)"
+    ;;
+
+  mpirun_name)
+    # Installed as a symlink, run from elsewhere: the name must not matter.
+    mkdir -p "$SCRATCH/bin"
+    ln -s "$MPIRUN" "$SCRATCH/bin/mpirun"
+    cd "$SCRATCH/bin" || fail "cd"
+    run ./mpirun -np 2 "$PROBE" --expect-size 2
+    expect_rc 0
+    run "$MPIRUN" --help
+    expect_rc 0
+    grep -q -- "--bind-to" "$SCRATCH/out" || fail "--help prints no usage"
+    run "$MPIRUN" --no-such-flag "$PROBE"
+    [ "$RC" -ne 0 ] || fail "a bad flag was accepted"
+    ;;
+
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$CASE]"

@@ -1,0 +1,152 @@
+// The launcher's pure parts: command line, output framing, cleanup.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tools/mpiexec/cleanup.h"
+#include "tools/mpiexec/job.h"
+#include "tools/mpiexec/options.h"
+#include "tools/mpiexec/output.h"
+
+using namespace sonde::mpiexec;
+
+namespace {
+
+Options parse(std::vector<std::string> args) { return parse_options(args); }
+
+std::string scratch_dir() {
+  const char* t = std::getenv("TEST_TMPDIR");
+  std::string base = t != nullptr ? t : "/tmp";
+  std::string tmpl = base + "/launcher-unit-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  REQUIRE(mkdtemp(buf.data()) != nullptr);
+  return buf.data();
+}
+
+void touch(const std::string& path) {
+  int fd = open(path.c_str(), O_CREAT | O_WRONLY, 0600);
+  REQUIRE(fd >= 0);
+  close(fd);
+}
+
+bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+}  // namespace
+
+TEST_CASE("rank count in every spelling, before the program only") {
+  CHECK(parse({"prog"}).ranks == 1);
+  CHECK(parse({"-n", "4", "prog"}).ranks == 4);
+  CHECK(parse({"-np", "3", "prog"}).ranks == 3);
+  CHECK(parse({"--np=5", "prog"}).ranks == 5);
+  CHECK(parse({"--tag-output", "-n", "2", "--bind-to", "core", "prog"}).ranks == 2);
+  Options o = parse({"-n", "2", "prog", "-n", "7", "--tag-output"});
+  CHECK(o.ranks == 2);
+  CHECK_FALSE(o.tag_output);
+  CHECK(o.command == std::vector<std::string>{"prog", "-n", "7", "--tag-output"});
+}
+
+TEST_CASE("flags and their values") {
+  Options o = parse({"--bind-to=core", "-tag-output", "--timeout", "2.5", "--", "-weird-prog", "x"});
+  CHECK(o.bind_to_core);
+  CHECK(o.tag_output);
+  CHECK(o.timeout_seconds == doctest::Approx(2.5));
+  CHECK(o.command == std::vector<std::string>{"-weird-prog", "x"});
+  CHECK_FALSE(parse({"--bind-to", "none", "p"}).bind_to_core);
+  CHECK(parse({"--help"}).help);
+  CHECK(parse({"-h", "-n", "nonsense"}).help);
+}
+
+TEST_CASE("bad command lines are usage errors") {
+  CHECK_THROWS_AS(parse({}), UsageError);
+  CHECK_THROWS_AS(parse({"-n", "4"}), UsageError);
+  CHECK_THROWS_AS(parse({"-n"}), UsageError);
+  CHECK_THROWS_AS(parse({"-n", "0", "p"}), UsageError);
+  CHECK_THROWS_AS(parse({"-n", "3x", "p"}), UsageError);
+  CHECK_THROWS_AS(parse({"-n", "100000", "p"}), UsageError);
+  CHECK_THROWS_AS(parse({"--bind-to", "socket", "p"}), UsageError);
+  CHECK_THROWS_AS(parse({"--timeout", "0", "p"}), UsageError);
+  CHECK_THROWS_AS(parse({"--timeout", "-1", "p"}), UsageError);
+  CHECK_THROWS_AS(parse({"--frobnicate", "p"}), UsageError);
+  CHECK_THROWS_AS(parse({"--tag-output=yes", "p"}), UsageError);
+}
+
+TEST_CASE("untagged output passes through untouched, partial lines included") {
+  LineFramer f;
+  CHECK(f.feed("abc") == "abc");
+  CHECK(f.feed("def\nxy") == "def\nxy");
+  CHECK(f.finish().empty());
+}
+
+TEST_CASE("tagged output goes out in whole prefixed lines") {
+  LineFramer f(tag_prefix(3, false));
+  CHECK(tag_prefix(3, false) == "[1,3]<stdout>: ");
+  CHECK(tag_prefix(0, true) == "[1,0]<stderr>: ");
+  CHECK(f.feed("hel").empty());
+  CHECK(f.feed("lo\nwor") == "[1,3]<stdout>: hello\n");
+  CHECK(f.feed("ld\n\nlast") == "[1,3]<stdout>: world\n[1,3]<stdout>: \n");
+  CHECK(f.finish() == "[1,3]<stdout>: last\n");
+  CHECK(f.finish().empty());
+}
+
+TEST_CASE("a tagged line longer than the limit is cut, not buffered forever") {
+  LineFramer f("P ");
+  std::string big(LineFramer::kMaxLine, 'x');
+  std::string out = f.feed(big);
+  CHECK(out == "P " + big + "\n");
+  CHECK(f.feed("tail\n") == "P tail\n");
+}
+
+TEST_CASE("only the job's own shared-memory objects are removed") {
+  std::string dir = scratch_dir();
+  touch(dir + "/sonde-abc123-ring0");
+  touch(dir + "/sonde-abc123-x");
+  touch(dir + "/sonde-abc1234-other-job");
+  touch(dir + "/unrelated");
+  CHECK(remove_job_shm("abc123", dir) == 2);
+  CHECK_FALSE(exists(dir + "/sonde-abc123-ring0"));
+  CHECK_FALSE(exists(dir + "/sonde-abc123-x"));
+  CHECK(exists(dir + "/sonde-abc1234-other-job"));
+  CHECK(exists(dir + "/unrelated"));
+  // An empty id would match every job.
+  CHECK(remove_job_shm("", dir) == 0);
+  remove_tree(dir);
+  CHECK_FALSE(exists(dir));
+}
+
+TEST_CASE("private directories are ours alone and removed with their contents") {
+  std::string dir = make_private_tmpdir();
+  struct stat st;
+  REQUIRE(stat(dir.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  REQUIRE(mkdir((dir + "/sub").c_str(), 0700) == 0);
+  touch(dir + "/sub/file");
+  REQUIRE(symlink("/", (dir + "/root-link").c_str()) == 0);
+  remove_tree(dir);
+  CHECK_FALSE(exists(dir));
+  CHECK(exists("/"));
+}
+
+TEST_CASE("job ids are 32 hex digits and differ") {
+  std::string a = random_job_id(), b = random_job_id();
+  CHECK(a.size() == 32);
+  CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a != b);
+}
+
+TEST_CASE("programs are found like the shell finds them") {
+  CHECK(resolve_executable("/bin/sh") == "/bin/sh");
+  setenv("PATH", "/nonexistent:/bin:/usr/bin", 1);
+  CHECK(resolve_executable("sh") == "/bin/sh");
+  CHECK_THROWS_AS(resolve_executable("no-such-program-sonde"), std::runtime_error);
+  CHECK_THROWS_AS(resolve_executable("/nonexistent/prog"), std::runtime_error);
+  CHECK_THROWS_AS(resolve_executable("/tmp"), std::runtime_error);
+  CHECK_THROWS_AS(resolve_executable(""), std::runtime_error);
+}
