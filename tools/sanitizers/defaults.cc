@@ -1,0 +1,13 @@
+// Read by ThreadSanitizer at start-up when the binary is built with
+// --config=tsan; an ordinary build never calls it.
+extern "C" const char* __tsan_default_suppressions() {
+  return "called_from_lib:libpmix.so.2\n"
+         "race:libpmix.so.2\n"
+         "race:libevent_core\n"
+         "race:libevent_pthreads\n"
+         "mutex:libevent_core\n"
+         "mutex:libevent_pthreads\n"
+         "mutex:libpmix.so.2\n"
+         "deadlock:libpmix.so.2\n"
+         "deadlock:libevent_core\n";
+}
