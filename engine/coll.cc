@@ -102,11 +102,13 @@ class Step {
 
   void send(const void* buf, int64_t count, Datatype* type, int dest) {
     Request* r = nullptr;
-    note(start_send(buf, count, type, dest, tag_, comm_, SendMode::kStandard, &r), r);
+    const int rc = start_send(buf, count, type, dest, tag_, comm_, SendMode::kStandard, &r);
+    note(rc, r);
   }
   void recv(void* buf, int64_t count, Datatype* type, int source) {
     Request* r = nullptr;
-    note(start_recv(buf, count, type, source, tag_, comm_, &r), r);
+    const int rc = start_recv(buf, count, type, source, tag_, comm_, &r);
+    note(rc, r);
   }
   // Completes every started request; the first error wins.
   int wait() {
@@ -121,12 +123,11 @@ class Step {
   }
 
  private:
+  // A request that failed to start is still waited for (and so released),
+  // as p2p.h's own blocking calls do.
   void note(int rc, Request* r) {
-    if (rc == MPI_SUCCESS) {
-      requests_.push_back(r);
-    } else if (error_ == MPI_SUCCESS) {
-      error_ = rc;
-    }
+    if (r) requests_.push_back(r);
+    if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
   }
   Comm* comm_;
   int tag_;
