@@ -68,13 +68,11 @@ int blocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, i
     return finish(c, rc, fn);
   }
   if (mode != SendMode::kSync && engine().send_now(buf, count, t, dest, tag, c)) return MPI_SUCCESS;
-  Request* r;
+  Request* r = nullptr;
   rc = start_send(buf, count, t, dest, tag, c, mode, &r);
-  if (rc) {
-    engine().release(r);
-    return raise(c, rc, fn);
-  }
-  return finish(c, wait(r, MPI_STATUS_IGNORE), fn);
+  if (!r) return raise(c, rc, fn);
+  int w = wait(r, MPI_STATUS_IGNORE);
+  return finish(c, rc ? rc : w, fn);
 }
 
 int nonblocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -345,15 +343,11 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
   Datatype* t;
   int rc = check(comm, &c, datatype, &t, count, buf, source, tag, true);
   if (rc) return raise(c, rc, fn);
-  Request* r;
+  Request* r = nullptr;
   rc = start_recv(buf, count, t, source, tag, c, &r);
-  if (rc) {
-    engine().release(r);
-    return raise(c, rc, fn);
-  }
-  if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_SUCCESS;
-  rc = wait(r, status);
-  return finish(c, rc, fn);
+  if (!r) return raise(c, rc, fn);
+  int w = wait(r, status);
+  return finish(c, rc ? rc : w, fn);
 }
 SONDE_WEAK_ALIAS(Recv)
 

@@ -790,6 +790,7 @@ int start_send(const void* buf, int64_t count, Datatype* type, int dest, int tag
                Request** out) {
   Engine& e = engine();
   Request* r = e.new_request(RequestKind::kSend);
+  *out = r;
   if (!r) return MPI_ERR_INTERN;
   r->buf = const_cast<void*>(buf);
   r->count = count;
@@ -798,14 +799,13 @@ int start_send(const void* buf, int64_t count, Datatype* type, int dest, int tag
   r->tag = tag;
   r->comm = comm;
   r->mode = mode;
-  int rc = e.issue_send(r);
-  *out = r;
-  return rc;
+  return e.issue_send(r);
 }
 
 int start_recv(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, Request** out) {
   Engine& e = engine();
   Request* r = e.new_request(RequestKind::kRecv);
+  *out = r;
   if (!r) return MPI_ERR_INTERN;
   r->buf = buf;
   r->count = count;
@@ -813,9 +813,7 @@ int start_recv(void* buf, int64_t count, Datatype* type, int source, int tag, Co
   r->peer = source;
   r->tag = tag;
   r->comm = comm;
-  int rc = e.issue_recv(r);
-  *out = r;
-  return rc;
+  return e.issue_recv(r);
 }
 
 int wait(Request* r, MPI_Status* status) {
@@ -843,29 +841,32 @@ int wait_all(int n, Request** rs) {
   return rc;
 }
 
-int send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
-  Request* r;
-  int rc = start_send(buf, count, type, dest, tag, comm, SendMode::kStandard, &r);
-  int w = wait(r, MPI_STATUS_IGNORE);
-  return rc ? rc : w;
-}
-
-int recv(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, MPI_Status* status) {
-  Request* r;
-  int rc = start_recv(buf, count, type, source, tag, comm, &r);
+// A started request (possibly failed) -> its final error class.
+static int wait_started(int rc, Request* r, MPI_Status* status) {
+  if (!r) return rc;
   int w = wait(r, status);
   return rc ? rc : w;
 }
 
+int send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
+  Request* r = nullptr;
+  int rc = start_send(buf, count, type, dest, tag, comm, SendMode::kStandard, &r);
+  return wait_started(rc, r, MPI_STATUS_IGNORE);
+}
+
+int recv(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, MPI_Status* status) {
+  Request* r = nullptr;
+  int rc = start_recv(buf, count, type, source, tag, comm, &r);
+  return wait_started(rc, r, status);
+}
+
 int sendrecv(const void* sbuf, int64_t scount, Datatype* stype, int dest, int stag, void* rbuf, int64_t rcount,
              Datatype* rtype, int source, int rtag, Comm* comm, MPI_Status* status) {
-  Request *rr, *sr;
+  Request *rr = nullptr, *sr = nullptr;
   int rc1 = start_recv(rbuf, rcount, rtype, source, rtag, comm, &rr);
   int rc2 = start_send(sbuf, scount, stype, dest, stag, comm, SendMode::kStandard, &sr);
-  int w2 = wait(sr, MPI_STATUS_IGNORE);
-  int w1 = wait(rr, status);
-  if (rc1) return rc1;
-  if (rc2) return rc2;
+  int w2 = wait_started(rc2, sr, MPI_STATUS_IGNORE);
+  int w1 = wait_started(rc1, rr, status);
   return w1 ? w1 : w2;
 }
 
