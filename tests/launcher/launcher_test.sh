@@ -11,6 +11,11 @@ MPIEXEC=$(realpath "$2")
 MPIRUN=$(realpath "$3")
 PROBE=$(realpath "$4")
 
+# Sanitizer builds: the suppressions path must survive the cd below.
+if [[ "${LSAN_OPTIONS:-}" == suppressions=* ]]; then
+  export LSAN_OPTIONS="suppressions=$(realpath "${LSAN_OPTIONS#suppressions=}")"
+fi
+
 SCRATCH=${TEST_TMPDIR:-$(mktemp -d)}/$CASE
 rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH/info" "$SCRATCH/tmp"
@@ -153,11 +158,12 @@ case "$CASE" in
     ;;
 
   timeout)
+    # Long enough for slow (sanitizer) builds to start both ranks first.
     start=$(now_ms)
-    run "$MPIEXEC" --timeout 1 -n 2 "$PROBE" --hang --shm --info-dir "$INFO"
+    run "$MPIEXEC" --timeout 3 -n 2 "$PROBE" --hang --shm --info-dir "$INFO"
     expect_rc 124
     took=$((END_MS - start))
-    [ "$took" -lt 6000 ] || fail "--timeout 1 took $took ms"
+    [ "$took" -lt 8000 ] || fail "--timeout 3 took $took ms"
     expect_info_files 2
     expect_ranks_gone
     expect_no_shm "$(job_id)"
