@@ -17,9 +17,11 @@
 // stream large messages at each other keep emptying each other's rings.
 //
 // Single-copy: read_remote() is process_vm_readv() from the peer's pid,
-// exchanged (and checked by reading a cookie) at wire-up. The transport calls
-// prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) so Yama's ptrace_scope=1 lets
-// sibling ranks read it. Disabled by ShmConfig::single_copy = false or by the
+// exchanged at wire-up and checked there by reading a cookie from the peer
+// (a pid from another pid namespace, or a kernel that refuses, turns single
+// copy off for that peer). Unless single copy is off, the transport calls
+// prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) so that Yama's ptrace_scope=1
+// lets sibling ranks read it. Off with ShmConfig::single_copy = false or the
 // environment variable SONDE_SHM_SINGLE_COPY=0 (read at construction); then
 // read_remote() always returns false and the engine streams instead.
 //
@@ -54,7 +56,8 @@ namespace sonde::transport {
 struct ShmConfig {
   int my_rank = 0;               // world rank of this process
   std::vector<int> local_ranks;  // world ranks on this host, my_rank included,
-                                 // the same set on each of them (any order)
+                                 // the same set on each of them (any order;
+                                 // wire-up fails if they disagree)
   std::string job_id;            // [A-Za-z0-9]+, names the segments
   bool single_copy = true;       // false: read_remote() refuses (tests the fallback)
   size_t ring_bytes = shm::kRingBytes;  // one of shm::kRingSizes, equal on all ranks
