@@ -109,7 +109,9 @@ int Engine::init(int required) {
     auto self = transport::make_self_transport(world_rank);
     route[world_rank] = self.get();
     transports.push_back(std::move(self));
-    if (local.size() > 1) {
+    {
+      // Every rank joins the shm wire-up: its fences are job-wide, even for
+      // a rank alone on its host (it then creates nothing).
       transport::ShmConfig config;
       config.my_rank = world_rank;
       config.local_ranks = local;
