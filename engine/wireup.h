@@ -51,7 +51,10 @@ class Wireup {
   // Collective over all ranks of the job; with `collect` the committed data
   // of every rank is gathered so get() is local afterwards.
   virtual void fence(bool collect = true) = 0;
-  // The value `rank` published under `key`, or nullopt.
+  // The value `rank` published under `key`, or nullopt. Without a collecting
+  // fence, a rank on another node is asked on demand, and PMIx cannot tell
+  // "not yet" from "never": a key it never publishes is a std::runtime_error
+  // after 60 s. Everywhere else a missing key is reported at once.
   virtual std::optional<std::string> get(int rank, std::string_view key) = 0;
 
   // Tell the resource manager the job must end (MPI_Abort, fatal errors).

@@ -29,8 +29,8 @@ namespace sonde {
 namespace {
 
 constexpr std::string_view kKeyPrefix = "sonde.";
-// A get() that has to ask the server (no collecting fence yet) waits at most
-// this long for the peer to commit, so a peer that never does cannot hang us.
+// A get() from a rank on another node without a collecting fence waits at
+// most this long for the key, so a key that never comes cannot hang us.
 constexpr int kGetTimeoutSeconds = 60;
 // After PMIx_Abort the server is expected to kill us; if it does not answer
 // within this time we exit on our own.
@@ -312,16 +312,23 @@ class PmixWireup final : public Wireup {
     check_rank(rank, size_, "get");
     std::string full = prefixed_key(key);
     pmix_proc_t p = proc(rank);
-    // After a collecting fence every value is already here, and asking the
-    // server about a key nobody put could only block.
-    bool local_only = collected_ || rank == rank_int();
     pmix_value_t* raw = nullptr;
     pmix_status_t rc;
-    if (local_only) {
+    if (collected_ || rank == rank_int()) {
+      // Every value is already here; asking the server about a key nobody
+      // put would only wait for it to appear.
       bool yes = true;
       Directive d(PMIX_OPTIONAL, &yes, PMIX_BOOL);
       rc = PMIx_Get(&p, full.c_str(), d.get(), 1, &raw);
+    } else if (node_of(rank) == node_of(rank_int())) {
+      // Our server holds what the peer committed before the fence, so it
+      // can answer "not there" at once instead of waiting for a later put.
+      bool yes = true;
+      Directive d(PMIX_IMMEDIATE, &yes, PMIX_BOOL);
+      rc = PMIx_Get(&p, full.c_str(), d.get(), 1, &raw);
     } else {
+      // Fetched from the peer's server, which cannot tell "not yet" from
+      // "never": bound the wait.
       int timeout = kGetTimeoutSeconds;
       Directive d(PMIX_TIMEOUT, &timeout, PMIX_INT);
       rc = PMIx_Get(&p, full.c_str(), d.get(), 1, &raw);
@@ -330,8 +337,8 @@ class PmixWireup final : public Wireup {
     if (rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_PROC_ENTRY_NOT_FOUND) return std::nullopt;
     if (rc == PMIX_ERR_TIMEOUT) {
       throw std::runtime_error("sonde wireup: rank " + std::to_string(rank) +
-                               " published nothing within " + std::to_string(kGetTimeoutSeconds) +
-                               " s (get of \"" + std::string(key) + "\")");
+                               " (on another node) has not published \"" + std::string(key) +
+                               "\" within " + std::to_string(kGetTimeoutSeconds) + " s");
     }
     if (rc != PMIX_SUCCESS) throw std::runtime_error(pmix_error("PMIx_Get", rc));
     if (!v) return std::nullopt;

@@ -163,6 +163,7 @@ void exchange(sonde::Wireup& w) {
   for (int p = (r + 1) % n, i = 0; i < n; ++i, p = (p + 1) % n) {
     check(w.get(p, "probe.round2") == "second-" + std::to_string(p),
           "round-2 value of rank " + std::to_string(p));
+    check(!w.get(p, "probe.never-put-2").has_value(), "round 2: a key nobody put has a value");
   }
 }
 

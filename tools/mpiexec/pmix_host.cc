@@ -119,8 +119,10 @@ pmix_status_t on_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfu
 }
 
 pmix_status_t on_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc, void* cbdata) {
-  // libpmix may also call this without a callback when a client's connection
-  // simply drops; only a real PMIx_Finalize (which waits for our reply) counts.
+  // libpmix 4.2 calls this only for PMIx_Finalize, whose client then waits
+  // for our reply; so the flag is set before that rank can exit. (Some older
+  // releases also called it when a connection dropped, which would hide an
+  // exit without finalize.) A call without a callback is no finalize.
   if (cbfunc == nullptr) return PMIX_OPERATION_SUCCEEDED;
   g_host->events()->finalized(rank_of(proc));
   reply_later(cbfunc, cbdata);
