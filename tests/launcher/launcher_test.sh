@@ -206,6 +206,15 @@ case "$CASE" in
     done
     ;;
 
+  closed_stdout)
+    # `mpiexec ... | head`: once nobody reads, the ranks must see the closed
+    # pipe (and die of SIGPIPE, as they would without us in between).
+    timeout 20 "$MPIEXEC" -n 2 yes 2>"$SCRATCH/err" | head -1 >/dev/null
+    RC=${PIPESTATUS[0]}
+    expect_rc 141
+    expect_tmp_clean
+    ;;
+
   cannot_execute)
     run "$MPIEXEC" -n 2 "$SCRATCH/does-not-exist"
     expect_rc 127

@@ -545,7 +545,9 @@ void Job::emit(int fd, const std::string& bytes) {
     pollfd p{fd, POLLOUT, 0};
     int ready = poll(&p, 1, kStalledOutputMs);
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0 || (p.revents & (POLLERR | POLLNVAL)) != 0) {
+    // POLLERR on a pipe means its reader is gone; the write below reports
+    // that as EPIPE.
+    if (ready <= 0) {
       ok = false;
       if (fd == 1) {
         std::fprintf(stderr, "%s: standard output is not being read; dropping the rest\n",
@@ -558,7 +560,12 @@ void Job::emit(int fd, const std::string& bytes) {
     ssize_t w = write(fd, bytes.data() + off, std::min<size_t>(bytes.size() - off, PIPE_BUF));
     if (w < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      ok = false;  // EPIPE: nobody is listening any more
+      ok = false;
+      if (errno == EPIPE) {
+        // Nobody reads our end any more (`mpiexec ... | head`): let the ranks
+        // meet a closed pipe too, as they would without us in between.
+        for (auto& r : ranks_) close_fd(fd == 1 ? r->out_fd : r->err_fd);
+      }
       return;
     }
     off += static_cast<size_t>(w);
