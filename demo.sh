@@ -25,5 +25,6 @@ step "Compiling examples/halo/halo.c with $prefix/bin/mpicc"
 # job by changing this one line.
 launch=("$prefix/bin/mpiexec" -n 4)
 
-step "Running: ${launch[*]} build/halo $*"
-"${launch[@]}" build/halo "$@"
+job=("${launch[@]}" build/halo "$@")
+step "Running: ${job[*]}"
+"${job[@]}"
