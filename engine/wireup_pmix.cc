@@ -5,7 +5,6 @@
 // that also speaks PMIx. Values travel as byte objects, so they may hold NULs.
 
 #include <pmix.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include <unordered_map>
 
 #include "engine/wireup.h"
+#include "engine/wireup_job_id.h"
 
 extern char** environ;
 
@@ -41,62 +41,8 @@ std::string pmix_error(const char* what, pmix_status_t rc) {
          " (" + std::to_string(rc) + ")";
 }
 
-bool is_job_id(std::string_view s) {
-  return !s.empty() && s.size() <= 64 &&
-         std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-         });
-}
-
-std::string hex(const unsigned char* p, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    out += kDigits[p[i] >> 4];
-    out += kDigits[p[i] & 15];
-  }
-  return out;
-}
-
-std::string random_hex128() {
-  unsigned char bytes[16];
-  size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("sonde wireup: getrandom failed: ") +
-                               std::strerror(errno));
-    }
-    got += static_cast<size_t>(n);
-  }
-  return hex(bytes, sizeof bytes);
-}
-
-// A name, not a secret: two seeded FNV-1a passes, each finished with the
-// splitmix64 mixer so that similar inputs give unrelated halves.
-std::string digest_hex128(std::string_view data) {
-  auto pass = [&](uint64_t h) {
-    for (unsigned char c : data) {
-      h ^= c;
-      h *= 0x100000001b3ULL;
-    }
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebULL;
-    h ^= h >> 31;
-    return h;
-  };
-  uint64_t halves[2] = {pass(0xcbf29ce484222325ULL), pass(0x84222325cbf29ce4ULL)};
-  unsigned char bytes[16];
-  for (int i = 0; i < 16; ++i) bytes[i] = static_cast<unsigned char>(halves[i / 8] >> (8 * (i % 8)));
-  return hex(bytes, sizeof bytes);
-}
-
 std::string launcher_job_id() {
-  const char* v = std::getenv("SONDE_JOBID");
+  const char* v = std::getenv(kJobIdEnv);
   return (v != nullptr && is_job_id(v)) ? std::string(v) : std::string();
 }
 
@@ -138,7 +84,7 @@ void check_rank(int rank, int size, const char* what) {
 class SingletonWireup final : public Wireup {
  public:
   SingletonWireup() : job_id_(launcher_job_id()), hostname_(local_hostname()) {
-    if (job_id_.empty()) job_id_ = random_hex128();
+    if (job_id_.empty()) job_id_ = random_job_id();
   }
 
   int rank() const override { return 0; }
@@ -425,7 +371,7 @@ class PmixWireup final : public Wireup {
     std::ifstream boot("/proc/sys/kernel/random/boot_id");
     std::string boot_id;
     if (boot >> boot_id) seed += "\n" + boot_id;
-    return digest_hex128(seed);
+    return job_id_from_seed(seed);
   }
 
   // Nodes are identified by the resource manager's PMIX_NODEID of each rank,
@@ -434,30 +380,21 @@ class PmixWireup final : public Wireup {
   // gives the promised 0..nodes-1 and the same answer on every rank.
   void resolve_nodes() const {
     std::vector<int> ids(size_, -1);
-    bool complete = true;
-    {
-      std::unordered_map<uint64_t, int> index;
-      for (int r = 0; r < size_ && complete; ++r) {
-        auto id = lookup_number(proc(r), PMIX_NODEID, true);
-        if (!id) {
-          complete = false;
-          break;
-        }
-        ids[r] = index.emplace(*id, static_cast<int>(index.size())).first->second;
-      }
-    }
-    if (!complete) {
-      complete = true;
+    auto number_by = [&](auto key_of) {
       std::unordered_map<std::string, int> index;
-      for (int r = 0; r < size_ && complete; ++r) {
-        auto host = lookup_text(proc(r), PMIX_HOSTNAME, true);
-        if (!host) {
-          complete = false;
-          break;
-        }
-        ids[r] = index.emplace(*host, static_cast<int>(index.size())).first->second;
+      for (int r = 0; r < size_; ++r) {
+        std::optional<std::string> key = key_of(r);
+        if (!key) return false;
+        ids[r] = index.emplace(*key, static_cast<int>(index.size())).first->second;
       }
-    }
+      return true;
+    };
+    bool complete =
+        number_by([&](int r) -> std::optional<std::string> {
+          auto id = lookup_number(proc(r), PMIX_NODEID, true);
+          return id ? std::optional<std::string>(std::to_string(*id)) : std::nullopt;
+        }) ||
+        number_by([&](int r) { return lookup_text(proc(r), PMIX_HOSTNAME, true); });
     if (!complete) {
       auto local = lookup_number(wildcard_, PMIX_LOCAL_SIZE, true);
       if (!local || *local != static_cast<uint64_t>(size_)) {

@@ -186,23 +186,16 @@ case "$CASE" in
     expect_tmp_clean
     ;;
 
-  tag_output)
-    run "$MPIEXEC" --tag-output -n 2 "$PROBE" --print
+  tag_output | plain_output)
+    tagged=""
+    [ "$CASE" = tag_output ] && tagged=--tag-output
+    run "$MPIEXEC" $tagged -n 2 "$PROBE" --print
     expect_rc 0
-    printf '%s\n' "[1,0]<stdout>: rank 0 of 2 ok" "[1,1]<stdout>: rank 1 of 2 ok" >"$SCRATCH/want"
-    sort "$SCRATCH/out" | diff -u "$SCRATCH/want" - >&2 || fail "tagged stdout"
-    for r in 0 1; do
-      grep -qxF "[1,$r]<stderr>: rank $r says hello on stderr" "$SCRATCH/err" || fail "tagged stderr of rank $r"
-    done
-    ;;
-
-  plain_output)
-    run "$MPIEXEC" -n 2 "$PROBE" --print
-    expect_rc 0
-    printf '%s\n' "rank 0 of 2 ok" "rank 1 of 2 ok" >"$SCRATCH/want"
+    prefix() { [ -n "$tagged" ] && echo "[1,$1]<$2>: "; }
+    for r in 0 1; do echo "$(prefix $r stdout)rank $r of 2 ok"; done >"$SCRATCH/want"
     sort "$SCRATCH/out" | diff -u "$SCRATCH/want" - >&2 || fail "stdout"
     for r in 0 1; do
-      grep -qxF "rank $r says hello on stderr" "$SCRATCH/err" || fail "stderr of rank $r"
+      grep -qxF "$(prefix $r stderr)rank $r says hello on stderr" "$SCRATCH/err" || fail "stderr of rank $r"
     done
     ;;
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/wireup_job_id.h"
 #include "tools/mpiexec/cleanup.h"
 #include "tools/mpiexec/job.h"
 #include "tools/mpiexec/options.h"
@@ -134,11 +135,21 @@ TEST_CASE("private directories are ours alone and removed with their contents") 
   CHECK(exists("/"));
 }
 
-TEST_CASE("job ids are 32 hex digits and differ") {
-  std::string a = random_job_id(), b = random_job_id();
+TEST_CASE("job ids are 32 hex digits, random or derived") {
+  std::string a = sonde::random_job_id(), b = sonde::random_job_id();
   CHECK(a.size() == 32);
   CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
   CHECK(a != b);
+  CHECK(sonde::is_job_id(a));
+  std::string d = sonde::job_id_from_seed("nspace\nuri");
+  CHECK(sonde::is_job_id(d));
+  CHECK(d.size() == 32);
+  CHECK(d == sonde::job_id_from_seed("nspace\nuri"));
+  CHECK(d != sonde::job_id_from_seed("nspace\nurj"));
+  CHECK_FALSE(sonde::is_job_id(""));
+  CHECK_FALSE(sonde::is_job_id("a-b"));
+  CHECK_FALSE(sonde::is_job_id("../x"));
+  CHECK_FALSE(sonde::is_job_id(std::string(65, 'a')));
 }
 
 TEST_CASE("programs are found like the shell finds them") {

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <ftw.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -58,26 +57,6 @@ void remove_tree(const std::string& path) {
         return 0;
       },
       16, FTW_DEPTH | FTW_PHYS);
-}
-
-std::string random_job_id() {
-  unsigned char bytes[16];
-  size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("getrandom failed: ") + std::strerror(errno));
-    }
-    got += static_cast<size_t>(n);
-  }
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id += kDigits[b >> 4];
-    id += kDigits[b & 15];
-  }
-  return id;
 }
 
 }  // namespace sonde::mpiexec

@@ -16,7 +16,4 @@ std::string make_private_tmpdir();
 // Removes `path` and everything below it, without following symlinks.
 void remove_tree(const std::string& path);
 
-// 32 hex digits from the kernel's random source.
-std::string random_job_id();
-
 }  // namespace sonde::mpiexec

@@ -24,6 +24,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/wireup_job_id.h"
+
 extern char** environ;
 
 namespace sonde::mpiexec {
@@ -280,7 +282,7 @@ int Job::run() {
     std::vector<std::string> env = base;
     for (const auto& e : host_->client_env(r)) set_entry(env, e);
     const std::string rs = std::to_string(r);
-    for (const auto& e : {"SONDE_JOBID=" + spec_.job_id, "SONDE_RANK=" + rs, "SONDE_SIZE=" + n,
+    for (const auto& e : {std::string(kJobIdEnv) + "=" + spec_.job_id, "SONDE_RANK=" + rs, "SONDE_SIZE=" + n,
                           "SONDE_LOCAL_RANK=" + rs, "SONDE_LOCAL_SIZE=" + n,
                           "OMPI_COMM_WORLD_RANK=" + rs, "OMPI_COMM_WORLD_SIZE=" + n,
                           "OMPI_COMM_WORLD_LOCAL_RANK=" + rs, "OMPI_COMM_WORLD_LOCAL_SIZE=" + n,

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/wireup_job_id.h"
 #include "tools/mpiexec/cleanup.h"
 #include "tools/mpiexec/job.h"
 #include "tools/mpiexec/options.h"
@@ -95,7 +96,7 @@ int main(int argc, char** argv) {
 
   int code = 1;
   try {
-    spec.job_id = random_job_id();
+    spec.job_id = sonde::random_job_id();
     spec.tmpdir = make_private_tmpdir();
     Job job(spec, sfd);
     code = job.run();
