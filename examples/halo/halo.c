@@ -171,7 +171,8 @@ static double* serial_solve(int n, long iterations) {
   return u;
 }
 
-static void parse_options(int argc, char** argv, struct options* o) {
+/* Returns 0 for arguments it does not understand. */
+static int parse_options(int argc, char** argv, struct options* o) {
   o->n = 64;
   o->tol = 1e-7;
   o->max_iter = 100000;
@@ -183,20 +184,17 @@ static void parse_options(int argc, char** argv, struct options* o) {
       o->use_sendrecv = 1;
       continue;
     }
-    if (i + 1 >= argc || a[0] != '-' || a[1] == 0 || a[2] != 0) goto usage;
+    if (i + 1 >= argc || a[0] != '-' || a[1] == 0 || a[2] != 0) return 0;
     const char* v = argv[++i];
     switch (a[1]) {
       case 'n': o->n = atoi(v); break;
       case 't': o->tol = atof(v); break;
       case 'm': o->max_iter = atol(v); break;
       case 'c': o->check_every = atoi(v); break;
-      default: goto usage;
+      default: return 0;
     }
   }
-  if (o->n >= 1 && o->tol > 0 && o->max_iter >= 1 && o->check_every >= 1) return;
-usage:
-  fprintf(stderr, "usage: halo [-n N] [-t TOL] [-m MAXITER] [-c EVERY] [-s]\n");
-  exit(2);
+  return o->n >= 1 && o->tol > 0 && o->max_iter >= 1 && o->check_every >= 1;
 }
 
 /* What each rank reports to rank 0 for the table. */
@@ -213,12 +211,19 @@ int main(int argc, char** argv) {
   MPI_Comm_size(comm, &size);
 
   struct options opt;
-  parse_options(argc, argv, &opt);
+  if (!parse_options(argc, argv, &opt)) {
+    /* Every rank sees the same arguments, so all of them end here. */
+    if (rank == 0) fprintf(stderr, "usage: halo [-n N] [-t TOL] [-m MAXITER] [-c EVERY] [-s]\n");
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return 2;
+  }
 
   int px, py;
   process_grid(size, &px, &py);
   if (opt.n < px || opt.n < py) {
     if (rank == 0) fprintf(stderr, "halo: -n %d is too small for a %d x %d process grid\n", opt.n, py, px);
+    MPI_Comm_free(&comm);
     MPI_Finalize();
     return 2;
   }
