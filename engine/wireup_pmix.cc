@@ -37,8 +37,8 @@ constexpr int kGetTimeoutSeconds = 60;
 constexpr int kAbortGraceSeconds = 5;
 
 std::string pmix_error(const char* what, pmix_status_t rc) {
-  return std::string("sonde wireup: ") + what + " failed: " + PMIx_Error_string(rc) +
-         " (" + std::to_string(rc) + ")";
+  return std::string("sonde wireup: ") + what + " failed: " + PMIx_Error_string(rc) + " (" +
+         std::to_string(rc) + ")";
 }
 
 std::string launcher_job_id() {
@@ -74,6 +74,12 @@ std::string prefixed_key(std::string_view key) {
 // Exit codes 0 and >255 would read as success (or wrap to it) in the shell.
 int abort_exit_code(int status) { return (status > 0 && status < 256) ? status : 1; }
 
+void check_live(bool finalized, const char* what) {
+  if (finalized) {
+    throw std::logic_error(std::string("sonde wireup: ") + what + " after finalize()");
+  }
+}
+
 void check_rank(int rank, int size, const char* what) {
   if (rank < 0 || rank >= size) {
     throw std::out_of_range(std::string("sonde wireup: ") + what + ": rank " +
@@ -98,11 +104,13 @@ class SingletonWireup final : public Wireup {
   int universe_size() const override { return 1; }
 
   void put(std::string_view key, std::string_view value) override {
+    check_live(finalized_, "put");
     kv_[prefixed_key(key)] = std::string(value);
   }
-  void commit() override {}
-  void fence(bool) override {}
+  void commit() override { check_live(finalized_, "commit"); }
+  void fence(bool) override { check_live(finalized_, "fence"); }
   std::optional<std::string> get(int rank, std::string_view key) override {
+    check_live(finalized_, "get");
     check_rank(rank, 1, "get");
     auto it = kv_.find(prefixed_key(key));
     if (it == kv_.end()) return std::nullopt;
@@ -116,9 +124,10 @@ class SingletonWireup final : public Wireup {
     std::fflush(stderr);
     _exit(abort_exit_code(status));
   }
-  void finalize() override {}
+  void finalize() override { finalized_ = true; }
 
  private:
+  bool finalized_ = false;
   std::string job_id_;
   std::string hostname_;
   std::map<std::string, std::string, std::less<>> kv_;
@@ -150,18 +159,30 @@ class Directive {
 
 std::optional<uint64_t> as_number(const pmix_value_t& v) {
   switch (v.type) {
-    case PMIX_UINT8: return v.data.uint8;
-    case PMIX_UINT16: return v.data.uint16;
-    case PMIX_UINT32: return v.data.uint32;
-    case PMIX_UINT64: return v.data.uint64;
-    case PMIX_SIZE: return v.data.size;
-    case PMIX_PROC_RANK: return v.data.rank;
-    case PMIX_INT: return v.data.integer < 0 ? std::nullopt : std::optional<uint64_t>(v.data.integer);
-    case PMIX_INT8: return v.data.int8 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int8);
-    case PMIX_INT16: return v.data.int16 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int16);
-    case PMIX_INT32: return v.data.int32 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int32);
-    case PMIX_INT64: return v.data.int64 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int64);
-    default: return std::nullopt;
+    case PMIX_UINT8:
+      return v.data.uint8;
+    case PMIX_UINT16:
+      return v.data.uint16;
+    case PMIX_UINT32:
+      return v.data.uint32;
+    case PMIX_UINT64:
+      return v.data.uint64;
+    case PMIX_SIZE:
+      return v.data.size;
+    case PMIX_PROC_RANK:
+      return v.data.rank;
+    case PMIX_INT:
+      return v.data.integer < 0 ? std::nullopt : std::optional<uint64_t>(v.data.integer);
+    case PMIX_INT8:
+      return v.data.int8 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int8);
+    case PMIX_INT16:
+      return v.data.int16 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int16);
+    case PMIX_INT32:
+      return v.data.int32 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int32);
+    case PMIX_INT64:
+      return v.data.int64 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int64);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -200,8 +221,9 @@ class PmixWireup final : public Wireup {
     universe_ = (univ && *univ >= static_cast<uint64_t>(size_) && *univ <= INT32_MAX)
                     ? static_cast<int>(*univ)
                     : size_;
-    hostname_ = lookup_text(me_, PMIX_HOSTNAME, true)
-                    .value_or(lookup_text(wildcard_, PMIX_HOSTNAME, true).value_or(local_hostname()));
+    hostname_ =
+        lookup_text(me_, PMIX_HOSTNAME, true)
+            .value_or(lookup_text(wildcard_, PMIX_HOSTNAME, true).value_or(local_hostname()));
     job_id_ = launcher_job_id();
     if (job_id_.empty()) job_id_ = derived_job_id();
   }
@@ -224,7 +246,7 @@ class PmixWireup final : public Wireup {
   }
 
   void put(std::string_view key, std::string_view value) override {
-    check_live("put");
+    check_live(finalized_, "put");
     std::string full = prefixed_key(key);
     pmix_value_t v;
     std::memset(&v, 0, sizeof v);
@@ -237,13 +259,13 @@ class PmixWireup final : public Wireup {
   }
 
   void commit() override {
-    check_live("commit");
+    check_live(finalized_, "commit");
     pmix_status_t rc = PMIx_Commit();
     if (rc != PMIX_SUCCESS) throw std::runtime_error(pmix_error("PMIx_Commit", rc));
   }
 
   void fence(bool collect) override {
-    check_live("fence");
+    check_live(finalized_, "fence");
     Directive d(PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     pmix_status_t rc = PMIx_Fence(nullptr, 0, d.get(), 1);
     if (rc != PMIX_SUCCESS) {
@@ -254,7 +276,7 @@ class PmixWireup final : public Wireup {
   }
 
   std::optional<std::string> get(int rank, std::string_view key) override {
-    check_live("get");
+    check_live(finalized_, "get");
     check_rank(rank, size_, "get");
     std::string full = prefixed_key(key);
     pmix_proc_t p = proc(rank);
@@ -319,12 +341,6 @@ class PmixWireup final : public Wireup {
  private:
   int rank_int() const { return static_cast<int>(me_.rank); }
 
-  void check_live(const char* what) const {
-    if (finalized_) {
-      throw std::logic_error(std::string("sonde wireup: ") + what + " after finalize()");
-    }
-  }
-
   pmix_proc_t proc(int rank) const {
     pmix_proc_t p;
     std::memset(&p, 0, sizeof p);
@@ -352,7 +368,7 @@ class PmixWireup final : public Wireup {
     return v ? as_number(*v) : std::nullopt;
   }
   static std::optional<std::string> lookup_text(const pmix_proc_t& p, const char* key,
-                                          bool local_only) {
+                                                bool local_only) {
     ValuePtr v = lookup(p, key, local_only);
     return v ? as_string(*v) : std::nullopt;
   }
@@ -389,12 +405,11 @@ class PmixWireup final : public Wireup {
       }
       return true;
     };
-    bool complete =
-        number_by([&](int r) -> std::optional<std::string> {
-          auto id = lookup_number(proc(r), PMIX_NODEID, true);
-          return id ? std::optional<std::string>(std::to_string(*id)) : std::nullopt;
-        }) ||
-        number_by([&](int r) { return lookup_text(proc(r), PMIX_HOSTNAME, true); });
+    bool complete = number_by([&](int r) -> std::optional<std::string> {
+                      auto id = lookup_number(proc(r), PMIX_NODEID, true);
+                      return id ? std::optional<std::string>(std::to_string(*id)) : std::nullopt;
+                    }) ||
+                    number_by([&](int r) { return lookup_text(proc(r), PMIX_HOSTNAME, true); });
     if (!complete) {
       auto local = lookup_number(wildcard_, PMIX_LOCAL_SIZE, true);
       if (!local || *local != static_cast<uint64_t>(size_)) {

@@ -1,7 +1,6 @@
 // The launcher's pure parts: command line, output framing, cleanup.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,7 +54,8 @@ TEST_CASE("rank count in every spelling, before the program only") {
 }
 
 TEST_CASE("flags and their values") {
-  Options o = parse({"--bind-to=core", "-tag-output", "--timeout", "2.5", "--", "-weird-prog", "x"});
+  Options o =
+      parse({"--bind-to=core", "-tag-output", "--timeout", "2.5", "--", "-weird-prog", "x"});
   CHECK(o.bind_to_core);
   CHECK(o.tag_output);
   CHECK(o.timeout_seconds == doctest::Approx(2.5));

@@ -65,6 +65,11 @@ TEST_CASE("singleton put/get is local, binary-safe, and fence is a no-op") {
   w->put("k", "replaced");
   CHECK(w->get(0, "k") == std::string("replaced"));
   CHECK_THROWS_AS(w->put(std::string(600, 'x'), "v"), std::invalid_argument);
+  w->finalize();
+  w->finalize();
+  CHECK_THROWS_AS(w->put("k", "v"), std::logic_error);
+  CHECK_THROWS_AS(w->get(0, "k"), std::logic_error);
+  CHECK_THROWS_AS(w->fence(), std::logic_error);
 }
 
 TEST_CASE("the launcher's job id wins, and job ids differ between singletons") {

@@ -32,8 +32,8 @@ int remove_job_shm(const std::string& job_id, const std::string& shm_dir) {
 
 std::string make_private_tmpdir() {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                     "/sonde-mpiexec-XXXXXX";
+  std::string tmpl =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/sonde-mpiexec-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   // mkdtemp makes it mode 0700.

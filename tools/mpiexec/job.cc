@@ -57,8 +57,8 @@ void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOC
 // another job's PMIx server; PMIX_MCA_* are user settings for libpmix and stay.
 bool inherited_entry_is_ours(const char* e) {
   static const char* const kPrefixes[] = {
-      "PMIX_", "PMI_", "OMPI_COMM_WORLD_", "OMPI_UNIVERSE_SIZE=", "SONDE_JOBID=", "SONDE_RANK=",
-      "SONDE_SIZE=", "SONDE_LOCAL_RANK=", "SONDE_LOCAL_SIZE="};
+      "PMIX_",       "PMI_",        "OMPI_COMM_WORLD_",  "OMPI_UNIVERSE_SIZE=", "SONDE_JOBID=",
+      "SONDE_RANK=", "SONDE_SIZE=", "SONDE_LOCAL_RANK=", "SONDE_LOCAL_SIZE="};
   if (std::strncmp(e, "PMIX_MCA_", 9) == 0) return false;
   for (const char* p : kPrefixes) {
     if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
@@ -180,9 +180,9 @@ std::string resolve_executable(const std::string& program) {
     if (e != ENOENT && e != ENOTDIR && first_error == ENOENT) first_error = e;
     start = end + 1;
   }
-  throw std::runtime_error("cannot execute '" + program + "': " +
-                           (first_error == ENOENT ? std::string("not found in PATH")
-                                                  : errno_text(first_error)));
+  throw std::runtime_error(
+      "cannot execute '" + program +
+      "': " + (first_error == ENOENT ? std::string("not found in PATH") : errno_text(first_error)));
 }
 
 Job::Job(JobSpec spec, int signal_fd) : spec_(std::move(spec)), signal_fd_(signal_fd) {}
@@ -282,12 +282,12 @@ int Job::run() {
     std::vector<std::string> env = base;
     for (const auto& e : host_->client_env(r)) set_entry(env, e);
     const std::string rs = std::to_string(r);
-    for (const auto& e : {std::string(kJobIdEnv) + "=" + spec_.job_id, "SONDE_RANK=" + rs, "SONDE_SIZE=" + n,
-                          "SONDE_LOCAL_RANK=" + rs, "SONDE_LOCAL_SIZE=" + n,
-                          "OMPI_COMM_WORLD_RANK=" + rs, "OMPI_COMM_WORLD_SIZE=" + n,
-                          "OMPI_COMM_WORLD_LOCAL_RANK=" + rs, "OMPI_COMM_WORLD_LOCAL_SIZE=" + n,
-                          "OMPI_COMM_WORLD_NODE_RANK=" + rs, "OMPI_UNIVERSE_SIZE=" + n,
-                          "PMI_RANK=" + rs, "PMI_SIZE=" + n}) {
+    for (const auto& e :
+         {std::string(kJobIdEnv) + "=" + spec_.job_id, "SONDE_RANK=" + rs, "SONDE_SIZE=" + n,
+          "SONDE_LOCAL_RANK=" + rs, "SONDE_LOCAL_SIZE=" + n, "OMPI_COMM_WORLD_RANK=" + rs,
+          "OMPI_COMM_WORLD_SIZE=" + n, "OMPI_COMM_WORLD_LOCAL_RANK=" + rs,
+          "OMPI_COMM_WORLD_LOCAL_SIZE=" + n, "OMPI_COMM_WORLD_NODE_RANK=" + rs,
+          "OMPI_UNIVERSE_SIZE=" + n, "PMI_RANK=" + rs, "PMI_SIZE=" + n}) {
       set_entry(env, e);
     }
     try {
@@ -358,9 +358,8 @@ void Job::spawn(int rank, const std::vector<std::string>& env, const void* cpu_m
 
 void Job::loop() {
   const bool has_timeout = spec_.timeout_seconds > 0;
-  const auto timeout_at =
-      start_ + std::chrono::duration_cast<Clock::duration>(
-                   std::chrono::duration<double>(spec_.timeout_seconds));
+  const auto timeout_at = start_ + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(spec_.timeout_seconds));
   std::optional<Clock::time_point> drain_until;
   std::vector<pollfd> fds;
   std::vector<std::pair<int, int>> owners;  // (rank, stream) for fds[2..]
@@ -503,8 +502,8 @@ void Job::on_rank_exit(int rank, int wait_status) {
                   "': " + errno_text(r.exec_errno));
   } else if (WIFSIGNALED(wait_status)) {
     int sig = WTERMSIG(wait_status);
-    fail(128 + sig, who + " was killed by signal " + std::to_string(sig) + " (" +
-                        signal_name(sig) + ")");
+    fail(128 + sig,
+         who + " was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")");
   } else if (int code = WEXITSTATUS(wait_status); code != 0) {
     fail(code, who + " exited with status " + std::to_string(code));
   } else if (r.connected && !r.finalized && running_ > 0) {

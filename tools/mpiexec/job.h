@@ -59,7 +59,7 @@ class Job final : public ClientEvents {
     pid_t pid = -1;
     bool running = false;
     int out_fd = -1, err_fd = -1, exec_fd = -1;  // our ends, non-blocking
-    int exec_errno = 0;  // set if execve failed in the child
+    int exec_errno = 0;                          // set if execve failed in the child
     LineFramer out, err;
     std::atomic<bool> connected{false}, finalized{false};
   };

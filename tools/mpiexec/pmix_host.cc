@@ -1,8 +1,8 @@
 #include "tools/mpiexec/pmix_host.h"
 
+#include <dlfcn.h>
 #include <pmix.h>
 #include <pmix_server.h>
-#include <dlfcn.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -58,9 +58,7 @@ struct OpWait {
 // An info list under construction; converted once, released on scope exit.
 class InfoList {
  public:
-  InfoList() : list_(PMIx_Info_list_start()) {
-    std::memset(&array_, 0, sizeof array_);
-  }
+  InfoList() : list_(PMIx_Info_list_start()) { std::memset(&array_, 0, sizeof array_); }
   ~InfoList() {
     if (converted_) PMIx_Data_array_destruct(&array_);
     PMIx_Info_list_release(list_);
@@ -129,8 +127,8 @@ pmix_status_t on_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfu
   return PMIX_SUCCESS;
 }
 
-pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char msg[],
-                       pmix_proc_t[], size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char msg[], pmix_proc_t[],
+                       size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
   // Whatever subset the client named, the whole job ends: MPI_Abort's
   // behaviour in every implementation that matters.
   g_host->events()->aborted(rank_of(proc), status, msg != nullptr ? msg : "");
@@ -291,8 +289,11 @@ void PmixHost::register_job(const JobLayout& job) {
   auto* w = new OpWait;
   pmix_status_t rc = PMIx_server_register_nspace(job.nspace.c_str(), job.size, info.infos(),
                                                  info.size(), OpWait::callback, w);
-  if (rc == PMIX_SUCCESS) rc = OpWait::finish(w, "PMIx_server_register_nspace");
-  else delete w;
+  if (rc == PMIX_SUCCESS) {
+    rc = OpWait::finish(w, "PMIx_server_register_nspace");
+  } else {
+    delete w;  // no callback is coming
+  }
   if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
     throw std::runtime_error(pmix_failure("registering the job with the PMIx server", rc));
   }
@@ -305,10 +306,13 @@ std::vector<std::string> PmixHost::client_env(int rank) {
   PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
 
   auto* w = new OpWait;
-  pmix_status_t rc = PMIx_server_register_client(&proc, getuid(), getgid(), nullptr,
-                                                 OpWait::callback, w);
-  if (rc == PMIX_SUCCESS) rc = OpWait::finish(w, "PMIx_server_register_client");
-  else delete w;
+  pmix_status_t rc =
+      PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, OpWait::callback, w);
+  if (rc == PMIX_SUCCESS) {
+    rc = OpWait::finish(w, "PMIx_server_register_client");
+  } else {
+    delete w;  // no callback is coming
+  }
   if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
     throw std::runtime_error(pmix_failure("registering a rank with the PMIx server", rc));
   }
