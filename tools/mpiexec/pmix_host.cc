@@ -188,17 +188,17 @@ void quiet_libevent() {
 
 PmixHost::PmixHost(const std::string& tmpdir, ClientEvents* events) : events_(events) {
   if (g_host != nullptr) throw std::logic_error("only one PmixHost per process");
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
-  g_host = this;
-
-  quiet_libevent();
   InfoList info;
   info.add_string(PMIX_SERVER_TMPDIR, tmpdir);
   info.add_string(PMIX_SYSTEM_TMPDIR, tmpdir);
   std::string server_ns = "sonde-mpiexec-" + std::to_string(getpid());
   info.add_string(PMIX_SERVER_NSPACE, server_ns);
   info.add_rank(PMIX_SERVER_RANK, 0);
+
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+  g_host = this;
+  quiet_libevent();
   pmix_status_t rc = PMIx_server_init(&g_module, info.infos(), info.size());
   if (rc != PMIX_SUCCESS) {
     g_host = nullptr;
