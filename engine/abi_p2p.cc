@@ -5,6 +5,7 @@
 
 #include "engine/abi.h"
 #include "engine/engine.h"
+#include "engine/op.h"
 #include "engine/p2p.h"
 
 using namespace sonde::engine;
@@ -474,7 +475,7 @@ static int validate_array(int count, MPI_Request reqs[]) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses) {
   SONDE_ENTER("MPI_Waitall");
   int rc = validate_array(count, array_of_requests);
   if (rc) return raise(nullptr, rc, fn);
@@ -486,7 +487,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 }
 SONDE_WEAK_ALIAS(Waitall)
 
-int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]) {
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Status *array_of_statuses) {
   SONDE_ENTER("MPI_Testall");
   if (!flag) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(count, array_of_requests);
@@ -587,7 +588,7 @@ static int collect_some(int incount, MPI_Request reqs[], int* outcount, int indi
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
-                  MPI_Status array_of_statuses[]) {
+                  MPI_Status *array_of_statuses) {
   SONDE_ENTER("MPI_Waitsome");
   if (!outcount || (incount > 0 && !array_of_indices)) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(incount, array_of_requests);
@@ -607,7 +608,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount, i
 SONDE_WEAK_ALIAS(Waitsome)
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
-                  MPI_Status array_of_statuses[]) {
+                  MPI_Status *array_of_statuses) {
   SONDE_ENTER("MPI_Testsome");
   if (!outcount || (incount > 0 && !array_of_indices)) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(incount, array_of_requests);
@@ -865,12 +866,13 @@ static int elements(const MPI_Status* status, const Datatype* t, MPI_Count* out)
     *out = 0;
     return MPI_SUCCESS;
   }
-  size_t bs = basic_size(t->basic);
+  // Every element made of one basic kind: count basics in the bytes received
+  // (a partial element counts the basics it holds). Pair types (value, int)
+  // are two basic elements each.
+  size_t unit = t->basic == Basic::kNone ? 0 : packed_basic_size(t->basic);
   bool pair = t->basic >= Basic::kFloatInt && t->basic <= Basic::kLongDoubleInt;
-  if (bs && !pair && bytes % int64_t(bs) == 0) {
-    *out = bytes / int64_t(bs);
-  } else if (bytes % t->size == 0) {
-    *out = (bytes / t->size) * (pair ? 2 * t->basic_count : std::max<int64_t>(t->basic_count, 1));
+  if (unit && bytes % int64_t(unit) == 0) {
+    *out = bytes / int64_t(unit) * (pair ? 2 : 1);
   } else {
     *out = MPI_UNDEFINED;
   }

@@ -257,8 +257,9 @@ void Engine::release(Request* r) {
 
 void Engine::complete(Request* r) {
   // PERUSE: REQ_COMPLETE
+  // `active` stays set until the user's wait/test retires the request: a
+  // persistent request that completed early still owes its status.
   r->complete = true;
-  r->active = false;
   if (r->mode == SendMode::kBuffered && r->kind == RequestKind::kSend && r->staged) {
     bsend_used -= int64_t(r->bytes) + MPI_BSEND_OVERHEAD;
   }
