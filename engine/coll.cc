@@ -153,8 +153,11 @@ int guarded(F&& body) {
 int barrier_impl(Comm* c) {
   const int tag = begin(c, kBarrier);
   const int p = c->size, r = c->rank;
+  // Empty messages, but from a real address: the engine's immediate-send
+  // path takes only non-null contiguous sources.
+  uint8_t token = 0;
   for (int k = 1; k < p; k <<= 1) {
-    SONDE_TRY(sendrecv(nullptr, 0, byte_type(), (r + k) % p, tag, nullptr, 0, byte_type(), (r - k + p) % p, tag, c,
+    SONDE_TRY(sendrecv(&token, 0, byte_type(), (r + k) % p, tag, &token, 0, byte_type(), (r - k + p) % p, tag, c,
                        MPI_STATUS_IGNORE));
   }
   return MPI_SUCCESS;
@@ -423,11 +426,16 @@ int gather_binomial(const void* sbuf, int64_t scount, Datatype* stype, void* rbu
   if (subtree == 1) return send(sbuf, scount, stype, parent, tag, c);  // a leaf: straight from the user buffer
 
   std::vector<uint8_t> packed(static_cast<size_t>(subtree * block));
+  int own_rc = MPI_SUCCESS;
   if (!in_place) {
     // Only the root's own contribution can disagree with `block` (its send
-    // and receive signatures are the user's to match).
-    const int64_t mine = scount * stype->size;
-    if (mine > block) return MPI_ERR_TRUNCATE;
+    // and receive signatures are the user's to match). Report it, but only
+    // after draining the children, who would otherwise wait forever.
+    int64_t mine = scount * stype->size;
+    if (mine > block) {
+      own_rc = MPI_ERR_TRUNCATE;
+      mine = block;
+    }
     pack(*stype, sbuf, scount, 0, packed.data(), static_cast<uint64_t>(mine));
   }
   int mask = 1;
@@ -447,7 +455,7 @@ int gather_binomial(const void* sbuf, int64_t scount, Datatype* stype, void* rbu
     const int owner = (j + root) % p;
     unpack(*rtype, at(rbuf, owner * rcount, rtype), rcount, 0, packed.data() + j * block, static_cast<uint64_t>(block));
   }
-  return MPI_SUCCESS;
+  return own_rc;
 }
 
 // Linear: every rank sends straight into its slot at the root, which
