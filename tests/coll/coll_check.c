@@ -202,60 +202,51 @@ static void init_ops(void) {
   g_ops[5] = MPI_LOR, g_ops[6] = MPI_LXOR, g_ops[7] = MPI_BAND, g_ops[8] = MPI_BOR, g_ops[9] = MPI_BXOR;
 }
 
-/* root < 0: MPI_Allreduce. */
-static void test_reduce_int(MPI_Comm comm, long count, int root, int o, int in_place) {
+/* One input or expected element, as a double: exact for every int too. */
+static double value(enum OpKind k, int dbl, int r, long i, int p) {
+  return dbl ? double_value(k, r, i) : (double)int_value(k, r, i, p);
+}
+static double expected(enum OpKind k, int dbl, long i, int p) {
+  return dbl ? double_expected(k, i, p) : (double)int_expected(k, i, p);
+}
+static double load(const void *buf, int dbl, long i) {
+  return dbl ? ((const double *)buf)[i] : (double)((const int *)buf)[i];
+}
+static void store(void *buf, int dbl, long i, double v) {
+  if (dbl)
+    ((double *)buf)[i] = v;
+  else
+    ((int *)buf)[i] = (int)v;
+}
+
+/* MPI_INT (dbl = 0) or MPI_DOUBLE (dbl = 1); root < 0: MPI_Allreduce. */
+static void test_reduce(MPI_Comm comm, long count, int root, int o, int dbl, int in_place) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const enum OpKind k = kOps[o].kind;
-  begin_case("%s int %s count %ld root %d%s (size %d)", root < 0 ? "Allreduce" : "Reduce", kOps[o].name, count,
-             root, in_place ? " MPI_IN_PLACE" : "", size);
-  int *in = xmalloc((size_t)count * sizeof(int));
-  int *out = xmalloc((size_t)count * sizeof(int));
+  begin_case("%s %s %s count %ld root %d%s (size %d)", root < 0 ? "Allreduce" : "Reduce", dbl ? "double" : "int",
+             kOps[o].name, count, root, in_place ? " MPI_IN_PLACE" : "", size);
+  const size_t elem = dbl ? sizeof(double) : sizeof(int);
+  const MPI_Datatype type = dbl ? MPI_DOUBLE : MPI_INT;
+  void *in = xmalloc((size_t)count * elem);
+  void *out = xmalloc((size_t)count * elem);
   for (long i = 0; i < count; ++i) {
-    in[i] = int_value(k, rank, i, size);
-    out[i] = in_place ? in[i] : -12345;
+    store(in, dbl, i, value(k, dbl, rank, i, size));
+    store(out, dbl, i, in_place ? load(in, dbl, i) : -12345);
   }
   const int receives = root < 0 || rank == root;
   const void *send = in_place && receives ? MPI_IN_PLACE : in;
-  int rc = root < 0 ? MPI_Allreduce(send, out, (int)count, MPI_INT, g_ops[o], comm)
-                    : MPI_Reduce(send, out, (int)count, MPI_INT, g_ops[o], root, comm);
+  int rc = root < 0 ? MPI_Allreduce(send, out, (int)count, type, g_ops[o], comm)
+                    : MPI_Reduce(send, out, (int)count, type, g_ops[o], root, comm);
   check_rc(rc, root < 0 ? "MPI_Allreduce" : "MPI_Reduce");
   for (long i = 0; i < count; ++i) {
     if (receives) {
-      int want = int_expected(k, i, size);
-      if (out[i] != want) mismatch(i, out[i], want);
-    } else if (in[i] != int_value(k, rank, i, size)) {
-      mismatch(i, in[i], int_value(k, rank, i, size)); /* the send buffer must stay untouched */
+      if (load(out, dbl, i) != expected(k, dbl, i, size)) mismatch(i, load(out, dbl, i), expected(k, dbl, i, size));
+    } else if (load(in, dbl, i) != value(k, dbl, rank, i, size)) {
+      mismatch(i, load(in, dbl, i), value(k, dbl, rank, i, size)); /* the send buffer must stay untouched */
     }
   }
-  free(in);
-  free(out);
-}
-
-static void test_reduce_double(MPI_Comm comm, long count, int root, int o, int in_place) {
-  int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const enum OpKind k = kOps[o].kind;
-  begin_case("%s double %s count %ld root %d%s (size %d)", root < 0 ? "Allreduce" : "Reduce", kOps[o].name, count,
-             root, in_place ? " MPI_IN_PLACE" : "", size);
-  double *in = xmalloc((size_t)count * sizeof(double));
-  double *out = xmalloc((size_t)count * sizeof(double));
-  for (long i = 0; i < count; ++i) {
-    in[i] = double_value(k, rank, i);
-    out[i] = in_place ? in[i] : -12345.0;
-  }
-  const int receives = root < 0 || rank == root;
-  const void *send = in_place && receives ? MPI_IN_PLACE : in;
-  int rc = root < 0 ? MPI_Allreduce(send, out, (int)count, MPI_DOUBLE, g_ops[o], comm)
-                    : MPI_Reduce(send, out, (int)count, MPI_DOUBLE, g_ops[o], root, comm);
-  check_rc(rc, root < 0 ? "MPI_Allreduce" : "MPI_Reduce");
-  if (receives)
-    for (long i = 0; i < count; ++i) {
-      double want = double_expected(k, i, size);
-      if (out[i] != want) mismatch(i, out[i], want);
-    }
   free(in);
   free(out);
 }
@@ -502,15 +493,10 @@ static void suite(MPI_Comm comm, long max_count) {
     if (n > max_count) continue;
     for (int ri = 0; ri < nroots; ++ri) test_bcast(comm, n, roots[ri]);
     for (int o = 0; o < NOPS; ++o) {
-      for (int ri = 0; ri < 2 && ri < nroots; ++ri) {
-        test_reduce_int(comm, n, roots[ri], o, ri == 1);
-        if (kOps[o].on_double) test_reduce_double(comm, n, roots[ri], o, ri == 0);
-      }
-      test_reduce_int(comm, n, -1, o, 0);
-      test_reduce_int(comm, n, -1, o, 1);
-      if (kOps[o].on_double) {
-        test_reduce_double(comm, n, -1, o, 0);
-        test_reduce_double(comm, n, -1, o, 1);
+      for (int dbl = 0; dbl <= kOps[o].on_double; ++dbl) {
+        for (int ri = 0; ri < 2 && ri < nroots; ++ri) test_reduce(comm, n, roots[ri], o, dbl, ri != dbl);
+        test_reduce(comm, n, -1, o, dbl, 0);
+        test_reduce(comm, n, -1, o, dbl, 1);
       }
     }
     for (int maxloc = 0; maxloc < 2; ++maxloc) {
