@@ -19,17 +19,17 @@
 namespace sonde::engine::coll {
 namespace {
 
-// Size switches between the latency- and the bandwidth-oriented algorithms
-// (bytes of one rank's data, except where noted). Below them the log(p)
-// message count matters more than the log(p) extra copies of the payload.
-constexpr int64_t kBcastLarge = 64 * 1024;        // whole message
-constexpr int64_t kAllreduceLarge = 32 * 1024;    // whole vector
-constexpr int64_t kGatherBinomialMax = 64 * 1024;  // all ranks' data together
+// Size switches between the latency- and the bandwidth-oriented algorithms,
+// in bytes. Below them the log(p) message count matters more than the
+// log(p) extra copies of the payload.
+constexpr int64_t kBcastLarge = 64 * 1024;            // whole message
+constexpr int64_t kAllreduceLarge = 32 * 1024;        // whole vector
+constexpr int64_t kGatherBinomialMax = 64 * 1024;     // all ranks' data together
 constexpr int64_t kAllgatherDoublingMax = 64 * 1024;  // all ranks' data together
 
-#define SONDE_TRY(expr)                        \
-  do {                                         \
-    int sonde_rc_ = (expr);                    \
+#define SONDE_TRY(expr)                             \
+  do {                                              \
+    int sonde_rc_ = (expr);                         \
     if (sonde_rc_ != MPI_SUCCESS) return sonde_rc_; \
   } while (0)
 
@@ -327,7 +327,8 @@ int allreduce_doubling(void*& acc, void*& tmp, int64_t count, Datatype* type, MP
 // Rabenseifner: reduce-scatter by recursive halving (each rank ends up
 // owning the full reduction of 1/pof2 of the vector), then an allgather
 // retracing the same pairs. About 2n bytes per rank instead of n*log2 p.
-// Commutative ops only: the halves combine in bit order, not rank order.
+// Commutative ops only: each step folds the partner's half into this rank's
+// (partner op mine), the wrong order whenever the partner holds higher ranks.
 int allreduce_halving(void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int newrank, int pof2, int rem,
                       Comm* c, int tag) {
   // Block i of pof2: elements [first(i), first(i+1)); the first count%pof2 blocks get one extra.
@@ -438,10 +439,9 @@ int gather_binomial(const void* sbuf, int64_t scount, Datatype* stype, void* rbu
     }
     pack(*stype, sbuf, scount, 0, packed.data(), static_cast<uint64_t>(mine));
   }
-  int mask = 1;
   {
     Step step(c, tag);
-    for (; mask < p && !(lrank & mask); mask <<= 1) {
+    for (int mask = 1; mask < p && !(lrank & mask); mask <<= 1) {
       const int child = lrank + mask;
       if (child >= p) continue;
       const int64_t blocks = std::min<int64_t>(mask, p - child);
