@@ -11,3 +11,13 @@ extern "C" const char* __tsan_default_suppressions() {
          "deadlock:libpmix.so.2\n"
          "deadlock:libevent_core\n";
 }
+
+// libpmix and libevent keep process-lifetime allocations they never free;
+// LeakSanitizer (part of --config=asan) would report them in every binary
+// that links libpmix.
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libpmix.so.2\n"
+         "leak:libevent_core\n"
+         "leak:libevent_pthreads\n"
+         "leak:libhwloc\n";
+}
