@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the MPI_THREAD_MULTIPLE program on 2 and 4 ranks through the launcher.
+# Runs an MPI program on 2 and 4 ranks through the launcher.
 set -eu
 mpiexec=$1 prog=$2
 for n in 2 4; do
