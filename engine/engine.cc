@@ -33,10 +33,8 @@ namespace sonde::engine {
 using transport::PacketHeader;
 using transport::PacketType;
 
-Engine& engine() {
-  static Engine* e = new Engine();  // never destroyed: callbacks may run at exit
-  return *e;
-}
+// Built when the library loads and never destroyed: callbacks may run at exit.
+Engine* const g_engine = new Engine();
 
 namespace {
 
@@ -343,7 +341,7 @@ int Engine::issue_send(Request* r) {
     bool sync = r->mode == SendMode::kSync;
     h.type = sync ? PacketType::kEagerSync : PacketType::kEager;
     h.payload = r->bytes;
-    if (data && !sync && r->mode != SendMode::kBuffered && t->try_send_now(r->world_peer, h, data)) {
+    if ((data || r->bytes == 0) && !sync && r->mode != SendMode::kBuffered && t->try_send_now(r->world_peer, h, data)) {
       // PERUSE: REQ_XFER_BEGIN, REQ_XFER_END (handed over in one piece)
       r->handed = true;
       complete(r);

@@ -32,7 +32,8 @@ struct Errhandler {
 };
 
 class Engine;
-Engine& engine();
+extern Engine* const g_engine;
+inline Engine& engine() { return *g_engine; }
 
 class Engine final : public transport::Delivery {
  public:

@@ -4,15 +4,16 @@
 // A handle is kind(4) | generation(8) | index(20). Slot 0 is the null handle;
 // predefined objects occupy the first slots with generation 0; objects made
 // at run time get generations 1..255, bumped on every reuse of the slot, so a
-// freed handle no longer resolves. Objects live in a deque: their addresses
-// never move, and a slot's object is reused (not reallocated) after release,
-// so steady-state allocation is zero.
+// freed handle no longer resolves. Objects live in fixed-size chunks: their
+// addresses never move, a lookup is a shift and a mask, and a slot's object
+// is reused (not reallocated) after release, so steady-state allocation is
+// zero.
 //
 // Not thread-safe on its own: callers hold the engine lock.
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <vector>
 
 namespace sonde::engine {
@@ -32,7 +33,7 @@ class HandleTable {
  public:
   // Reserve slots 1..n for predefined objects (generation 0).
   explicit HandleTable(uint32_t predefined = 0) {
-    objects_.resize(predefined + 1);
+    while (capacity() < predefined + 1) grow();
     slots_.resize(predefined + 1);
     for (uint32_t i = 1; i <= predefined; ++i) slots_[i].live = true;
   }
@@ -44,10 +45,10 @@ class HandleTable {
     if (i == 0 || i >= slots_.size()) return nullptr;
     Slot& s = slots_[i];
     if (!s.live || s.generation != handle_generation(h)) return nullptr;
-    return &objects_[i];
+    return &object(i);
   }
   // Predefined object by index (1-based, as in mpi.h).
-  T& predefined(uint32_t index) { return objects_[index]; }
+  T& predefined(uint32_t index) { return object(index); }
   int predefined_handle(uint32_t index) const { return make_handle(Kind, 0, index); }
 
   // A fresh slot; the caller resets the object's state. Returns the handle, or
@@ -61,12 +62,12 @@ class HandleTable {
       if (slots_.size() > kIndexMask) return 0;
       i = static_cast<uint32_t>(slots_.size());
       slots_.emplace_back();
-      objects_.emplace_back();
+      if (i >= capacity()) grow();
     }
     Slot& s = slots_[i];
     s.live = true;
     s.generation = static_cast<uint8_t>(s.generation % 255 + 1);
-    *out = &objects_[i];
+    *out = &object(i);
     return make_handle(Kind, s.generation, i);
   }
 
@@ -80,11 +81,18 @@ class HandleTable {
   size_t live_count() const { return slots_.size() - 1 - free_.size(); }
 
  private:
+  static constexpr uint32_t kChunkBits = 8;
+  static constexpr uint32_t kChunk = 1u << kChunkBits;
+
   struct Slot {
     uint8_t generation = 0;
     bool live = false;
   };
-  std::deque<T> objects_;
+  T& object(uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunk - 1)]; }
+  uint32_t capacity() const { return static_cast<uint32_t>(chunks_.size()) * kChunk; }
+  void grow() { chunks_.push_back(std::make_unique<T[]>(kChunk)); }
+
+  std::vector<std::unique_ptr<T[]>> chunks_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;
 };
