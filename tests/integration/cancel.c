@@ -85,8 +85,7 @@ static void receiver(void) {
   }
 
   /* 4. Persistent receive: start, cancel, start again, receive.
-   * ENGINE BUG (see persistent_status_after_completion.c): fails while
-   * Engine::complete() clears Request::active. */
+   * Regression: see persistent_status_after_completion.c. */
   CHECK_OK(MPI_Recv_init(buf, BIG, MPI_BYTE, peer, 30, MPI_COMM_WORLD, &r));
   CHECK_OK(MPI_Start(&r));
   CHECK_OK(MPI_Cancel(&r));

@@ -174,8 +174,7 @@ int main(int argc, char** argv) {
   }
   MPI_Type_free(&v2);
 
-  /* Pair and wide types. ENGINE BUG (see get_elements_pair_types.c):
-   * Get_elements of padded pair types is 0 today. */
+  /* Pair and wide types (regression: see get_elements_pair_types.c). */
   if (itest_rank == 0) {
     struct {
       double d;

@@ -1,15 +1,14 @@
-/* Minimal reproducer (ENGINE BUG, found by the integration tests).
+/* Regression test (an engine bug the integration tests found; fixed in
+ * dea3d1a).
  *
  * MPI_Get_elements on a message of pair types counts two basic elements per
  * pair: 3 x MPI_DOUBLE_INT is 6 elements (Debian's MPICH says 6).
  *
- * Sonde today returns 0 for MPI_DOUBLE_INT, MPI_SHORT_INT (and, by the same
- * arithmetic, MPI_LONG_INT and MPI_LONG_DOUBLE_INT): elements() in
- * engine/abi_p2p.cc multiplies by Datatype::basic_count, which
- * Datatype::finish() (engine/datatype.cc) computes as size / basic_size(basic);
- * for these pairs basic_size() is the padded struct (16 for double+int) while
- * size is the packed 12 bytes, so basic_count is 0. MPI_2INT and
- * MPI_FLOAT_INT, which have no padding, come out right.
+ * The bug: Sonde returned 0 for MPI_DOUBLE_INT and MPI_SHORT_INT (and by the
+ * same arithmetic MPI_LONG_INT, MPI_LONG_DOUBLE_INT): elements() in
+ * engine/abi_p2p.cc multiplied by Datatype::basic_count = size /
+ * basic_size(basic), where basic_size() of a pair is the padded struct (16 for
+ * double+int) and size the packed 12 bytes.
  */
 #include "tests/integration/itest.h"
 

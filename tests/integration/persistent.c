@@ -73,8 +73,7 @@ int main(int argc, char** argv) {
   CHECK(flag == 1, "Test on an inactive persistent request: flag 0");
   expect_empty(&est, "Test on inactive");
 
-  /* ENGINE BUG (see persistent_status_after_completion.c): fails while
-   * Engine::complete() clears Request::active.
+  /* Regression: see persistent_status_after_completion.c.
    * A started receive nobody sends to: starting it again is erroneous (MPI
    * need not detect it; Sonde does), and it can be cancelled and freed. */
   MPI_Request lone;

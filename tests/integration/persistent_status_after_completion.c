@@ -1,12 +1,13 @@
-/* Minimal reproducer (ENGINE BUG, found by the integration tests).
+/* Regression test (an engine bug the integration tests found; fixed in
+ * dea3d1a).
  *
  * A persistent request that completes before the program calls MPI_Wait must
  * still be "active" until that Wait: Wait returns its real status (source,
  * tag, count, cancelled) and MPI_Start on it is refused until then.
  *
- * Sonde today: Engine::complete() (engine/engine.cc) clears Request::active,
- * and classify() in engine/abi_p2p.cc takes "persistent && !active" to mean
- * an inactive persistent request, so Wait/Test/Waitall/... hand back an empty
+ * The bug: Engine::complete() (engine/engine.cc) cleared Request::active,
+ * and classify() in engine/abi_p2p.cc took "persistent && !active" to mean
+ * an inactive persistent request, so Wait/Test/Waitall/... handed back an empty
  * status (MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not cancelled, error lost) for
  * any persistent request that completed before it was waited on.
  */

@@ -88,8 +88,7 @@ int main(int argc, char** argv) {
   CHECK(flag == 1, "PROC_NULL requests not complete at once");
   if (!flag) CHECK_OK(MPI_Waitall(3, r, sts));
   expect_proc_null(&sts[1], "Irecv(PROC_NULL)");
-  /* ENGINE BUG (see persistent_status_after_completion.c): fails while
-   * Engine::complete() clears Request::active. */
+  /* Regression: see persistent_status_after_completion.c. */
   MPI_Request pr;
   CHECK_OK(MPI_Recv_init(in, 64, MPI_BYTE, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &pr));
   CHECK_OK(MPI_Start(&pr));
