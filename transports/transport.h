@@ -109,6 +109,10 @@ class Transport {
   // into `dst`. False when the system refuses (no permission, no support);
   // the engine then falls back to kCts + kData streaming. Never partial.
   virtual bool read_remote(int peer, uint64_t remote_addr, void* dst, size_t len) = 0;
+  // Single-copy, the other way: write `len` bytes from `src` to `remote_addr`
+  // in peer's address space (process_vm_writev). Same refusal rules as
+  // read_remote; never partial. The default refuses.
+  virtual bool write_remote(int peer, uint64_t remote_addr, const void* src, size_t len) { return false; }
   // Called once before MPI_Finalize returns, after all traffic has drained.
   virtual void shutdown() {}
 };
