@@ -78,6 +78,7 @@ int Engine::init(int required) {
   settings.eager_limit = env_u64("SONDE_EAGER_LIMIT", settings.eager_limit, settings);
   settings.spin_before_yield = int(env_u64("SONDE_SPIN", uint64_t(settings.spin_before_yield), settings));
   settings.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings) != 0;
+  settings.coop_threshold = env_u64("SONDE_COOP_THRESHOLD", settings.coop_threshold, settings);
   thread_level = std::min(required, int(MPI_THREAD_MULTIPLE));
   if (thread_level < MPI_THREAD_SINGLE) thread_level = MPI_THREAD_SINGLE;
 
@@ -98,6 +99,7 @@ int Engine::init(int required) {
 
   // Transports: self for ourselves, shm for the ranks on our node.
   route.assign(world_size, nullptr);
+  single_copy_state_.assign(world_size, 0);
   try {
     WireupExchange exchange(*wireup);
     std::vector<int> local;
@@ -213,6 +215,9 @@ void Engine::run_deferred() {
           break;
         case Deferred::kControl:
           send_control(d.peer, d.header.type, d.header.send_cookie, d.header.recv_cookie);
+          break;
+        case Deferred::kCoopWrite:
+          coop_write(d.request, d.peer, d.header.recv_cookie);
           break;
         case Deferred::kStreamData: {
           Request* r = d.request;
@@ -405,18 +410,47 @@ void SendPart::on_handed() {
   }
 }
 
-void Engine::send_control(int peer, PacketType type, uint64_t send_cookie, uint64_t recv_cookie) {
+void Engine::send_control(int peer, PacketType type, uint64_t send_cookie, uint64_t recv_cookie, uint64_t total,
+                          uint8_t flags, const uint64_t* word) {
   PacketHeader h{};
   h.type = type;
+  h.flags = flags;
+  h.total = total;
   h.send_cookie = send_cookie;
   h.recv_cookie = recv_cookie;
+  h.payload = word ? sizeof(uint64_t) : 0;
   transport::Transport* t = route[peer];
-  if (t->try_send_now(peer, h, nullptr)) return;
+  if (t->try_send_now(peer, h, word)) return;
+  // No room now: queue it on an internal request that owns a copy of the word.
   Request* r = new_request(RequestKind::kSend);
   r->item.header = h;
-  r->item.payload = nullptr;
+  if (word) r->coop_addr = *word;
+  r->item.payload = word ? reinterpret_cast<const uint8_t*>(&r->coop_addr) : nullptr;
   r->world_peer = peer;
   t->enqueue(peer, &r->item);
+}
+
+// Sender, cooperative rendezvous: write our part straight into the
+// receiver's buffer while it reads the rest.
+void Engine::coop_write(Request* r, int peer, uint64_t recv_cookie) {
+  // PERUSE: REQ_XFER_BEGIN (sender's share of a cooperative copy)
+  bool ok = route[peer]->write_remote(peer, r->coop_addr, r->item.payload, r->coop_split);
+  send_control(peer, PacketType::kWriteDone, reinterpret_cast<uint64_t>(r), recv_cookie, r->coop_split, ok ? 0 : 1);
+  // Refused: the receiver reads our head itself and says so with a second
+  // kFin; until then our buffer must stay untouched, so we are not done.
+  if (ok) coop_part_done(r);
+}
+
+// One of the two halves of a cooperative copy is done on this side.
+void Engine::coop_part_done(Request* r) {
+  if (r->coop_waiting > 0 && --r->coop_waiting == 0) {
+    if (r->kind == RequestKind::kSend) {
+      r->handed = true;
+      r->matched = true;
+    }
+    // PERUSE: REQ_XFER_END
+    complete(r);
+  }
 }
 
 int Engine::issue_recv(Request* r) {
@@ -517,6 +551,31 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
   uint64_t n = std::min<uint64_t>(h.total, r->bytes);
   setup_sink(r, h.total);
   bool pulled = false;
+  bool coop = settings.coop_threshold && n >= settings.coop_threshold && r->type->contiguous &&
+              peer != world_rank && single_copy_state_[size_t(peer)] > 0;
+  if (coop) {
+    // Both cores copy: the sender writes [0, split) into our buffer while we
+    // read [split, n). Done when our read and its kWriteDone are both in.
+    uint64_t split = (n / 2) & ~uint64_t(4095);
+    uint8_t* dst = contiguous_start(*r->type, r->buf);
+    uint64_t dst_addr = reinterpret_cast<uint64_t>(dst);
+    r->coop_addr = h.recv_cookie;
+    r->coop_split = split;
+    r->coop_waiting = 2;
+    send_control(peer, PacketType::kCtsWrite, h.send_cookie, reinterpret_cast<uint64_t>(r), split, 0, &dst_addr);
+    // PERUSE: REQ_XFER_BEGIN
+    if (route[peer]->read_remote(peer, h.recv_cookie + split, dst + split, n - split)) {
+      send_control(peer, PacketType::kFin, h.send_cookie, 0);
+      coop_part_done(r);
+      return;
+    }
+    // Refused after all: stream everything (the sender's write, if it
+    // happens, puts the same bytes in the same place).
+    single_copy_state_[size_t(peer)] = -1;
+    r->coop_waiting = 0;
+    send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
+    return;
+  }
   if (n == 0) {
     pulled = true;
   } else if (r->type->contiguous) {
@@ -527,6 +586,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     pulled = route[peer]->read_remote(peer, h.recv_cookie, tmp.data(), n);
     if (pulled) unpack(*r->type, r->buf, r->count, 0, tmp.data(), n);
   }
+  if (n) single_copy_state_[size_t(peer)] = pulled ? 1 : -1;
   if (pulled) {
     // PERUSE: REQ_XFER_END
     send_control(peer, PacketType::kFin, h.send_cookie, 0);
@@ -581,6 +641,14 @@ transport::PayloadSink* Engine::on_header(int peer, const PacketHeader& h) {
   if (!is_message(h.type)) {
     deliver_control(peer, h);
     if (h.type == PacketType::kData) return &reinterpret_cast<Request*>(h.recv_cookie)->sink;
+    if (h.type == PacketType::kCtsWrite) {
+      // The 8-byte payload is the receiver's buffer address.
+      Request* r = reinterpret_cast<Request*>(h.send_cookie);
+      r->sink.request = nullptr;
+      r->sink.message = nullptr;
+      r->sink.contiguous = reinterpret_cast<uint8_t*>(&r->coop_addr);
+      return &r->sink;
+    }
     return nullptr;
   }
   Comm* comm = h.context < by_context.size() ? by_context[h.context] : nullptr;
@@ -622,6 +690,13 @@ transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm
 }
 
 void Engine::on_payload_done(int peer, const PacketHeader& h, transport::PayloadSink* s) {
+  if (h.type == PacketType::kCtsWrite) {
+    Request* r = reinterpret_cast<Request*>(h.send_cookie);
+    r->coop_split = h.total;
+    r->coop_waiting = 2;  // our write, and the receiver's kFin
+    deferred_.push_back({Deferred::kCoopWrite, peer, r, h});
+    return;
+  }
   if (!s) return;
   auto* sink = static_cast<EngineSink*>(s);
   if (sink->request) {
@@ -659,6 +734,10 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
     }
     case PacketType::kFin: {
       auto* r = reinterpret_cast<Request*>(h.send_cookie);
+      if (r->coop_waiting) {  // cooperative: our own write may still be pending
+        coop_part_done(r);
+        break;
+      }
       r->handed = true;
       r->matched = true;
       // PERUSE: REQ_XFER_BEGIN/END of the send are reported here: the receiver
@@ -674,6 +753,24 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
     }
     case PacketType::kData:
       break;  // the sink is the receive's (set up by pull)
+    case PacketType::kWriteDone: {
+      auto* r = reinterpret_cast<Request*>(h.recv_cookie);
+      if (!r->coop_waiting) break;  // we fell back to streaming meanwhile
+      if (h.flags & 1) {
+        // The sender could not write its part: read it ourselves, then let
+        // it go (it waits for this second kFin before reusing its buffer).
+        uint8_t* dst = contiguous_start(*r->type, r->buf);
+        if (!route[peer]->read_remote(peer, r->coop_addr, dst, r->coop_split)) r->error = MPI_ERR_OTHER;
+        deferred_.push_back({Deferred::kControl, peer, r, [&] {
+          PacketHeader fin{};
+          fin.type = PacketType::kFin;
+          fin.send_cookie = h.send_cookie;
+          return fin;
+        }()});
+      }
+      coop_part_done(r);
+      break;
+    }
     default:
       break;
   }

@@ -24,6 +24,10 @@ struct Settings {
   uint64_t eager_limit = 16 * 1024;  // SONDE_EAGER_LIMIT: larger messages use rendezvous
   int spin_before_yield = 2000;      // SONDE_SPIN: idle polls before sched_yield()
   bool single_copy = true;           // SONDE_SHM_SINGLE_COPY=0 disables process_vm_readv
+  // SONDE_COOP_THRESHOLD: rendezvous messages at least this large are copied
+  // by both sides at once (sender writes the head, receiver reads the tail);
+  // 0 turns it off.
+  uint64_t coop_threshold = 256 * 1024;
   std::vector<std::string> set_from_environment;  // "NAME=value" of each one given
 };
 
@@ -110,18 +114,23 @@ class Engine final : public transport::Delivery {
   void match_message(Request* r, Message* m);
   void setup_sink(Request* r, uint64_t payload);
   void pull(Request* r, int peer, const transport::PacketHeader& h);
-  void send_control(int peer, transport::PacketType type, uint64_t send_cookie, uint64_t recv_cookie);
+  void send_control(int peer, transport::PacketType type, uint64_t send_cookie, uint64_t recv_cookie,
+                    uint64_t total = 0, uint8_t flags = 0, const uint64_t* word = nullptr);
+  void coop_write(Request* r, int peer, uint64_t recv_cookie);
+  void coop_part_done(Request* r);
   void run_deferred();
 
   // Work discovered inside a transport callback, done after progress()
   // returns so a transport is never re-entered from its own callback.
   struct Deferred {
-    enum Kind { kPull, kControl, kStreamData } kind;
+    enum Kind { kPull, kControl, kStreamData, kCoopWrite } kind;
     int peer;
     Request* request;
     transport::PacketHeader header;
   };
   std::vector<Deferred> deferred_;
+  // Per world rank: has single copy worked (1), failed (-1), not tried (0)?
+  std::vector<int8_t> single_copy_state_;
   bool in_progress_ = false;
 };
 

@@ -87,6 +87,11 @@ struct Request : matching::PostedEntry {
   int world_peer = -1;
   uint8_t* staged = nullptr;  // packed copy (Bsend data, or rendezvous source of a non-contiguous send)
   Message* pending = nullptr; // recv matched a message whose payload is still arriving
+  // Cooperative rendezvous (both sides copy part of a large message):
+  // sender: the receiver's buffer; receiver: the sender's buffer.
+  uint64_t coop_addr = 0;
+  uint64_t coop_split = 0;     // bytes [0, split) are the sender's to write
+  uint8_t coop_waiting = 0;    // coop events still owed before completion
   RecvSink sink;
   SendPart item;
 

@@ -27,6 +27,9 @@ enum class PacketType : uint8_t {
   kData = 5,       // rendezvous data streamed by the sender after a kCts
   kFin = 6,        // receiver pulled the data itself: the send is complete
   kSyncAck = 7,    // receiver matched a kEagerSync
+  kCtsWrite = 8,   // receiver pulls the tail itself; sender, please write the
+                   // first `total` bytes to the address in the 8-byte payload
+  kWriteDone = 9,  // sender wrote its part (flags: 1 = the write was refused)
 };
 
 // 48 bytes on the wire, the same layout in every process of the job.
