@@ -4,11 +4,7 @@
 
 int main(int argc, char** argv) {
   itest_init(&argc, &argv);
-  const char* job = getenv("SONDE_JOBID");
-  if (itest_rank == 0) {
-    printf("SONDE_JOBID=%s\n", job ? job : "unknown");
-    fflush(stdout);
-  }
+  itest_print_jobid();
   int v = 0;
   if (itest_rank == itest_size - 1) {
     itest_sleep(0.2);

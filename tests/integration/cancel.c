@@ -190,15 +190,4 @@ static void sender(void) {
   free(buf);
 }
 
-int main(int argc, char** argv) {
-  itest_init(&argc, &argv);
-  CHECK(itest_size == 2, "needs 2 ranks");
-  MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
-  if (itest_rank == 0)
-    receiver();
-  else
-    sender();
-  itest_barrier(ctl);
-  MPI_Comm_free(&ctl);
-  return itest_finish("cancel");
-}
+int main(int argc, char** argv) { return itest_pair_main(argc, argv, "cancel", &ctl, receiver, sender); }

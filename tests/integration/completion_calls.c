@@ -18,13 +18,6 @@ static MPI_Comm ctl;
 
 static void go(int peer, int which) { MPI_Send(&which, 1, MPI_INT, peer, 1, ctl); }
 
-static void expect_empty(const MPI_Status* st, const char* what) {
-  int count = -1;
-  MPI_Get_count(st, MPI_BYTE, &count);
-  CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG && count == 0,
-        "%s: status not empty (source %d tag %d count %d)", what, st->MPI_SOURCE, st->MPI_TAG, count);
-}
-
 /* Wait (by Request_get_status, which frees nothing) until r completes. */
 static void await(MPI_Request r) {
   int flag = 0;
@@ -33,7 +26,8 @@ static void await(MPI_Request r) {
   CHECK(flag, "request never completed");
 }
 
-static void receiver(int peer) {
+static void receiver(void) {
+  int peer = 1;
   int vals[N];
   MPI_Request r[N];
   MPI_Status st, sts[N];
@@ -44,7 +38,7 @@ static void receiver(int peer) {
   index = 12345;
   CHECK_OK(MPI_Waitany(3, nulls, &index, &st));
   CHECK(index == MPI_UNDEFINED, "Waitany(all null) index %d", index);
-  expect_empty(&st, "Waitany(all null)");
+  CHECK_EMPTY_STATUS(&st, "Waitany(all null)");
   index = 12345;
   flag = 0;
   CHECK_OK(MPI_Testany(3, nulls, &index, &flag, &st));
@@ -58,7 +52,7 @@ static void receiver(int peer) {
   flag = 0;
   CHECK_OK(MPI_Testall(3, nulls, &flag, sts));
   CHECK(flag == 1, "Testall(all null) flag %d", flag);
-  for (int i = 0; i < 3; ++i) expect_empty(&sts[i], "Testall(all null)");
+  for (int i = 0; i < 3; ++i) CHECK_EMPTY_STATUS(&sts[i], "Testall(all null)");
   index = 12345;
   CHECK_OK(MPI_Waitany(0, NULL, &index, MPI_STATUS_IGNORE));
   CHECK(index == MPI_UNDEFINED, "Waitany(0) index %d", index);
@@ -138,7 +132,7 @@ static void receiver(int peer) {
   CHECK(sts[3].MPI_TAG == 13 && vals[3] == 3, "Waitall status of the live entry: tag %d", sts[3].MPI_TAG);
   for (int i = 0; i < N; ++i) {
     CHECK(r[i] == MPI_REQUEST_NULL, "Waitall left request %d", i);
-    if (i != 3) expect_empty(&sts[i], "Waitall null entry");
+    if (i != 3) CHECK_EMPTY_STATUS(&sts[i], "Waitall null entry");
   }
   for (int i = 0; i < N; ++i)
     if (i != 2) CHECK(vals[i] == i, "receive %d got %d", i, vals[i]);
@@ -175,7 +169,8 @@ static void receiver(int peer) {
   CHECK(done == 3, "Waitany completed %d sends", done);
 }
 
-static void sender(int peer) {
+static void sender(void) {
+  int peer = 0;
   for (;;) {
     int which;
     MPI_Recv(&which, 1, MPI_INT, peer, 1, ctl, MPI_STATUS_IGNORE);
@@ -191,14 +186,5 @@ static void sender(int peer) {
 }
 
 int main(int argc, char** argv) {
-  itest_init(&argc, &argv);
-  CHECK(itest_size == 2, "needs 2 ranks");
-  MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
-  if (itest_rank == 0)
-    receiver(1);
-  else
-    sender(0);
-  itest_barrier(ctl);
-  MPI_Comm_free(&ctl);
-  return itest_finish("completion_calls");
+  return itest_pair_main(argc, argv, "completion_calls", &ctl, receiver, sender);
 }

@@ -45,6 +45,21 @@ static int itest_failures = 0;
           #call, itest_rc_, itest_cls_, itest_errstr(itest_rc_), #cls);                       \
   } while (0)
 
+/* A status must say (source, tag, byte count). The empty status of a null or
+ * inactive request is (MPI_ANY_SOURCE, MPI_ANY_TAG, 0); that of a receive
+ * from MPI_PROC_NULL is (MPI_PROC_NULL, MPI_ANY_TAG, 0). */
+#define CHECK_STATUS(st, source, tag, bytes, what)                                             \
+  do {                                                                                         \
+    const MPI_Status* itest_st_ = (st);                                                        \
+    int itest_n_ = -1;                                                                         \
+    MPI_Get_count(itest_st_, MPI_BYTE, &itest_n_);                                             \
+    CHECK(itest_st_->MPI_SOURCE == (source) && itest_st_->MPI_TAG == (tag) && itest_n_ == (bytes), \
+          "%s: status source %d tag %d count %d, want %d %d %d", (what), itest_st_->MPI_SOURCE, \
+          itest_st_->MPI_TAG, itest_n_, (source), (tag), (bytes));                             \
+  } while (0)
+#define CHECK_EMPTY_STATUS(st, what) CHECK_STATUS(st, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, what)
+#define CHECK_PROC_NULL_STATUS(st, what) CHECK_STATUS(st, MPI_PROC_NULL, MPI_ANY_TAG, 0, what)
+
 static inline const char* itest_errstr(int code) {
   static char buf[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -114,6 +129,32 @@ static inline void itest_barrier(MPI_Comm comm) {
   } else {
     MPI_Send(&z, 0, MPI_BYTE, 0, 32001, comm);
     MPI_Recv(&z, 0, MPI_BYTE, 0, 32002, comm, MPI_STATUS_IGNORE);
+  }
+}
+
+/* main() of a two-rank test: rank 0 runs rank0(), rank 1 runs rank1(); *ctl
+ * is a private duplicate of WORLD for synchronisation meanwhile. */
+static inline int itest_pair_main(int argc, char** argv, const char* name, MPI_Comm* ctl, void (*rank0)(void),
+                                  void (*rank1)(void)) {
+  itest_init(&argc, &argv);
+  CHECK(itest_size == 2, "needs 2 ranks");
+  MPI_Comm_dup(MPI_COMM_WORLD, ctl);
+  if (itest_rank == 0)
+    rank0();
+  else
+    rank1();
+  itest_barrier(*ctl);
+  MPI_Comm_free(ctl);
+  return itest_finish(name);
+}
+
+/* For tests whose job is killed: rank 0 prints the job id (Sonde's launcher
+ * sets SONDE_JOBID) so run_job.sh --clean-shm can look for leftovers. */
+static inline void itest_print_jobid(void) {
+  const char* job = getenv("SONDE_JOBID");
+  if (itest_rank == 0) {
+    printf("SONDE_JOBID=%s\n", job ? job : "unknown");
+    fflush(stdout);
   }
 }
 

@@ -10,14 +10,6 @@
 #define BIG 200000 /* above the default eager limit */
 static MPI_Comm ctl;
 
-static void expect_status(const MPI_Status* st, int source, int tag, int bytes, const char* what) {
-  int count = -1;
-  MPI_Get_count(st, MPI_BYTE, &count);
-  CHECK(st->MPI_SOURCE == source, "%s: source %d, want %d", what, st->MPI_SOURCE, source);
-  CHECK(st->MPI_TAG == tag, "%s: tag %d, want %d", what, st->MPI_TAG, tag);
-  CHECK(count == bytes, "%s: count %d, want %d", what, count, bytes);
-}
-
 /* Iprobe until a message is there (the sender has started it). */
 static void iprobe_until(int source, int tag, MPI_Status* st) {
   int flag = 0;
@@ -33,17 +25,17 @@ static void proc_null_cases(void) {
   char buf[4] = {1, 2, 3, 4};
 
   CHECK_OK(MPI_Probe(MPI_PROC_NULL, 3, MPI_COMM_WORLD, &st));
-  expect_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, 0, "Probe(PROC_NULL)");
+  CHECK_PROC_NULL_STATUS(&st, "Probe(PROC_NULL)");
   CHECK_OK(MPI_Iprobe(MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
   CHECK(flag == 1, "Iprobe(PROC_NULL) flag %d", flag);
-  expect_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, 0, "Iprobe(PROC_NULL)");
+  CHECK_PROC_NULL_STATUS(&st, "Iprobe(PROC_NULL)");
 
   CHECK_OK(MPI_Mprobe(MPI_PROC_NULL, 3, MPI_COMM_WORLD, &msg, &st));
   CHECK(msg == MPI_MESSAGE_NO_PROC, "Mprobe(PROC_NULL) message %#x", (unsigned)msg);
-  expect_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, 0, "Mprobe(PROC_NULL)");
+  CHECK_PROC_NULL_STATUS(&st, "Mprobe(PROC_NULL)");
   CHECK_OK(MPI_Mrecv(buf, 4, MPI_BYTE, &msg, &st));
   CHECK(msg == MPI_MESSAGE_NULL, "Mrecv(NO_PROC) left message %#x", (unsigned)msg);
-  expect_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, 0, "Mrecv(NO_PROC)");
+  CHECK_PROC_NULL_STATUS(&st, "Mrecv(NO_PROC)");
   CHECK(buf[0] == 1 && buf[3] == 4, "Mrecv(NO_PROC) wrote the buffer");
 
   flag = 0;
@@ -54,7 +46,7 @@ static void proc_null_cases(void) {
   CHECK_OK(MPI_Imrecv(buf, 4, MPI_BYTE, &msg, &req));
   CHECK(msg == MPI_MESSAGE_NULL, "Imrecv(NO_PROC) left message %#x", (unsigned)msg);
   CHECK_OK(MPI_Wait(&req, &st));
-  expect_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, 0, "Imrecv(NO_PROC)");
+  CHECK_PROC_NULL_STATUS(&st, "Imrecv(NO_PROC)");
 }
 
 static void receiver(void) {
@@ -80,12 +72,12 @@ static void receiver(void) {
    * sync, then sleeps a little). */
   itest_sync(peer, ctl);
   CHECK_OK(MPI_Probe(peer, 7, MPI_COMM_WORLD, &st));
-  expect_status(&st, peer, 7, 40, "Probe before send");
+  CHECK_STATUS(&st, peer, 7, 40, "Probe before send");
   /* A plain probe leaves it in place: probe again, with wildcards. */
   CHECK_OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-  expect_status(&st, peer, 7, 40, "second Probe");
+  CHECK_STATUS(&st, peer, 7, 40, "second Probe");
   CHECK_OK(MPI_Recv(ints, 10, MPI_INT, peer, 7, MPI_COMM_WORLD, &st));
-  expect_status(&st, peer, 7, 40, "Recv after Probe");
+  CHECK_STATUS(&st, peer, 7, 40, "Recv after Probe");
   for (int i = 0; i < 10; ++i) CHECK(ints[i] == 700 + i, "tag 7 int %d is %d", i, ints[i]);
 
   /* Sender now sends A (tag 5, 100 ints), B (tag 6, BIG bytes), C (tag 5, 0 bytes). */
@@ -93,25 +85,25 @@ static void receiver(void) {
   itest_sync(peer, ctl); /* all three have been started */
   iprobe_until(peer, 5, &st);
   iprobe_until(peer, 6, &st); /* the rendezvous one announces its full size */
-  expect_status(&st, peer, 6, BIG, "Iprobe rendezvous");
+  CHECK_STATUS(&st, peer, 6, BIG, "Iprobe rendezvous");
   int n = -1;
   MPI_Get_count(&st, MPI_INT, &n);
   CHECK(n == BIG / 4, "Get_count(MPI_INT) on the probed rendezvous message: %d", n);
   CHECK_OK(MPI_Probe(peer, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-  expect_status(&st, peer, 5, 400, "Probe(ANY_TAG) sees the first message (A)");
+  CHECK_STATUS(&st, peer, 5, 400, "Probe(ANY_TAG) sees the first message (A)");
 
   /* Mprobe takes A; afterwards tag-5 probes see C, not A. */
   msg = MPI_MESSAGE_NULL;
   CHECK_OK(MPI_Mprobe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &msg, &st));
-  expect_status(&st, peer, 5, 400, "Mprobe A");
+  CHECK_STATUS(&st, peer, 5, 400, "Mprobe A");
   CHECK(msg != MPI_MESSAGE_NULL && msg != MPI_MESSAGE_NO_PROC, "Mprobe gave message %#x", (unsigned)msg);
   CHECK_OK(MPI_Iprobe(peer, 5, MPI_COMM_WORLD, &flag, &st));
   CHECK(flag == 1, "Iprobe(tag 5) after Mprobe lost C");
-  if (flag) expect_status(&st, peer, 5, 0, "Iprobe(tag 5) after Mprobe sees C, not A");
+  if (flag) CHECK_STATUS(&st, peer, 5, 0, "Iprobe(tag 5) after Mprobe sees C, not A");
   memset(ints, 0, sizeof ints);
   CHECK_OK(MPI_Mrecv(ints, 100, MPI_INT, &msg, &st));
   CHECK(msg == MPI_MESSAGE_NULL, "Mrecv left message %#x", (unsigned)msg);
-  expect_status(&st, peer, 5, 400, "Mrecv A");
+  CHECK_STATUS(&st, peer, 5, 400, "Mrecv A");
   for (int i = 0; i < 100; ++i)
     if (ints[i] != 500 + i) {
       CHECK(0, "A int %d is %d", i, ints[i]);
@@ -122,7 +114,7 @@ static void receiver(void) {
   flag = 0;
   CHECK_OK(MPI_Improbe(peer, 6, MPI_COMM_WORLD, &flag, &msg, &st));
   CHECK(flag == 1, "Improbe(tag 6) found nothing");
-  expect_status(&st, peer, 6, BIG, "Improbe B");
+  CHECK_STATUS(&st, peer, 6, BIG, "Improbe B");
   int flag2 = 1;
   CHECK_OK(MPI_Iprobe(MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, &flag2, MPI_STATUS_IGNORE));
   CHECK(flag2 == 0, "Iprobe still sees B after Improbe took it");
@@ -135,15 +127,15 @@ static void receiver(void) {
   CHECK_OK(MPI_Imrecv(big, BIG, MPI_BYTE, &msg, &req));
   CHECK(msg == MPI_MESSAGE_NULL, "Imrecv left message %#x", (unsigned)msg);
   CHECK_OK(MPI_Wait(&req, &st));
-  expect_status(&st, peer, 6, BIG, "Imrecv B");
+  CHECK_STATUS(&st, peer, 6, BIG, "Imrecv B");
   long bad = itest_verify(big, BIG, 6);
   CHECK(bad < 0, "B differs at byte %ld", bad);
 
   /* C: zero bytes, still matched by Mprobe/Mrecv with a zero count. */
   CHECK_OK(MPI_Mprobe(peer, 5, MPI_COMM_WORLD, &msg, &st));
-  expect_status(&st, peer, 5, 0, "Mprobe C");
+  CHECK_STATUS(&st, peer, 5, 0, "Mprobe C");
   CHECK_OK(MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, &st));
-  expect_status(&st, peer, 5, 0, "Mrecv C");
+  CHECK_STATUS(&st, peer, 5, 0, "Mrecv C");
 
   /* Probe does not consume: several rendezvous messages, probed out of order
    * with Improbe by tag, received with Mrecv in a different order. */
@@ -154,12 +146,12 @@ static void receiver(void) {
     iprobe_until(peer, t, &st);
     CHECK_OK(MPI_Improbe(peer, t, MPI_COMM_WORLD, &flag, &m[t - 10], &st));
     CHECK(flag == 1, "Improbe(tag %d) found nothing", t);
-    expect_status(&st, peer, t, BIG / (t - 9), "Improbe out of order");
+    CHECK_STATUS(&st, peer, t, BIG / (t - 9), "Improbe out of order");
   }
   for (int t = 10; t <= 12; ++t) {
     memset(big, 0, BIG);
     CHECK_OK(MPI_Mrecv(big, BIG, MPI_BYTE, &m[t - 10], &st));
-    expect_status(&st, peer, t, BIG / (t - 9), "Mrecv out of order");
+    CHECK_STATUS(&st, peer, t, BIG / (t - 9), "Mrecv out of order");
     bad = itest_verify(big, (size_t)(BIG / (t - 9)), (uint32_t)t);
     CHECK(bad < 0, "tag %d message differs at byte %ld", t, bad);
   }
@@ -204,15 +196,4 @@ static void sender(void) {
   free(big);
 }
 
-int main(int argc, char** argv) {
-  itest_init(&argc, &argv);
-  CHECK(itest_size == 2, "needs 2 ranks");
-  MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
-  if (itest_rank == 0)
-    receiver();
-  else
-    sender();
-  itest_barrier(ctl);
-  MPI_Comm_free(&ctl);
-  return itest_finish("probe");
-}
+int main(int argc, char** argv) { return itest_pair_main(argc, argv, "probe", &ctl, receiver, sender); }

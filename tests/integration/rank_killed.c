@@ -15,11 +15,7 @@
 int main(int argc, char** argv) {
   itest_init(&argc, &argv);
   int mid_transfer = argc > 1 && strcmp(argv[1], "mid-transfer") == 0;
-  const char* job = getenv("SONDE_JOBID");
-  if (itest_rank == 0) {
-    printf("SONDE_JOBID=%s\n", job ? job : "unknown");
-    fflush(stdout);
-  }
+  itest_print_jobid();
   int victim = itest_size - 1, v = 0;
   int right = (itest_rank + 1) % itest_size, left = (itest_rank + itest_size - 1) % itest_size;
   MPI_Sendrecv(&itest_rank, 1, MPI_INT, right, 0, &v, 1, MPI_INT, left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -11,13 +11,6 @@
 static const int kSizes[] = {0, 1, 100, 16384, 70000, 1 << 20};
 #define NSIZES (int)(sizeof kSizes / sizeof kSizes[0])
 
-static void expect_proc_null(const MPI_Status* st, const char* what) {
-  int count = -1;
-  MPI_Get_count(st, MPI_BYTE, &count);
-  CHECK(st->MPI_SOURCE == MPI_PROC_NULL && st->MPI_TAG == MPI_ANY_TAG && count == 0,
-        "%s: status source %d tag %d count %d", what, st->MPI_SOURCE, st->MPI_TAG, count);
-}
-
 int main(int argc, char** argv) {
   itest_init(&argc, &argv);
   int right = (itest_rank + 1) % itest_size, left = (itest_rank + itest_size - 1) % itest_size;
@@ -77,7 +70,7 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Rsend(out, 10, MPI_BYTE, MPI_PROC_NULL, 1, MPI_COMM_WORLD));
   st.MPI_SOURCE = 1234;
   CHECK_OK(MPI_Recv(in, 64, MPI_BYTE, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &st));
-  expect_proc_null(&st, "Recv(PROC_NULL)");
+  CHECK_PROC_NULL_STATUS(&st, "Recv(PROC_NULL)");
   MPI_Request r[3];
   CHECK_OK(MPI_Isend(out, 10, MPI_BYTE, MPI_PROC_NULL, 2, MPI_COMM_WORLD, &r[0]));
   CHECK_OK(MPI_Irecv(in, 64, MPI_BYTE, MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &r[1]));
@@ -87,13 +80,13 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Testall(3, r, &flag, sts));
   CHECK(flag == 1, "PROC_NULL requests not complete at once");
   if (!flag) CHECK_OK(MPI_Waitall(3, r, sts));
-  expect_proc_null(&sts[1], "Irecv(PROC_NULL)");
+  CHECK_PROC_NULL_STATUS(&sts[1], "Irecv(PROC_NULL)");
   /* Regression: see persistent_status_after_completion.c. */
   MPI_Request pr;
   CHECK_OK(MPI_Recv_init(in, 64, MPI_BYTE, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &pr));
   CHECK_OK(MPI_Start(&pr));
   CHECK_OK(MPI_Wait(&pr, &st));
-  expect_proc_null(&st, "persistent Recv(PROC_NULL)");
+  CHECK_PROC_NULL_STATUS(&st, "persistent Recv(PROC_NULL)");
   CHECK_OK(MPI_Request_free(&pr));
   /* Half of a Sendrecv to PROC_NULL: the other half still happens. */
   int token = itest_rank, got = -1;
@@ -102,7 +95,7 @@ int main(int argc, char** argv) {
   if (itest_size % 2 == 1 && itest_rank == itest_size - 1) to = MPI_PROC_NULL;
   CHECK_OK(MPI_Sendrecv(&token, 1, MPI_INT, to, 9, &got, 1, MPI_INT, from, 9, MPI_COMM_WORLD, &st));
   if (from == MPI_PROC_NULL) {
-    expect_proc_null(&st, "Sendrecv from PROC_NULL");
+    CHECK_PROC_NULL_STATUS(&st, "Sendrecv from PROC_NULL");
     CHECK(got == -1, "Sendrecv from PROC_NULL wrote %d", got);
   } else {
     CHECK(got == left && st.MPI_SOURCE == left, "Sendrecv half: got %d from %d", got, st.MPI_SOURCE);
@@ -114,7 +107,7 @@ int main(int argc, char** argv) {
     }
   CHECK_OK(MPI_Sendrecv_replace(&token, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &st));
   CHECK(token == itest_rank, "Sendrecv_replace with PROC_NULL changed the buffer to %d", token);
-  expect_proc_null(&st, "Sendrecv_replace(PROC_NULL)");
+  CHECK_PROC_NULL_STATUS(&st, "Sendrecv_replace(PROC_NULL)");
 
   free(out);
   free(in);
