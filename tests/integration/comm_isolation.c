@@ -166,6 +166,36 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Sendrecv(&token, 1, MPI_INT, right0, 1, &got, 1, MPI_INT, left0, 1, again, MPI_STATUS_IGNORE));
   CHECK(got == 1000 + left0, "on a reused context got %d", got);
 
+  /* Asymmetric history: the halves of the split create different numbers of
+   * communicators, so their next free context ids differ; a communicator
+   * over everybody created afterwards must still get one context on all
+   * ranks, and its traffic must not leak into the halves' (same tags). */
+  MPI_Comm extra[3];
+  int nextra = itest_rank % 2 ? 1 : 3;
+  for (int i = 0; i < nextra; ++i) CHECK_OK(MPI_Comm_dup(comms[4], &extra[i]));
+  MPI_Comm all;
+  CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &all));
+  {
+    int hsize, hrank, hright, hleft, a = -1, b = -1;
+    MPI_Comm_size(extra[nextra - 1], &hsize);
+    MPI_Comm_rank(extra[nextra - 1], &hrank);
+    hright = (hrank + 1) % hsize;
+    hleft = (hrank + hsize - 1) % hsize;
+    int mark_all = 5000 + itest_rank, mark_half = 6000 + itest_rank;
+    MPI_Request q[4];
+    CHECK_OK(MPI_Irecv(&a, 1, MPI_INT, MPI_ANY_SOURCE, 4, all, &q[0]));
+    CHECK_OK(MPI_Irecv(&b, 1, MPI_INT, MPI_ANY_SOURCE, 4, extra[nextra - 1], &q[1]));
+    CHECK_OK(MPI_Isend(&mark_half, 1, MPI_INT, hright, 4, extra[nextra - 1], &q[2]));
+    CHECK_OK(MPI_Isend(&mark_all, 1, MPI_INT, right0, 4, all, &q[3]));
+    CHECK_OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+    /* The split orders a parity class by descending world rank. */
+    int world_of_hleft = itest_rank + 2 * (hrank - hleft);
+    CHECK(a == 5000 + left0, "comm over all after asymmetric dups got %d, want %d", a, 5000 + left0);
+    CHECK(b == 6000 + world_of_hleft, "half comm after asymmetric dups got %d, want %d", b, 6000 + world_of_hleft);
+  }
+  CHECK_OK(MPI_Comm_free(&all));
+  for (int i = 0; i < nextra; ++i) CHECK_OK(MPI_Comm_free(&extra[i]));
+
   itest_barrier(ctl);
   CHECK_OK(MPI_Comm_free(&ctl));
   CHECK_OK(MPI_Comm_free(&again));

@@ -12,6 +12,9 @@
  *                 order and data checked); then rank 0 sends to all at once;
  *   request-free  Isend/Issend whose request is freed at once (fire and
  *                 forget), eager and rendezvous: the data still arrives;
+ *   many-requests tens of thousands of requests live at once per rank
+ *                 (handle tables growing well past their first chunk), all
+ *                 completed in one Waitall, twice (slots reused);
  *   reuse         the sender overwrites its buffer as soon as Send / Wait /
  *                 Test says the send is complete (rendezvous sizes, receiver
  *                 early and late, after earlier traffic has switched on the
@@ -170,6 +173,31 @@ static void request_free(void) {
   for (int i = 0; i < 4; ++i) free(bufs[i]);
 }
 
+static void many_requests(void) {
+  CHECK(itest_size % 2 == 0, "needs an even number of ranks");
+  int peer = itest_rank ^ 1;
+  const int n = 40000;
+  int* out = malloc(sizeof(int) * n);
+  int* in = malloc(sizeof(int) * n);
+  MPI_Request* reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < n; ++i) {
+      in[i] = -1;
+      out[i] = pass * 1000000 + itest_rank * 100000 + i;
+      CHECK_OK(MPI_Irecv(&in[i], 1, MPI_INT, peer, i % 100, MPI_COMM_WORLD, &reqs[i]));
+    }
+    for (int i = 0; i < n; ++i) CHECK_OK(MPI_Isend(&out[i], 1, MPI_INT, peer, i % 100, MPI_COMM_WORLD, &reqs[n + i]));
+    CHECK_OK(MPI_Waitall(2 * n, reqs, MPI_STATUSES_IGNORE));
+    int bad = -1;
+    for (int i = 0; i < n && bad < 0; ++i)
+      if (in[i] != pass * 1000000 + peer * 100000 + i) bad = i;
+    CHECK(bad < 0, "pass %d: receive %d got %d", pass, bad, bad >= 0 ? in[bad] : 0);
+  }
+  free(out);
+  free(in);
+  free(reqs);
+}
+
 static void reuse(void) {
   CHECK(itest_size == 2, "needs 2 ranks");
   int peer = 1 - itest_rank;
@@ -223,6 +251,8 @@ int main(int argc, char** argv) {
     request_free();
   else if (strcmp(what, "reuse") == 0)
     reuse();
+  else if (strcmp(what, "many-requests") == 0)
+    many_requests();
   else
     CHECK(0, "unknown scenario '%s'", what);
   itest_barrier(ctl);
