@@ -8,6 +8,7 @@
 #include "engine/abi.h"
 #include "engine/engine.h"
 #include "engine/p2p.h"
+#include "peruse/registry.h"
 
 using namespace sonde::engine;
 
@@ -197,6 +198,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   Comm* out;
   rc = e.create_comm(c, c->world, c->rank, context, &out);
   if (rc) return raise(c, rc, fn);
+  sonde::peruse::comm_duplicated(c->peruse, out->peruse, out->handle);
   *newcomm = out->handle;
   return MPI_SUCCESS;
 }

@@ -12,6 +12,7 @@
 #include "engine/abi.h"
 #include "engine/engine.h"
 #include "engine/p2p.h"
+#include "peruse/registry.h"
 
 namespace sonde::engine {
 
@@ -166,6 +167,25 @@ double wtime() { return now() - g_time_origin; }
 using namespace sonde::engine;
 
 namespace {
+void install_peruse_hooks() {
+  sonde::peruse::EngineHooks hooks;
+  hooks.mpi_state = [] { return g_state; };
+  hooks.find_comm = [](MPI_Comm h) -> sonde::peruse::CommEvents* {
+    Comm* c = find_comm(h);
+    return c ? &c->peruse : nullptr;
+  };
+  hooks.comm_name = [](MPI_Comm h) -> std::string {
+    Comm* c = engine().comms.lookup(h);
+    if (c && !c->name.empty()) return c->name;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%x", static_cast<unsigned>(h));
+    return buf;
+  };
+  hooks.fatal = [](const char* message, int code) { end_job(code ? code : 1, message); };
+  sonde::peruse::install_hooks(hooks);
+  sonde::peruse::set_environment(engine().settings.set_from_environment);
+}
+
 int do_init(int required, int* provided) {
   if (g_state != 0) return raise(nullptr, MPI_ERR_OTHER, "MPI_Init");
   g_time_origin = now();
@@ -176,6 +196,7 @@ int do_init(int required, int* provided) {
     std::_Exit(1);
   }
   g_lock_enabled = engine().thread_level == MPI_THREAD_MULTIPLE;
+  install_peruse_hooks();
   if (provided) *provided = engine().thread_level;
   g_state = 1;
   return MPI_SUCCESS;

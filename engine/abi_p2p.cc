@@ -114,7 +114,7 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype datatype, int dest
     inner->user_freed = true;
     rc = e.issue_send(inner);
     r->error = rc;
-    r->complete = true;
+    e.complete_at_once(r);
     *request = r->handle;
     return finish(c, rc, fn);
   }
@@ -151,7 +151,10 @@ int nonblocking_recv(void* buf, int count, MPI_Datatype datatype, int source, in
 // Finish a completed request the user waited on or tested: status out, the
 // request released (or made inactive if persistent), handle nulled.
 int retire(MPI_Request* handle, Request* r, MPI_Status* status) {
-  // PERUSE: REQ_NOTIFY
+  if (r->comm) {
+    SONDE_FIRE(r->comm->peruse, PERUSE_COMM_REQ_NOTIFY, reinterpret_cast<uint64_t>(r), r->comm->handle, r->buf,
+               r->count, r->type->handle, r->peer, r->tag, r->kind == RequestKind::kSend ? PERUSE_SEND : PERUSE_RECV);
+  }
   Engine::fill_status(r, status);
   int rc = r->error;
   if (r->persistent) {
@@ -200,9 +203,8 @@ int start_one(Request* r) {
       inner->mode = SendMode::kBuffered;
       inner->user_freed = true;
       int rc = e.issue_send(inner);
-      r->active = true;
-      r->complete = true;
       r->error = rc;
+      e.complete_at_once(r);
       return rc;
     }
     return engine().issue_send(r);

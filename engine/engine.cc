@@ -24,6 +24,7 @@
 #include "engine/abi.h"
 #include "engine/coll.h"
 #include "engine/p2p.h"
+#include "peruse/registry.h"
 #include "transports/exchange.h"
 #include "transports/self/self_transport.h"
 #include "transports/shm/shm_transport.h"
@@ -71,6 +72,62 @@ bool is_message(PacketType t) {
 }
 
 }  // namespace
+
+// PERUSE firing helpers: a request's id is its descriptor's address; the spec
+// carries the user's own arguments.
+inline uint64_t uid(const Request* r) { return reinterpret_cast<uint64_t>(r); }
+inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? PERUSE_SEND : PERUSE_RECV; }
+#define FIRE_REQ(event, r)                                                                                   \
+  SONDE_FIRE((r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count, (r)->type->handle, \
+             (r)->peer, (r)->tag, operation(r))
+// Message events carry the envelope: sender, tag, size in bytes.
+#define FIRE_MSG(event, c, id, h)                                                                             \
+  SONDE_FIRE((c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, \
+             (h).source, (h).tag, PERUSE_RECV)
+
+// REQ_XFER_BEGIN once per activation, even when a first attempt (single
+// copy refused) hands over to another protocol.
+inline void xfer_begin(Request* r) {
+  if (r->xfer_started) return;
+  r->xfer_started = true;
+  FIRE_REQ(PERUSE_COMM_REQ_XFER_BEGIN, r);
+}
+
+// Reports queue searches as PERUSE_COMM_SEARCH_*; only handed to the matcher
+// when one of those events is watched on the communicator.
+class SearchEvents final : public matching::SearchObserver {
+ public:
+  SearchEvents(Comm* c, int source, int tag) : c_(c), source_(source), tag_(tag) {}
+  // The observer to give the matcher for a posted-queue / unexpected-queue search.
+  matching::SearchObserver* posted() {
+    return SONDE_WATCHED(c_->peruse, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN) ||
+                   SONDE_WATCHED(c_->peruse, PERUSE_COMM_SEARCH_POSTED_Q_END)
+               ? this
+               : nullptr;
+  }
+  matching::SearchObserver* unexpected() {
+    return SONDE_WATCHED(c_->peruse, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN) ||
+                   SONDE_WATCHED(c_->peruse, PERUSE_COMM_SEARCH_UNEX_Q_END)
+               ? this
+               : nullptr;
+  }
+  void search_posted_begin() override { begin(PERUSE_COMM_SEARCH_POSTED_Q_BEGIN); }
+  void search_posted_end() override { fire(PERUSE_COMM_SEARCH_POSTED_Q_END); }
+  void search_unexpected_begin() override { begin(PERUSE_COMM_SEARCH_UNEX_Q_BEGIN); }
+  void search_unexpected_end() override { fire(PERUSE_COMM_SEARCH_UNEX_Q_END); }
+
+ private:
+  void begin(int event) {
+    id_ = engine().new_id(Engine::kIdSearch);
+    fire(event);
+  }
+  void fire(int event) {
+    SONDE_FIRE(c_->peruse, event, id_, c_->handle, nullptr, 0, MPI_DATATYPE_NULL, source_, tag_, PERUSE_RECV);
+  }
+  Comm* c_;
+  int source_, tag_;
+  uint64_t id_ = 0;
+};
 
 // ---------------------------------------------------------------- life cycle
 
@@ -259,14 +316,19 @@ void Engine::release(Request* r) {
 }
 
 void Engine::complete(Request* r) {
-  // PERUSE: REQ_COMPLETE
   // `active` stays set until the user's wait/test retires the request: a
   // persistent request that completed early still owes its status.
   r->complete = true;
+  if (r->comm) FIRE_REQ(PERUSE_COMM_REQ_COMPLETE, r);
   if (r->mode == SendMode::kBuffered && r->kind == RequestKind::kSend && r->staged) {
     bsend_used -= int64_t(r->bytes) + MPI_BSEND_OVERHEAD;
   }
-  if (r->user_freed) release(r);
+  if (r->user_freed) {
+    // Nobody will wait for it (MPI_Request_free, or a detached Bsend): its
+    // life as a request ends here.
+    if (r->comm) FIRE_REQ(PERUSE_COMM_REQ_NOTIFY, r);
+    release(r);
+  }
 }
 
 void Engine::fill_status(const Request* r, MPI_Status* status) {
@@ -295,14 +357,24 @@ bool Engine::send_now(const void* buf, int64_t count, Datatype* type, int dest, 
   h.tag = tag;
   h.payload = bytes;
   h.total = bytes;
-  // PERUSE: REQ_ACTIVATE .. REQ_NOTIFY of the send all fire here on success
-  // (the request lives only for the duration of this call).
-  return route[size_t(peer)]->try_send_now(peer, h, contiguous_start(*type, buf));
+  if (!route[size_t(peer)]->try_send_now(peer, h, contiguous_start(*type, buf))) return false;
+  // The whole life of this request fits in this call, so its events fire
+  // together once the data is handed over (a transient id: no descriptor).
+  if (SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_ACTIVATE) || SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_XFER_BEGIN) ||
+      SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_XFER_END) || SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_COMPLETE) ||
+      SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_NOTIFY)) {
+    uint64_t id = new_id(kIdTransientRequest);
+    for (int event : {PERUSE_COMM_REQ_ACTIVATE, PERUSE_COMM_REQ_XFER_BEGIN, PERUSE_COMM_REQ_XFER_END,
+                      PERUSE_COMM_REQ_COMPLETE, PERUSE_COMM_REQ_NOTIFY})
+      SONDE_FIRE(comm->peruse, event, id, comm->handle, buf, count, type->handle, dest, tag, PERUSE_SEND);
+  }
+  return true;
 }
 
 int Engine::issue_send(Request* r) {
-  // PERUSE: REQ_ACTIVATE
+  FIRE_REQ(PERUSE_COMM_REQ_ACTIVATE, r);
   r->active = true;
+  r->xfer_started = false;
   r->complete = false;
   r->handed = false;
   r->matched = false;
@@ -347,7 +419,8 @@ int Engine::issue_send(Request* r) {
     h.type = sync ? PacketType::kEagerSync : PacketType::kEager;
     h.payload = r->bytes;
     if ((data || r->bytes == 0) && !sync && r->mode != SendMode::kBuffered && t->try_send_now(r->world_peer, h, data)) {
-      // PERUSE: REQ_XFER_BEGIN, REQ_XFER_END (handed over in one piece)
+      xfer_begin(r);  // handed over in one piece
+      FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
       r->handed = true;
       complete(r);
       return MPI_SUCCESS;
@@ -380,24 +453,37 @@ void SendPart::pack(uint8_t* out, size_t offset, size_t n) {
 }
 
 void SendPart::on_first_byte() {
-  // PERUSE: REQ_XFER_BEGIN (kEager*, kData)
+  // Control packets carry no user data and never count as a transfer.
+  if (header.type == PacketType::kEager || header.type == PacketType::kEagerSync || header.type == PacketType::kData)
+    xfer_begin(request);
+}
+
+void SendPart::on_progress() {
+  if (header.type == PacketType::kEager || header.type == PacketType::kEagerSync || header.type == PacketType::kData)
+    FIRE_REQ(PERUSE_COMM_REQ_XFER_CONTINUE, request);
+}
+
+void Engine::complete_at_once(Request* r) {
+  FIRE_REQ(PERUSE_COMM_REQ_ACTIVATE, r);
+  r->active = true;
+  complete(r);
 }
 
 void SendPart::on_handed() {
   Request* r = request;
   switch (header.type) {
     case PacketType::kEager:
-      // PERUSE: REQ_XFER_END
+      FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
       r->handed = true;
       engine().complete(r);
       break;
     case PacketType::kEagerSync:
-      // PERUSE: REQ_XFER_END
+      FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
       r->handed = true;
       if (r->matched) engine().complete(r);
       break;
     case PacketType::kData:
-      // PERUSE: REQ_XFER_END
+      FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
       r->handed = true;
       engine().complete(r);
       break;
@@ -433,7 +519,7 @@ void Engine::send_control(int peer, PacketType type, uint64_t send_cookie, uint6
 // Sender, cooperative rendezvous: write our part straight into the
 // receiver's buffer while it reads the rest.
 void Engine::coop_write(Request* r, int peer, uint64_t recv_cookie) {
-  // PERUSE: REQ_XFER_BEGIN (sender's share of a cooperative copy)
+  xfer_begin(r);  // the sender's share of a cooperative copy
   bool ok = route[peer]->write_remote(peer, r->coop_addr, r->item.payload, r->coop_split);
   send_control(peer, PacketType::kWriteDone, reinterpret_cast<uint64_t>(r), recv_cookie, r->coop_split, ok ? 0 : 1);
   // Refused: the receiver reads our head itself and says so with a second
@@ -448,14 +534,15 @@ void Engine::coop_part_done(Request* r) {
       r->handed = true;
       r->matched = true;
     }
-    // PERUSE: REQ_XFER_END
+    FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
     complete(r);
   }
 }
 
 int Engine::issue_recv(Request* r) {
-  // PERUSE: REQ_ACTIVATE
+  FIRE_REQ(PERUSE_COMM_REQ_ACTIVATE, r);
   r->active = true;
+  r->xfer_started = false;
   r->complete = false;
   r->cancelled = false;
   r->error = MPI_SUCCESS;
@@ -472,12 +559,14 @@ int Engine::issue_recv(Request* r) {
   entry.source = r->peer;
   entry.tag = r->tag;
   Comm* c = r->comm;
-  auto* found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag));
+  SearchEvents search(c, r->peer, r->tag);
+  auto* found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, search.unexpected()));
   if (found) {
-    // PERUSE: MSG_REMOVE_FROM_UNEX_Q(M), REQ_MATCH_UNEX(R)
+    FIRE_MSG(PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
+    FIRE_REQ(PERUSE_COMM_REQ_MATCH_UNEX, r);
     match_message(r, found);
   } else {
-    // PERUSE: REQ_INSERT_IN_POSTED_Q
+    FIRE_REQ(PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
     c->queues.post(r);
   }
   return MPI_SUCCESS;
@@ -503,11 +592,12 @@ void Engine::match_message(Request* r, Message* m) {
     r->pending = m;
     return;
   }
+  xfer_begin(r);  // copy out of the unexpected buffer
   uint64_t n = std::min<uint64_t>(h.payload, r->bytes);
   if (n) unpack(*r->type, r->buf, r->count, 0, m->data, n);
   r->status_bytes = n;
   if (h.payload > r->bytes) r->error = MPI_ERR_TRUNCATE;
-  // PERUSE: REQ_XFER_BEGIN, REQ_XFER_END (copy out of the unexpected buffer)
+  FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
   free_message(m);
   complete(r);
 }
@@ -515,7 +605,7 @@ void Engine::match_message(Request* r, Message* m) {
 bool Engine::cancel_recv(Request* r) {
   if (!r->active || r->kind != RequestKind::kRecv) return false;
   if (!r->comm->queues.cancel(r)) return false;
-  // PERUSE: REQ_REMOVE_FROM_POSTED_Q
+  FIRE_REQ(PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
   r->cancelled = true;
   r->status_source = MPI_ANY_SOURCE;
   r->status_tag = MPI_ANY_TAG;
@@ -563,7 +653,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     r->coop_split = split;
     r->coop_waiting = 2;
     send_control(peer, PacketType::kCtsWrite, h.send_cookie, reinterpret_cast<uint64_t>(r), split, 0, &dst_addr);
-    // PERUSE: REQ_XFER_BEGIN
+    xfer_begin(r);
     if (route[peer]->read_remote(peer, h.recv_cookie + split, dst + split, n - split)) {
       send_control(peer, PacketType::kFin, h.send_cookie, 0);
       coop_part_done(r);
@@ -579,16 +669,17 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
   if (n == 0) {
     pulled = true;
   } else if (r->type->contiguous) {
-    // PERUSE: REQ_XFER_BEGIN
+    xfer_begin(r);
     pulled = route[peer]->read_remote(peer, h.recv_cookie, contiguous_start(*r->type, r->buf), n);
   } else {
     std::vector<uint8_t> tmp(n);
+    xfer_begin(r);
     pulled = route[peer]->read_remote(peer, h.recv_cookie, tmp.data(), n);
     if (pulled) unpack(*r->type, r->buf, r->count, 0, tmp.data(), n);
   }
   if (n) single_copy_state_[size_t(peer)] = pulled ? 1 : -1;
   if (pulled) {
-    // PERUSE: REQ_XFER_END
+    if (n) FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
     send_control(peer, PacketType::kFin, h.send_cookie, 0);
     complete(r);
     return;
@@ -640,7 +731,11 @@ void Engine::free_message(Message* m) {
 transport::PayloadSink* Engine::on_header(int peer, const PacketHeader& h) {
   if (!is_message(h.type)) {
     deliver_control(peer, h);
-    if (h.type == PacketType::kData) return &reinterpret_cast<Request*>(h.recv_cookie)->sink;
+    if (h.type == PacketType::kData) {
+      Request* r = reinterpret_cast<Request*>(h.recv_cookie);
+      xfer_begin(r);
+      return &r->sink;
+    }
     if (h.type == PacketType::kCtsWrite) {
       // The 8-byte payload is the receiver's buffer address.
       Request* r = reinterpret_cast<Request*>(h.send_cookie);
@@ -656,21 +751,27 @@ transport::PayloadSink* Engine::on_header(int peer, const PacketHeader& h) {
 }
 
 transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm* comm) {
-  // PERUSE: MSG_ARRIVED
+  uint64_t id = new_id(kIdTransientMessage);  // the message's id until it is matched or removed
   if (!comm) {
-    // A communicator we have not finished creating: hold the message.
+    // A communicator we have not finished creating: hold the message; its
+    // MSG_ARRIVED fires when the communicator exists (create_comm).
     Message* m = new_message(peer, h, nullptr);
+    m->uid = id;
     early.push_back(*m);
     return &m->sink;
   }
-  auto* r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag));
+  FIRE_MSG(PERUSE_COMM_MSG_ARRIVED, comm, id, h);
+  SearchEvents search(comm, h.source, h.tag);
+  auto* r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, search.posted()));
   if (!r) {
     Message* m = new_message(peer, h, comm);
-    // PERUSE: MSG_INSERT_IN_UNEX_Q
+    m->uid = id;
+    FIRE_MSG(PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
     comm->queues.push_unexpected(m);
     return &m->sink;
   }
-  // PERUSE: REQ_REMOVE_FROM_POSTED_Q(R), MSG_MATCH_POSTED_REQ(M)
+  FIRE_REQ(PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
+  FIRE_MSG(PERUSE_COMM_MSG_MATCH_POSTED_REQ, comm, id, h);
   r->status_source = h.source;
   r->status_tag = h.tag;
   r->world_peer = peer;
@@ -685,7 +786,7 @@ transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm
     return ack;
   }()});
   setup_sink(r, h.payload);
-  // PERUSE: REQ_XFER_BEGIN
+  xfer_begin(r);
   return &r->sink;
 }
 
@@ -701,7 +802,7 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
   auto* sink = static_cast<EngineSink*>(s);
   if (sink->request) {
     if (h.type == PacketType::kEager || h.type == PacketType::kEagerSync || h.type == PacketType::kData) {
-      // PERUSE: REQ_XFER_END
+      FIRE_REQ(PERUSE_COMM_REQ_XFER_END, sink->request);
       complete(sink->request);
     }
     return;
@@ -709,10 +810,12 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
   Message* m = sink->message;
   m->all_arrived = true;
   if (Request* r = m->receiver) {
+    xfer_begin(r);  // copy out of the message buffer
     uint64_t n = std::min<uint64_t>(m->header.payload, r->bytes);
     if (n) unpack(*r->type, r->buf, r->count, 0, m->data, n);
     r->status_bytes = n;
     if (m->header.payload > r->bytes) r->error = MPI_ERR_TRUNCATE;
+    FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
     r->pending = nullptr;
     free_message(m);
     complete(r);
@@ -740,8 +843,10 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
       }
       r->handed = true;
       r->matched = true;
-      // PERUSE: REQ_XFER_BEGIN/END of the send are reported here: the receiver
-      // pulled the data in one copy (see the event table).
+      // The receiver pulled the data in one copy; the sender learns of it
+      // only now, so its XFER_BEGIN/END are reported here (docs/peruse.md).
+      xfer_begin(r);
+      FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
       complete(r);
       break;
     }
@@ -779,16 +884,22 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
 // ---------------------------------------------------------------- probe
 
 Message* Engine::probe(Comm* comm, int source, int tag) {
-  return static_cast<Message*>(comm->queues.find_unexpected(source, tag));
+  // A probe searches (and fires the search events) but activates nothing.
+  SearchEvents search(comm, source, tag);
+  return static_cast<Message*>(comm->queues.find_unexpected(source, tag, search.unexpected()));
 }
 
 void Engine::take_message(Comm* comm, Message* m) {
-  // PERUSE: MSG_REMOVE_FROM_UNEX_Q (matched probe)
+  FIRE_MSG(PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, comm, m->uid, m->header);  // matched probe
   comm->queues.remove_unexpected(m);
 }
 
 int Engine::receive_message(Request* r, Message* m) {
-  // PERUSE: REQ_ACTIVATE
+  // MPI_Mrecv / MPI_Imrecv: the message left the queue at MPI_Mprobe; the
+  // request activates and matches it now.
+  FIRE_REQ(PERUSE_COMM_REQ_ACTIVATE, r);
+  FIRE_REQ(PERUSE_COMM_REQ_MATCH_UNEX, r);
+  r->xfer_started = false;
   r->active = true;
   r->complete = false;
   r->error = MPI_SUCCESS;
@@ -819,8 +930,10 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
     if (m->header.context == context) {
       it = early.erase(it);
       m->comm = c;
-      Request* r = static_cast<Request*>(c->queues.match_arrival(m->source, m->tag));
-      (void)r;  // no receive can be posted on a communicator not yet returned
+      // No receive can be posted on a communicator not yet returned, so
+      // these go straight to the unexpected queue.
+      FIRE_MSG(PERUSE_COMM_MSG_ARRIVED, c, m->uid, m->header);
+      FIRE_MSG(PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, c, m->uid, m->header);
       c->queues.push_unexpected(m);
     } else {
       ++it;
@@ -874,6 +987,7 @@ void Engine::free_comm(Comm* c) {
     free_message(m);
   }
   c->live = false;  // the user's handle is dead from now on
+  peruse::comm_freed(c->peruse);  // its handles answer PERUSE_ERR_MPI_OBJECT
   if (!c->queues.posted().empty()) {
     // Receives still posted complete normally (MPI 6.4.3): keep the context
     // matching. The slot and context id are not reused, a deliberate small
@@ -926,7 +1040,7 @@ int wait(Request* r, MPI_Status* status) {
     if (e.progress() == 0) e.idle(idle);
     else idle = 0;
   }
-  // PERUSE: REQ_NOTIFY
+  FIRE_REQ(PERUSE_COMM_REQ_NOTIFY, r);
   Engine::fill_status(r, status);
   int rc = r->error;
   if (!r->persistent) e.release(r);

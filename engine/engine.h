@@ -79,6 +79,11 @@ class Engine final : public transport::Delivery {
   transport::PayloadSink* on_header(int peer, const transport::PacketHeader& h) override;
   void on_payload_done(int peer, const transport::PacketHeader& h, transport::PayloadSink* sink) override;
 
+  // PERUSE unique_ids that are not descriptor addresses: a counter tagged
+  // in the low 3 bits (addresses have them clear), so kinds never collide.
+  static constexpr unsigned kIdSearch = 1, kIdTransientRequest = 2, kIdTransientMessage = 3;
+  uint64_t new_id(unsigned kind) { return (++id_counter_ << 3) | kind; }
+
   int progress();
   // Spin / yield policy for a waiting loop; call once per idle pass.
   void idle(int& idle_passes);
@@ -93,6 +98,9 @@ class Engine final : public transport::Delivery {
   bool send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm);
   int issue_recv(Request* r);
   bool cancel_recv(Request* r);
+  // A user request with nothing left to do (MPI_Ibsend's: the data is
+  // already copied out): activated and completed in one go.
+  void complete_at_once(Request* r);
   // Fill an MPI_Status from a completed request.
   static void fill_status(const Request* r, MPI_Status* status);
 
@@ -132,6 +140,7 @@ class Engine final : public transport::Delivery {
   // Per world rank: has single copy worked (1), failed (-1), not tried (0)?
   std::vector<int8_t> single_copy_state_;
   bool in_progress_ = false;
+  uint64_t id_counter_ = 0;
 };
 
 }  // namespace sonde::engine

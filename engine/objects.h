@@ -13,6 +13,7 @@
 #include "engine/datatype.h"
 #include "include/mpi.h"
 #include "matching/match_queues.h"
+#include "peruse/dispatch.h"
 #include "transports/transport.h"
 
 namespace sonde::engine {
@@ -31,6 +32,7 @@ struct Comm {
   int errhandler = MPI_ERRORS_ARE_FATAL;
   bool live = false;
   uint32_t coll_seq = 0;  // collectives started on this communicator
+  peruse::CommEvents peruse;  // active PERUSE handles, per event
 };
 
 enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized };
@@ -53,6 +55,7 @@ struct SendPart final : transport::SendItem {
   Request* request = nullptr;
   void pack(uint8_t* out, size_t offset, size_t n) override;
   void on_first_byte() override;
+  void on_progress() override;
   void on_handed() override;
 };
 
@@ -67,6 +70,7 @@ struct Request : matching::PostedEntry {
   bool cancelled = false;
   bool handed = false;      // send: all data handed to the transport (or pulled)
   bool matched = false;     // send: receiver matched (needed for Ssend / rendezvous)
+  bool xfer_started = false; // PERUSE REQ_XFER_BEGIN fired for this activation
   int error = MPI_SUCCESS;
 
   // The user's arguments.
@@ -109,6 +113,7 @@ struct Message : matching::UnexpectedEntry {
   bool claimed = false;  // taken by MPI_Mprobe/Improbe, awaiting MPI_Mrecv
   Request* receiver = nullptr;  // matched while still arriving
   Comm* comm = nullptr;
+  uint64_t uid = 0;  // PERUSE unique_id, fixed at MSG_ARRIVED
   EngineSink sink;  // contiguous into `data`
 };
 

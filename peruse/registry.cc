@@ -1,0 +1,468 @@
+#include "peruse/registry.h"
+
+#include <pthread.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "peruse/events.h"
+
+namespace sonde::peruse {
+
+namespace {
+
+struct Handle {
+  uint32_t generation = 0;
+  bool live = false;
+  int event = PERUSE_EVENT_INVALID;
+  CommEvents* events = nullptr;
+  MPI_Comm comm = MPI_COMM_NULL;
+  bool comm_freed = false;
+  peruse_comm_callback_f* callback = nullptr;
+  void* param = nullptr;
+  bool active = false;
+  bool propagate = false;
+  bool twin = false;  // made by propagation, released with its communicator
+};
+
+// Everything writers touch. Readers (fire_slow) never take this lock.
+struct Registry {
+  std::mutex mutex;
+  std::vector<Handle> handles{1};  // slot 0 is PERUSE_EVENT_HANDLE_NULL
+  std::vector<uint32_t> free_slots;
+  std::vector<const ActiveSet*> retired;
+  size_t retired_bytes = 0;
+  EngineHooks hooks;
+  bool initialized = false;
+  std::vector<std::string> env;
+  std::vector<char*> env_ptrs;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: callbacks may fire at exit
+  return *r;
+}
+
+// Readers inside fire_slow right now (see the protocol there).
+std::atomic<uint64_t> g_readers{0};
+std::atomic<uint64_t> g_search_ids{0};
+std::atomic<uint64_t> g_transient_ids{0};
+
+size_t set_bytes(uint32_t n) { return sizeof(ActiveSet) + (n ? n - 1 : 0) * sizeof(Entry); }
+
+void free_retired(Registry& r) {
+  for (const ActiveSet* s : r.retired) std::free(const_cast<ActiveSet*>(s));
+  r.retired.clear();
+  r.retired_bytes = 0;
+}
+
+// Rebuild and publish the array of active handles of (events, event).
+// Caller holds r.mutex.
+void republish(Registry& r, CommEvents* events, int event) {
+  uint32_t n = 0;
+  for (size_t i = 1; i < r.handles.size(); ++i) {
+    const Handle& h = r.handles[i];
+    if (h.live && h.active && !h.comm_freed && h.events == events && h.event == event) ++n;
+  }
+  ActiveSet* set = nullptr;
+  if (n) {
+    set = static_cast<ActiveSet*>(std::malloc(set_bytes(n)));
+    if (!set) {
+      std::fprintf(stderr, "sonde: PERUSE: out of memory publishing a dispatch array\n");
+      std::abort();
+    }
+    set->count = 0;
+    for (size_t i = 1; i < r.handles.size(); ++i) {
+      const Handle& h = r.handles[i];
+      if (h.live && h.active && !h.comm_freed && h.events == events && h.event == event) {
+        peruse_event_h id = (static_cast<long>(h.generation) << 32) | static_cast<long>(i);
+        set->entries[set->count++] = {id, h.callback, h.param};
+      }
+    }
+  }
+  const ActiveSet* old = events->slot[event].exchange(set, std::memory_order_seq_cst);
+  if (old) {
+    r.retired.push_back(old);
+    r.retired_bytes += set_bytes(old->count);
+  }
+  // A reader that loaded `old` announced itself in g_readers before loading
+  // (fire_slow); one that announces itself after this point loads the new
+  // array. So with no reader announced, nobody can hold a retired array.
+  if (g_readers.load(std::memory_order_seq_cst) == 0) free_retired(r);
+}
+
+thread_local int t_upcall_depth = 0;
+thread_local bool t_holds_tool_lock = false;
+thread_local bool t_not_grantable = false;  // sticky for the rest of this upcall
+std::mutex g_tool_lock;
+
+}  // namespace
+
+// ---------------------------------------------------------------- readers
+
+void fire_slow(CommEvents& events, int event, uint64_t unique_id, MPI_Comm comm, const void* buf, int64_t count,
+               MPI_Datatype datatype, int peer, int tag, int operation) {
+  g_readers.fetch_add(1, std::memory_order_seq_cst);
+  const ActiveSet* set = events.slot[event].load(std::memory_order_seq_cst);
+  if (set) {
+    // A fresh spec per callback: the specification lets callbacks scribble.
+    for (uint32_t i = 0; i < set->count; ++i) {
+      const Entry& e = set->entries[i];
+      peruse_comm_spec_t spec{comm, const_cast<void*>(buf), static_cast<int>(count), datatype, peer, tag, operation};
+      ++t_upcall_depth;
+      int rc = e.callback(e.handle, static_cast<MPI_Aint>(unique_id), &spec, e.param);
+      if (--t_upcall_depth == 0) t_not_grantable = false;
+      if (rc != MPI_SUCCESS) {
+        g_readers.fetch_sub(1, std::memory_order_seq_cst);
+        Registry& r = registry();
+        std::string name = r.hooks.comm_name ? r.hooks.comm_name(comm) : std::to_string(comm);
+        char msg[512];
+        std::snprintf(msg, sizeof msg,
+                      "sonde: PERUSE callback for %s on communicator %s returned %d (not MPI_SUCCESS); ending the job",
+                      event_name(event), name.c_str(), rc);
+        if (r.hooks.fatal) r.hooks.fatal(msg, rc);
+        std::fprintf(stderr, "%s\n", msg);
+        std::_Exit(1);
+      }
+    }
+  }
+  g_readers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+uint64_t next_search_id() { return (g_search_ids.fetch_add(1, std::memory_order_relaxed) + 1) << 3 | 1; }
+uint64_t next_transient_request_id() {
+  return (g_transient_ids.fetch_add(1, std::memory_order_relaxed) + 1) << 3 | 2;
+}
+
+// ---------------------------------------------------------------- engine side
+
+void install_hooks(const EngineHooks& hooks) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  r.hooks = hooks;
+}
+
+void set_environment(const std::vector<std::string>& env) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  r.env = env;
+  r.env_ptrs.clear();
+  for (std::string& s : r.env) r.env_ptrs.push_back(s.data());
+}
+
+void comm_duplicated(CommEvents& parent, CommEvents& child, MPI_Comm child_handle) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  bool touched[kNumEvents] = {};
+  size_t n = r.handles.size();
+  for (size_t i = 1; i < n; ++i) {
+    Handle h = r.handles[i];  // copy: the vector may grow below
+    if (!h.live || h.comm_freed || h.events != &parent || !h.propagate) continue;
+    uint32_t slot;
+    if (!r.free_slots.empty()) {
+      slot = r.free_slots.back();
+      r.free_slots.pop_back();
+    } else {
+      slot = static_cast<uint32_t>(r.handles.size());
+      r.handles.emplace_back();
+    }
+    Handle& t = r.handles[slot];
+    uint32_t gen = t.generation + 1;
+    t = h;
+    t.generation = gen;
+    t.events = &child;
+    t.comm = child_handle;
+    t.twin = true;
+    touched[h.event] = true;
+  }
+  for (int e = 0; e < kNumEvents; ++e)
+    if (touched[e]) republish(r, &child, e);
+}
+
+void comm_freed(CommEvents& events) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  for (size_t i = 1; i < r.handles.size(); ++i) {
+    Handle& h = r.handles[i];
+    if (!h.live || h.events != &events) continue;
+    h.comm_freed = true;
+    h.events = nullptr;  // the block will belong to another communicator
+    if (h.twin) {
+      h.live = false;
+      r.free_slots.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  for (int e = 0; e < kNumEvents; ++e) {
+    const ActiveSet* old = events.slot[e].exchange(nullptr, std::memory_order_seq_cst);
+    if (old) {
+      r.retired.push_back(old);
+      r.retired_bytes += set_bytes(old->count);
+    }
+  }
+  if (g_readers.load(std::memory_order_seq_cst) == 0) free_retired(r);
+}
+
+size_t retired_bytes() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  return r.retired_bytes;
+}
+
+size_t live_handles() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  size_t n = 0;
+  for (size_t i = 1; i < r.handles.size(); ++i) n += r.handles[i].live;
+  return n;
+}
+
+}  // namespace sonde::peruse
+
+// ---------------------------------------------------------------- the C API
+
+using namespace sonde::peruse;
+
+namespace {
+
+// Resolve a user's handle. Returns a PERUSE code; on success *out is the slot.
+int resolve(peruse_event_h h, Handle** out) {
+  Registry& r = registry();
+  if (h == PERUSE_EVENT_HANDLE_NULL) return PERUSE_ERR_EVENT_HANDLE;
+  unsigned long v = static_cast<unsigned long>(h);
+  uint32_t index = static_cast<uint32_t>(v & 0xffffffffu);
+  uint32_t gen = static_cast<uint32_t>(v >> 32);
+  if (index == 0 || index >= r.handles.size()) return PERUSE_ERR_EVENT_HANDLE;
+  Handle& s = r.handles[index];
+  if (!s.live || s.generation != gen) return PERUSE_ERR_EVENT_HANDLE;
+  *out = &s;
+  return s.comm_freed ? PERUSE_ERR_MPI_OBJECT : PERUSE_SUCCESS;
+}
+
+int mpi_state() {
+  Registry& r = registry();
+  return r.hooks.mpi_state ? r.hooks.mpi_state() : 0;
+}
+
+// Every call but PERUSE_Init needs MPI running and PERUSE_Init done.
+int ready(Registry& r) {
+  if (!r.hooks.mpi_state || r.hooks.mpi_state() != 1) return PERUSE_ERR_MPI_INIT;
+  if (!r.initialized) return PERUSE_ERR_INIT;
+  return PERUSE_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+SONDE_API int PERUSE_Init(void) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  if (mpi_state() != 1) return PERUSE_ERR_MPI_INIT;
+  r.initialized = true;  // later calls (other tools, layers) are harmless
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Query_supported_events(int* num_supported, char*** event_names, int** events) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!num_supported || !event_names || !events) return PERUSE_ERR_PARAMETER;
+  *num_supported = supported_count();
+  *event_names = supported_count() ? supported_names() : nullptr;
+  *events = supported_count() ? supported_ids() : nullptr;
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Query_event(const char* event_name, int* event) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!event) return PERUSE_ERR_PARAMETER;
+  int id = event_name ? event_by_name(event_name) : PERUSE_EVENT_INVALID;
+  *event = id;
+  return id == PERUSE_EVENT_INVALID ? PERUSE_ERR_EVENT : PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Query_event_name(int event, char** event_name) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!event_name) return PERUSE_ERR_PARAMETER;
+  if (!event_supported(event)) {
+    *event_name = nullptr;
+    return PERUSE_ERR_EVENT;
+  }
+  *event_name = const_cast<char*>(event_name_of(event));
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Query_environment(int* env_size, char*** env) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!env_size || !env) return PERUSE_ERR_PARAMETER;
+  std::lock_guard<std::mutex> g(r.mutex);
+  *env_size = static_cast<int>(r.env_ptrs.size());
+  *env = r.env_ptrs.empty() ? nullptr : r.env_ptrs.data();
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Query_queue_event_scope(int* scope) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!scope) return PERUSE_ERR_PARAMETER;
+  *scope = PERUSE_PER_COMM;  // every communicator has its own queues
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Event_comm_register(int event, MPI_Comm comm, peruse_comm_callback_f* callback_fn, void* param,
+                                         peruse_event_h* event_h) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!event_supported(event)) return PERUSE_ERR_EVENT;
+  CommEvents* events = r.hooks.find_comm ? r.hooks.find_comm(comm) : nullptr;
+  if (!events) return PERUSE_ERR_COMM;
+  if (!callback_fn || !event_h) return PERUSE_ERR_PARAMETER;
+  std::lock_guard<std::mutex> g(r.mutex);
+  uint32_t slot;
+  if (!r.free_slots.empty()) {
+    slot = r.free_slots.back();
+    r.free_slots.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(r.handles.size());
+    r.handles.emplace_back();
+  }
+  Handle& h = r.handles[slot];
+  uint32_t gen = h.generation + 1;
+  h = Handle{};
+  h.generation = gen;
+  h.live = true;
+  h.event = event;
+  h.events = events;
+  h.comm = comm;
+  h.callback = callback_fn;
+  h.param = param;
+  *event_h = (static_cast<long>(gen) << 32) | static_cast<long>(slot);
+  return PERUSE_SUCCESS;
+}
+
+static int set_active(peruse_event_h event_h, bool active) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  std::lock_guard<std::mutex> g(r.mutex);
+  Handle* h;
+  if (int rc = resolve(event_h, &h)) return rc;
+  if (h->active == active) return PERUSE_SUCCESS;
+  h->active = active;
+  republish(r, h->events, h->event);
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Event_activate(peruse_event_h event_h) { return set_active(event_h, true); }
+SONDE_API int PERUSE_Event_deactivate(peruse_event_h event_h) { return set_active(event_h, false); }
+
+SONDE_API int PERUSE_Event_release(peruse_event_h* event_h) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!event_h) return PERUSE_ERR_PARAMETER;
+  std::lock_guard<std::mutex> g(r.mutex);
+  Handle* h;
+  int rc = resolve(*event_h, &h);
+  if (rc == PERUSE_ERR_EVENT_HANDLE) return rc;
+  // Released even when its communicator is gone (then the caller also learns
+  // that with PERUSE_ERR_MPI_OBJECT): nothing leaks.
+  bool was_active = h->active && !h->comm_freed;
+  CommEvents* events = h->events;
+  int event = h->event;
+  h->live = false;
+  h->active = false;
+  r.free_slots.push_back(static_cast<uint32_t>(static_cast<unsigned long>(*event_h) & 0xffffffffu));
+  if (was_active) republish(r, events, event);
+  *event_h = PERUSE_EVENT_HANDLE_NULL;
+  return rc;
+}
+
+SONDE_API int PERUSE_Event_comm_callback_set(peruse_event_h event_h, peruse_comm_callback_f* callback_fn,
+                                             void* param) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  std::lock_guard<std::mutex> g(r.mutex);
+  Handle* h;
+  if (int rc = resolve(event_h, &h)) return rc;
+  if (h->active) return PERUSE_ERR_EVENT_HANDLE;  // only while inactive (5.1.2)
+  if (!callback_fn) return PERUSE_ERR_PARAMETER;
+  h->callback = callback_fn;
+  h->param = param;
+  return PERUSE_SUCCESS;
+}
+
+// Allowed on active and inactive handles, as section 5.1.2 says (5.2.14's
+// "or is active" repeats callback_set's rule by mistake: reading cannot race).
+SONDE_API int PERUSE_Event_comm_callback_get(peruse_event_h event_h, peruse_comm_callback_f** callback_fn,
+                                             void** param) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!callback_fn || !param) return PERUSE_ERR_PARAMETER;
+  std::lock_guard<std::mutex> g(r.mutex);
+  Handle* h;
+  if (int rc = resolve(event_h, &h)) return rc;
+  *callback_fn = h->callback;
+  *param = h->param;
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Event_get(peruse_event_h event_h, int* event) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!event) return PERUSE_ERR_PARAMETER;
+  std::lock_guard<std::mutex> g(r.mutex);
+  Handle* h;
+  if (int rc = resolve(event_h, &h)) return rc;
+  *event = h->event;
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Event_object_get(peruse_event_h event_h, void** mpi_object) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  if (!mpi_object) return PERUSE_ERR_PARAMETER;
+  std::lock_guard<std::mutex> g(r.mutex);
+  Handle* h;
+  if (int rc = resolve(event_h, &h)) return rc;
+  *mpi_object = reinterpret_cast<void*>(static_cast<intptr_t>(h->comm));
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Event_propagate(peruse_event_h event_h, int mode) {
+  Registry& r = registry();
+  if (int rc = ready(r)) return rc;
+  std::lock_guard<std::mutex> g(r.mutex);
+  Handle* h;
+  if (int rc = resolve(event_h, &h)) return rc;
+  if (h->active) return PERUSE_ERR_EVENT_HANDLE;  // only while inactive (5.2.15)
+  h->propagate = mode != 0;
+  return PERUSE_SUCCESS;
+}
+
+// One tool mutex (5.2.16). Inside an upcall, a thread that already holds it
+// would deadlock on itself: that upcall gets PERUSE_ERR_LOCK_NOT_GRANTABLE,
+// and keeps getting it until the upcall returns.
+SONDE_API int PERUSE_Lock(void) {
+  if (t_upcall_depth > 0 && (t_holds_tool_lock || t_not_grantable)) {
+    t_not_grantable = true;
+    return PERUSE_ERR_LOCK_NOT_GRANTABLE;
+  }
+  if (t_holds_tool_lock) return PERUSE_ERR_LOCK;  // outside an upcall: would self-deadlock
+  g_tool_lock.lock();
+  t_holds_tool_lock = true;
+  return PERUSE_SUCCESS;
+}
+
+SONDE_API int PERUSE_Unlock(void) {
+  if (!t_holds_tool_lock) return PERUSE_ERR_UNLOCK;
+  t_holds_tool_lock = false;
+  g_tool_lock.unlock();
+  return PERUSE_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,43 @@
+// PERUSE event handles and the writers of the per-communicator dispatch
+// slots (dispatch.h has the readers' side).
+//
+// peruse/ is a leaf: it knows communicators only as the CommEvents block the
+// engine embeds in each one and as MPI_Comm handle values. The engine tells it
+// what it needs through EngineHooks and the comm_* life-cycle calls.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "peruse/dispatch.h"
+
+namespace sonde::peruse {
+
+struct EngineHooks {
+  int (*mpi_state)() = nullptr;                   // 0 before MPI_Init, 1 initialized, 2 finalized
+  CommEvents* (*find_comm)(MPI_Comm) = nullptr;   // a live communicator's events, or null
+  std::string (*comm_name)(MPI_Comm) = nullptr;   // for messages
+  // Ends the whole job with `message` (a callback returned an error).
+  [[noreturn]] void (*fatal)(const char* message, int code) = nullptr;
+};
+
+// Called by the engine at MPI_Init.
+void install_hooks(const EngineHooks& hooks);
+// "NAME=value" of every environment variable that changed the library's
+// behaviour, captured at MPI_Init (PERUSE_Query_environment).
+void set_environment(const std::vector<std::string>& env);
+
+// Communicator life cycle, called by the engine (serialised by it).
+// `child` is a duplicate of `parent` (MPI_Comm_dup, dup_with_info, idup):
+// every propagating handle of parent gets a twin on child.
+void comm_duplicated(CommEvents& parent, CommEvents& child, MPI_Comm child_handle);
+// The communicator is gone: its handles answer PERUSE_ERR_MPI_OBJECT from
+// now on, nothing fires for it, and twins made by propagation are released.
+void comm_freed(CommEvents& events);
+
+// Memory held by retired dispatch arrays not yet reclaimed (tests check that
+// toggling activation does not grow it).
+size_t retired_bytes();
+size_t live_handles();
+
+}  // namespace sonde::peruse
