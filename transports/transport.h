@@ -114,7 +114,9 @@ class Transport {
   virtual bool read_remote(int peer, uint64_t remote_addr, void* dst, size_t len) = 0;
   // Single-copy, the other way: write `len` bytes from `src` to `remote_addr`
   // in peer's address space (process_vm_writev). Same refusal rules as
-  // read_remote; never partial. The default refuses.
+  // read_remote; true means every byte was written. After false, a prefix of
+  // the range may have been written (never a byte outside it). The default
+  // refuses.
   virtual bool write_remote(int peer, uint64_t remote_addr, const void* src, size_t len) { return false; }
   // Called once before MPI_Finalize returns, after all traffic has drained.
   virtual void shutdown() {}

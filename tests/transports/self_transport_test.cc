@@ -58,6 +58,18 @@ TEST_CASE("self read_remote copies from its own address space and refuses other 
   CHECK_FALSE(t->read_remote(kMe + 1, reinterpret_cast<uint64_t>(source.data()), dst.data(), 8));
 }
 
+TEST_CASE("self write_remote copies into its own address space and refuses other ranks") {
+  auto t = make_self_transport(kMe);
+  std::vector<uint8_t> source = pattern(kMe, 2, 100000);
+  std::vector<uint8_t> dst(source.size());
+  CHECK(t->write_remote(kMe, reinterpret_cast<uint64_t>(dst.data()), source.data(), source.size()));
+  CHECK(dst == source);
+  CHECK(t->write_remote(kMe, reinterpret_cast<uint64_t>(dst.data()), nullptr, 0));
+  std::vector<uint8_t> untouched(8, 0xAB);
+  CHECK_FALSE(t->write_remote(kMe + 1, reinterpret_cast<uint64_t>(untouched.data()), source.data(), 8));
+  CHECK(untouched == std::vector<uint8_t>(8, 0xAB));
+}
+
 TEST_CASE("self delivers nothing outside progress and keeps FIFO across try_send_now and enqueue") {
   auto t = make_self_transport(kMe);
   Log log;

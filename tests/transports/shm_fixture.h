@@ -8,6 +8,7 @@
 
 #include "tests/transports/rank_harness.h"
 #include "tests/transports/test_packets.h"
+#include "transports/shm/fast_box.h"
 #include "transports/shm/shm_transport.h"
 
 namespace sonde::test {
@@ -20,12 +21,14 @@ inline std::vector<int> ranks_upto(int n) {
 
 inline std::unique_ptr<transport::Transport> make_shm(FakeExchange& exchange, const std::string& job,
                                                       size_t ring_bytes = transport::shm::kRingBytes,
-                                                      std::vector<int> local = {}) {
+                                                      std::vector<int> local = {},
+                                                      bool fast_boxes = true) {
   transport::ShmConfig config;
   config.my_rank = exchange.rank();
   config.local_ranks = local.empty() ? ranks_upto(exchange.size()) : std::move(local);
   config.job_id = job;
   config.ring_bytes = ring_bytes;
+  config.fast_boxes = fast_boxes;
   return transport::make_shm_transport(config, exchange);
 }
 

@@ -13,6 +13,7 @@ namespace {
 
 using transport::shm::kRingBytes;
 constexpr size_t kSmallRing = transport::shm::kRingSizes[0];
+constexpr uint32_t kBoxes = transport::shm::kFastBoxes;
 
 std::vector<uint64_t> framing_sizes() {
   std::vector<uint64_t> sizes = {0,    1,    2,    7,     47,    48,    49,    200,       207,
@@ -97,10 +98,11 @@ TEST_CASE("shm dequeue removes unstarted items and refuses started ones") {
     Endpoint shm(make_shm(ex, job, kSmallRing));
     CheckingDelivery in(2);
     if (ex.rank() == 0) {
-      // Fill the ring with empty packets: the receiver is not reading yet.
+      // Fill the fast boxes and the ring with empty packets: the receiver is
+      // not reading yet.
       uint32_t seq = 0;
       while (shm->try_send_now(1, make_header(0, seq, 0), nullptr)) ++seq;
-      RANK_CHECK(seq == kSmallRing / sizeof(PacketHeader));
+      RANK_CHECK(seq == kBoxes + kSmallRing / sizeof(PacketHeader));
       TestItem& big = shm.enqueue(0, 1, seq, 3 * kSmallRing);
       TestItem& dropped = shm.enqueue(0, 1, 999999, 100);
       shm.enqueue(0, 1, seq + 1, 100);
@@ -116,7 +118,7 @@ TEST_CASE("shm dequeue removes unstarted items and refuses started ones") {
       ex.fence();
     } else {
       ex.fence();
-      const uint32_t expected = kSmallRing / sizeof(PacketHeader) + 2;
+      const uint32_t expected = kBoxes + kSmallRing / sizeof(PacketHeader) + 2;
       wait_until(ex, [&] { shm->progress(in); return in.received_from(0) == expected; }, "all but the dropped packet");
       ex.fence();
       RANK_CHECK(shm->progress(in) == 0);

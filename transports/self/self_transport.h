@@ -26,7 +26,7 @@
 namespace sonde::transport {
 
 // A transport that reaches exactly `my_rank` (a world rank). read_remote()
-// with peer == my_rank is a memcpy within this process.
+// and write_remote() with peer == my_rank are a memcpy within this process.
 std::unique_ptr<Transport> make_self_transport(int my_rank);
 
 }  // namespace sonde::transport

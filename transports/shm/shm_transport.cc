@@ -17,12 +17,16 @@
 #include <string>
 #include <utility>
 
+#include "transports/shm/fast_box.h"
 #include "transports/shm/segment.h"
 
 namespace sonde::transport {
 namespace {
 
+using shm::FastBox;
 using shm::Segment;
+using shm::kFastBoxes;
+using shm::kFastBoxPayload;
 
 constexpr char kExchangeKey[] = "sonde.shm";
 // Packets up to this size (header included) are staged on the stack and
@@ -31,13 +35,17 @@ constexpr size_t kSmallPacket = 256;
 // pack() and unpack() go through these; contiguous data never does.
 constexpr size_t kBounceBytes = 16 * 1024;
 
-// All-or-nothing read of `len` bytes at `remote` in process `pid`.
-bool read_process(pid_t pid, uint64_t remote, void* dst, size_t len) {
+// process_vm_readv or process_vm_writev: same signature, opposite direction.
+using VmCopy = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*, unsigned long, unsigned long);
+
+// All-or-nothing copy of `len` bytes between `local` here and `remote` in
+// process `pid`. A failed write may leave a prefix of the range written.
+bool copy_process(VmCopy copy, pid_t pid, uint64_t remote, char* local, size_t len) {
   size_t done = 0;
   while (done < len) {
-    iovec local{static_cast<char*>(dst) + done, len - done};
+    iovec here{local + done, len - done};
     iovec far{reinterpret_cast<void*>(remote + done), len - done};
-    ssize_t n = process_vm_readv(pid, &local, 1, &far, 1, 0);
+    ssize_t n = copy(pid, &here, 1, &far, 1, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;  // EPERM, ESRCH, ENOSYS, EFAULT: let the engine stream instead
     done += static_cast<size_t>(n);
@@ -45,15 +53,33 @@ bool read_process(pid_t pid, uint64_t remote, void* dst, size_t len) {
   return true;
 }
 
-bool single_copy_allowed_by_env() {
-  const char* value = std::getenv("SONDE_SHM_SINGLE_COPY");
+bool read_process(pid_t pid, uint64_t remote, void* dst, size_t len) {
+  return copy_process(process_vm_readv, pid, remote, static_cast<char*>(dst), len);
+}
+
+bool write_process(pid_t pid, uint64_t remote, const void* src, size_t len) {
+  // process_vm_writev only reads the local iovec.
+  return copy_process(process_vm_writev, pid, remote, const_cast<char*>(static_cast<const char*>(src)), len);
+}
+
+// A switch read at construction: unset or anything but "0" means on.
+bool enabled_by_env(const char* name) {
+  const char* value = std::getenv(name);
   return value == nullptr || std::strcmp(value, "0") != 0;
 }
+
+// What one rank's segment holds per local peer: that peer's ring to us and,
+// beside it, its fast boxes to us (shm/fast_box.h).
+template <size_t RingBytes>
+struct Inbox {
+  shm::RingSlot<RingBytes> ring;
+  shm::FastBoxes boxes;
+};
 
 template <size_t RingBytes>
 class ShmTransport final : public Transport {
   using Ring = shm::Ring<RingBytes>;
-  using Slot = shm::RingSlot<RingBytes>;
+  using Slot = Inbox<RingBytes>;
   using SendQueue = boost::intrusive::list<SendItem, boost::intrusive::constant_time_size<false>>;
 
   struct Peer {
@@ -62,11 +88,17 @@ class ShmTransport final : public Transport {
     bool single_copy = false;  // the wire-up probe read the peer's cookie
     Ring* out = nullptr;       // ours, in the peer's segment
     Ring* in = nullptr;        // the peer's, in our segment
+    shm::FastBoxes* out_boxes = nullptr;  // ours, in the peer's segment
+    shm::FastBoxes* in_boxes = nullptr;   // the peer's, in our segment
     // Sending.
     SendQueue queue;
-    bool front_started = false;  // the front item's header is in the ring
+    bool front_started = false;  // the front item's header is in the ring or a box
     bool pumping = false;
-    // Receiving: the packet whose payload is still arriving.
+    uint64_t tx_seq = 0;         // sequence number of our next packet to the peer
+    uint64_t tx_consumed = 0;    // out_boxes->consumed when we last loaded it
+    // Receiving: the next packet in sequence, and the ring packet whose
+    // payload is still arriving.
+    uint64_t rx_seq = 0;
     bool receiving = false;
     PacketHeader rx_header{};
     PayloadSink* rx_sink = nullptr;
@@ -95,6 +127,12 @@ class ShmTransport final : public Transport {
   bool try_send_now(int peer, const PacketHeader& header, const void* payload) override {
     Peer& p = find(peer);
     if (!p.queue.empty()) return false;
+    if (FastBox* box = free_box(p, header.payload)) {
+      box->header = header;
+      if (header.payload != 0) std::memcpy(box->payload, payload, header.payload);
+      post(p, *box);
+      return true;
+    }
     Ring& ring = *p.out;
     const size_t total = sizeof header + header.payload;
     if (ring.write_available() < total) return false;
@@ -110,6 +148,7 @@ class ShmTransport final : public Transport {
       ring.push(head, sizeof header);
       ring.push(static_cast<const char*>(payload), header.payload);
     }
+    ++p.tx_seq;
     return true;
   }
 
@@ -146,6 +185,12 @@ class ShmTransport final : public Transport {
     return p.single_copy && read_process(p.pid, remote_addr, dst, len);
   }
 
+  bool write_remote(int peer, uint64_t remote_addr, const void* src, size_t len) override {
+    if (!reaches(peer)) return false;
+    const Peer& p = peers_[peer_index_[peer]];
+    return p.single_copy && write_process(p.pid, remote_addr, src, len);
+  }
+
   void shutdown() override {
     // Later calls must find no peer rather than unmapped rings.
     peer_index_.clear();
@@ -160,7 +205,9 @@ class ShmTransport final : public Transport {
     return peers_[peer_index_[peer]];
   }
 
-  // Moves queued bytes to `p` until its ring is full, its queue is empty or
+  // Moves queued packets to `p` (each into a free fast box if it fits one,
+  // else into the ring) until no box is free and the ring is full, its queue
+  // is empty or
   // one ring's worth has moved (so one huge send does not starve receives).
   int pump(Peer& p) {
     if (p.pumping) return 0;  // enqueue() from a callback of the item being pumped
@@ -172,10 +219,29 @@ class ShmTransport final : public Transport {
       SendItem& item = p.queue.front();
       const uint64_t len = item.header.payload;
       if (!p.front_started) {
-        if (budget < sizeof(PacketHeader) || ring.write_available() < sizeof(PacketHeader)) break;
-        ring.push(reinterpret_cast<const char*>(&item.header), sizeof(PacketHeader));
-        p.front_started = true;
-        budget -= sizeof(PacketHeader);
+        if (budget < sizeof(PacketHeader)) break;
+        FastBox* box = budget >= sizeof(PacketHeader) + len ? free_box(p, len) : nullptr;
+        if (box != nullptr) {
+          box->header = item.header;
+          if (len != 0) {
+            if (item.payload != nullptr) {
+              std::memcpy(box->payload, item.payload, len);
+            } else {
+              item.pack(box->payload, 0, len);
+            }
+          }
+          post(p, *box);
+          p.front_started = true;
+          item.handed = len;
+          budget -= sizeof(PacketHeader) + len;
+          if (len != 0) item.on_first_byte();
+        } else {
+          if (ring.write_available() < sizeof(PacketHeader)) break;
+          ring.push(reinterpret_cast<const char*>(&item.header), sizeof(PacketHeader));
+          ++p.tx_seq;
+          p.front_started = true;
+          budget -= sizeof(PacketHeader);
+        }
       }
       while (item.handed < len && budget != 0) {
         const size_t room = ring.write_available();
@@ -216,12 +282,27 @@ class ShmTransport final : public Transport {
     for (;;) {
       if (!p.receiving) {
         if (budget < sizeof(PacketHeader)) break;
-        if (ring.read_available() < sizeof(PacketHeader)) break;  // headers arrive whole
+        // Packet rx_seq is in its box or at the ring's head (shm/fast_box.h).
+        FastBox& box = p.in_boxes->box[p.rx_seq % kFastBoxes];
+        const uint64_t word = p.rx_seq + 1;
+        bool boxed = box.seq.load(std::memory_order_acquire) == word;
+        if (!boxed) {
+          if (ring.read_available() < sizeof(PacketHeader)) break;  // headers arrive whole
+          // That acquire saw a header pushed after any earlier box was filled.
+          boxed = box.seq.load(std::memory_order_acquire) == word;
+        }
+        if (boxed) {
+          budget -= std::min<uint64_t>(budget, sizeof(PacketHeader) + box.header.payload);
+          deliver_box(p, box, delivery);
+          ++delivered;
+          continue;
+        }
         ring.pop(reinterpret_cast<char*>(&p.rx_header), sizeof(PacketHeader));
         budget -= sizeof(PacketHeader);
         p.rx_sink = delivery.on_header(p.rank, p.rx_header);
         if (p.rx_header.payload == 0) {
           delivery.on_payload_done(p.rank, p.rx_header, p.rx_sink);
+          consumed(p);
           ++delivered;
           continue;
         }
@@ -244,11 +325,47 @@ class ShmTransport final : public Transport {
       if (p.rx_done == len) {
         p.receiving = false;
         delivery.on_payload_done(p.rank, p.rx_header, sink);
+        consumed(p);
         ++delivered;
       }
     }
     return delivered;
   }
+
+  // The box packet tx_seq may use now, or null: boxes off, payload too big,
+  // or the packet that last used it (tx_seq - kFastBoxes) not consumed yet.
+  // The peer's counter is loaded only when the cached copy says "busy".
+  FastBox* free_box(Peer& p, uint64_t payload) {
+    if (!fast_boxes_ || payload > kFastBoxPayload) return nullptr;
+    if (p.tx_seq - p.tx_consumed >= kFastBoxes) {
+      p.tx_consumed = p.out_boxes->consumed.load(std::memory_order_acquire);
+      if (p.tx_seq - p.tx_consumed >= kFastBoxes) return nullptr;
+    }
+    return &p.out_boxes->box[p.tx_seq % kFastBoxes];
+  }
+
+  // Publishes a filled box: its sequence word, last, with release.
+  void post(Peer& p, FastBox& box) { box.seq.store(++p.tx_seq, std::memory_order_release); }
+
+  // Delivers packet rx_seq from its box: the payload goes straight from the
+  // box into the sink; the box is released only after on_payload_done.
+  void deliver_box(Peer& p, FastBox& box, Delivery& delivery) {
+    const PacketHeader header = box.header;
+    assert(header.payload <= kFastBoxPayload);
+    PayloadSink* sink = delivery.on_header(p.rank, header);
+    if (header.payload != 0 && sink != nullptr) {
+      if (sink->contiguous != nullptr) {
+        std::memcpy(sink->contiguous, box.payload, header.payload);
+      } else {
+        sink->unpack(box.payload, 0, header.payload);
+      }
+    }
+    delivery.on_payload_done(p.rank, header, sink);
+    consumed(p);
+  }
+
+  // Packet rx_seq is delivered: the writer may reuse its box.
+  void consumed(Peer& p) { p.in_boxes->consumed.store(++p.rx_seq, std::memory_order_release); }
 
   std::string endpoint(const std::string& segment_name) const;
   void connect(int index, const std::string& endpoint, size_t segment_bytes, bool single_copy);
@@ -262,6 +379,7 @@ class ShmTransport final : public Transport {
   Segment own_;                  // our inbound rings, peers_[i]'s at slot i
   std::vector<Segment> mapped_;  // the peers' segments, where our outbound rings are
   bool in_progress_ = false;
+  bool fast_boxes_ = true;  // ours to our peers; we read theirs either way
   uint64_t probe_cookie_ = 0;  // peers read it at wire-up to check single-copy works
   uint64_t local_hash_ = 0;
   uint8_t tx_bounce_[kBounceBytes];
@@ -283,7 +401,8 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
     throw std::invalid_argument("sonde shm: job id '" + config.job_id + "' is not [A-Za-z0-9]+");
   }
 
-  const bool single_copy = config.single_copy && single_copy_allowed_by_env();
+  const bool single_copy = config.single_copy && enabled_by_env("SONDE_SHM_SINGLE_COPY");
+  fast_boxes_ = config.fast_boxes && enabled_by_env("SONDE_SHM_FAST_BOXES");
   // Ranks are siblings, not ancestors: without this, Yama's ptrace_scope=1
   // refuses process_vm_readv between them. Fails harmlessly without Yama.
   if (single_copy) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -315,7 +434,11 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
     try {
       own_ = Segment::create(config.job_id, segment_bytes);
       auto* slots = static_cast<Slot*>(own_.data());
-      for (size_t i = 0; i < npeers_; ++i) peers_[i].in = &(new (&slots[i]) Slot())->ring;
+      for (size_t i = 0; i < npeers_; ++i) {
+        Slot* inbox = new (&slots[i]) Slot();
+        peers_[i].in = &inbox->ring.ring;
+        peers_[i].in_boxes = &inbox->boxes;
+      }
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -340,11 +463,11 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
   }
 }
 
-// "v1 <ring bytes> <local set hash> <segment name> <pid> <cookie address> <cookie>"
+// "v2 <ring bytes> <local set hash> <segment name> <pid> <cookie address> <cookie>"
 template <size_t RingBytes>
 std::string ShmTransport<RingBytes>::endpoint(const std::string& segment_name) const {
   char text[512];
-  std::snprintf(text, sizeof text, "v1 %zu %" PRIx64 " %s %d %" PRIx64 " %" PRIx64, RingBytes,
+  std::snprintf(text, sizeof text, "v2 %zu %" PRIx64 " %s %d %" PRIx64 " %" PRIx64, RingBytes,
                 local_hash_, segment_name.empty() ? "-" : segment_name.c_str(), static_cast<int>(getpid()),
                 reinterpret_cast<uint64_t>(&probe_cookie_), probe_cookie_);
   return text;
@@ -360,7 +483,7 @@ void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, si
   int pid = 0;
   uint64_t cookie_addr = 0;
   uint64_t cookie = 0;
-  if (std::sscanf(endpoint.c_str(), "v1 %zu %" SCNx64 " %255s %d %" SCNx64 " %" SCNx64, &ring_bytes,
+  if (std::sscanf(endpoint.c_str(), "v2 %zu %" SCNx64 " %255s %d %" SCNx64 " %" SCNx64, &ring_bytes,
                   &local_hash, name, &pid, &cookie_addr, &cookie) != 6) {
     throw std::runtime_error("unreadable shm endpoint '" + endpoint + "'");
   }
@@ -374,7 +497,9 @@ void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, si
   // Peer's slots skip the peer itself, exactly as ours skip us.
   const int peer_local = peer_local_[index];
   const int slot = my_local_ < peer_local ? my_local_ : my_local_ - 1;
-  p.out = &static_cast<Slot*>(mapped_.back().data())[slot].ring;
+  Slot& inbox = static_cast<Slot*>(mapped_.back().data())[slot];
+  p.out = &inbox.ring.ring;
+  p.out_boxes = &inbox.boxes;
   p.pid = pid;
   // Reading the cookie proves the pid names the peer in our pid namespace
   // and that the kernel lets us read it; otherwise the engine streams.

@@ -1,0 +1,74 @@
+// Fast boxes: a latency accelerator beside the rings, not a replacement.
+//
+// The Boost.Lockfree ring (shm/ring.h) stays the FIFO every packet may take;
+// it is what carries large payloads, queued items and everything once the
+// boxes are busy. But a message through the ring moves three cache lines
+// between the cores: the writer's write_index, the data, and (on the writer's
+// next push, which loads it) the reader's read_index. A fast box moves one:
+// the writer puts a small packet and its sequence word in the same line(s)
+// and the reader polls only the word of the box it expects next.
+//
+// Per ordered pair of local ranks, in the reader's segment next to the ring:
+// kFastBoxes boxes and a `consumed` counter. Every packet of the pair, box or
+// ring, takes the next number of one per-pair sequence (both sides count, so
+// ring packets carry none on the wire). Packet `s` may only use box s % K, and
+// only once packet s - K is consumed (consumed > s - K); otherwise, or if it
+// does not fit, it takes the ring. The reader delivers strictly in sequence:
+//   1. box[next % K].seq == next + 1: packet `next` is in that box;
+//   2. otherwise, if the ring holds a header, load the box word again: the
+//      writer stored packet `next` in its box (if it used one) before it
+//      pushed any later packet into the ring, and the acquire load of the
+//      ring's write index that saw the header makes that store visible; so
+//      if the box still does not hold `next`, the ring's head is `next`.
+// After on_payload_done (the payload may be delivered straight from the box
+// into the sink) the reader stores consumed = next + 1 (release); the writer
+// reloads it (acquire) only when its cached copy says no box is free, so in
+// steady state a box costs the writer no load from the reader's lines.
+//
+// Idle polling of a peer: the box word and the ring's write index, two loads
+// of lines that stay in the reader's cache while nothing is written.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "transports/transport.h"
+
+namespace sonde::transport::shm {
+
+// Boxes per ordered pair. A ping-pong needs one per direction; more let a
+// burst of small messages through before the ring takes over.
+inline constexpr uint64_t kFastBoxes = 8;
+// Bytes per box, a multiple of 128 so that boxes never share a line (or an
+// adjacent-line prefetch pair) with each other or with the counter.
+inline constexpr size_t kFastBoxBytes = 1152;
+
+struct alignas(128) FastBox {
+  // Sequence number + 1 of the packet inside (0: never used). Stored last,
+  // with release, after header and payload.
+  std::atomic<uint64_t> seq;
+  PacketHeader header;
+  uint8_t payload[kFastBoxBytes - sizeof(std::atomic<uint64_t>) - sizeof(PacketHeader)];
+};
+static_assert(sizeof(FastBox) == kFastBoxBytes);
+static_assert(offsetof(FastBox, header) == 8 && offsetof(FastBox, payload) == 56,
+              "word, header and the first payload bytes share the first cache line");
+
+// The largest payload a box carries (1096 bytes).
+inline constexpr size_t kFastBoxPayload = sizeof(FastBox::payload);
+
+struct alignas(128) FastBoxes {
+  FastBox box[kFastBoxes];
+  // Packets of this pair the reader has finished with (box or ring), so the
+  // next sequence number it will deliver. Written by the reader only.
+  alignas(128) std::atomic<uint64_t> consumed;
+};
+
+// Lives in shared memory mapped at different addresses: only address-free
+// atomics and plain bytes.
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "fast-box words must be lock-free");
+static_assert(std::is_standard_layout_v<FastBoxes> && !std::is_polymorphic_v<FastBoxes>);
+
+}  // namespace sonde::transport::shm
