@@ -150,11 +150,8 @@ int nonblocking_recv(void* buf, int count, MPI_Datatype datatype, int source, in
 
 // Finish a completed request the user waited on or tested: status out, the
 // request released (or made inactive if persistent), handle nulled.
-int retire(MPI_Request* handle, Request* r, MPI_Status* status) {
-  if (r->comm) {
-    SONDE_FIRE(r->comm->peruse, PERUSE_COMM_REQ_NOTIFY, reinterpret_cast<uint64_t>(r), r->comm->handle, r->buf,
-               r->count, r->type->handle, r->peer, r->tag, r->kind == RequestKind::kSend ? PERUSE_SEND : PERUSE_RECV);
-  }
+[[gnu::always_inline]] inline int retire(MPI_Request* handle, Request* r, MPI_Status* status) {
+  Engine::notify(r);
   Engine::fill_status(r, status);
   int rc = r->error;
   if (r->persistent) {

@@ -77,37 +77,40 @@ bool is_message(PacketType t) {
 // carries the user's own arguments.
 inline uint64_t uid(const Request* r) { return reinterpret_cast<uint64_t>(r); }
 inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? PERUSE_SEND : PERUSE_RECV; }
-#define FIRE_REQ(event, r)                                                                                   \
-  SONDE_FIRE((r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count, (r)->type->handle, \
-             (r)->peer, (r)->tag, operation(r))
+// The _IF forms take a watched mask the caller loaded once for several events.
+#define FIRE_REQ_IF(w, event, r)                                                                                \
+  SONDE_FIRE_IF((w), (r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count,              \
+                (r)->type->handle, (r)->peer, (r)->tag, operation(r))
+#define FIRE_REQ(event, r) FIRE_REQ_IF(SONDE_WATCHED_MASK((r)->comm->peruse), event, r)
 // Message events carry the envelope: sender, tag, size in bytes.
-#define FIRE_MSG(event, c, id, h)                                                                             \
-  SONDE_FIRE((c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, \
-             (h).source, (h).tag, PERUSE_RECV)
+#define FIRE_MSG_IF(w, event, c, id, h)                                                                          \
+  SONDE_FIRE_IF((w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, \
+                (h).source, (h).tag, PERUSE_RECV)
+#define FIRE_MSG(event, c, id, h) FIRE_MSG_IF(SONDE_WATCHED_MASK((c)->peruse), event, c, id, h)
 
 // REQ_XFER_BEGIN once per activation, even when a first attempt (single
 // copy refused) hands over to another protocol.
-inline void xfer_begin(Request* r) {
+inline void xfer_begin_if(uint32_t w, Request* r) {
   if (r->xfer_started) return;
   r->xfer_started = true;
-  FIRE_REQ(PERUSE_COMM_REQ_XFER_BEGIN, r);
+  FIRE_REQ_IF(w, PERUSE_COMM_REQ_XFER_BEGIN, r);
 }
+inline void xfer_begin(Request* r) { xfer_begin_if(SONDE_WATCHED_MASK(r->comm->peruse), r); }
 
 // Reports queue searches as PERUSE_COMM_SEARCH_*; only handed to the matcher
 // when one of those events is watched on the communicator.
 class SearchEvents final : public matching::SearchObserver {
  public:
-  SearchEvents(Comm* c, int source, int tag) : c_(c), source_(source), tag_(tag) {}
+  // `w`: the communicator's watched mask, already loaded by the caller.
+  SearchEvents(Comm* c, uint32_t w, int source, int tag) : c_(c), w_(w), source_(source), tag_(tag) {}
   // The observer to give the matcher for a posted-queue / unexpected-queue search.
   matching::SearchObserver* posted() {
-    return SONDE_WATCHED(c_->peruse, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN) ||
-                   SONDE_WATCHED(c_->peruse, PERUSE_COMM_SEARCH_POSTED_Q_END)
+    return w_ & (peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_END))
                ? this
                : nullptr;
   }
   matching::SearchObserver* unexpected() {
-    return SONDE_WATCHED(c_->peruse, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN) ||
-                   SONDE_WATCHED(c_->peruse, PERUSE_COMM_SEARCH_UNEX_Q_END)
+    return w_ & (peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_END))
                ? this
                : nullptr;
   }
@@ -125,6 +128,7 @@ class SearchEvents final : public matching::SearchObserver {
     SONDE_FIRE(c_->peruse, event, id_, c_->handle, nullptr, 0, MPI_DATATYPE_NULL, source_, tag_, PERUSE_RECV);
   }
   Comm* c_;
+  uint32_t w_;
   int source_, tag_;
   uint64_t id_ = 0;
 };
@@ -315,18 +319,35 @@ void Engine::release(Request* r) {
   requests.release(r->handle);
 }
 
+// The hot operations come in two compiled forms: <false> carries no PERUSE
+// code at all, <true> fires events. The dispatch is one load of the
+// communicator's watched mask and one predictable branch per operation.
+#define SONDE_DISPATCH(mask, call_watched, call_plain) \
+  (__builtin_expect((mask) != 0, 0) ? (call_watched) : (call_plain))
+
 void Engine::complete(Request* r) {
+  uint32_t w = r->comm ? SONDE_WATCHED_MASK(r->comm->peruse) : 0;
+  SONDE_DISPATCH(w, complete_watched(r, w), complete_as<false>(r, 0));
+}
+
+void Engine::complete_watched(Request* r, uint32_t w) { complete_as<true>(r, w); }
+
+void Engine::notify_watched(Request* r) { FIRE_REQ(PERUSE_COMM_REQ_NOTIFY, r); }
+
+template <bool kWatched>
+void Engine::complete_as(Request* r, uint32_t w) {
+  if constexpr (!kWatched) w = 0;
   // `active` stays set until the user's wait/test retires the request: a
   // persistent request that completed early still owes its status.
   r->complete = true;
-  if (r->comm) FIRE_REQ(PERUSE_COMM_REQ_COMPLETE, r);
+  FIRE_REQ_IF(w, PERUSE_COMM_REQ_COMPLETE, r);
   if (r->mode == SendMode::kBuffered && r->kind == RequestKind::kSend && r->staged) {
     bsend_used -= int64_t(r->bytes) + MPI_BSEND_OVERHEAD;
   }
   if (r->user_freed) {
     // Nobody will wait for it (MPI_Request_free, or a detached Bsend): its
     // life as a request ends here.
-    if (r->comm) FIRE_REQ(PERUSE_COMM_REQ_NOTIFY, r);
+    FIRE_REQ_IF(w, PERUSE_COMM_REQ_NOTIFY, r);
     release(r);
   }
 }
@@ -347,6 +368,17 @@ void Engine::fill_status(const Request* r, MPI_Status* status) {
 }
 
 bool Engine::send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
+  uint32_t w = SONDE_WATCHED_MASK(comm->peruse);
+  return SONDE_DISPATCH(w, send_now_watched(buf, count, type, dest, tag, comm),
+                        send_now_as<false>(buf, count, type, dest, tag, comm));
+}
+
+bool Engine::send_now_watched(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
+  return send_now_as<true>(buf, count, type, dest, tag, comm);
+}
+
+template <bool kWatched>
+bool Engine::send_now_as(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
   uint64_t bytes = uint64_t(count) * uint64_t(type->size);
   if (bytes > settings.eager_limit || !type->contiguous || dest == MPI_PROC_NULL) return false;
   int peer = comm->world[size_t(dest)];
@@ -360,9 +392,7 @@ bool Engine::send_now(const void* buf, int64_t count, Datatype* type, int dest, 
   if (!route[size_t(peer)]->try_send_now(peer, h, contiguous_start(*type, buf))) return false;
   // The whole life of this request fits in this call, so its events fire
   // together once the data is handed over (a transient id: no descriptor).
-  if (SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_ACTIVATE) || SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_XFER_BEGIN) ||
-      SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_XFER_END) || SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_COMPLETE) ||
-      SONDE_WATCHED(comm->peruse, PERUSE_COMM_REQ_NOTIFY)) {
+  if constexpr (kWatched) {
     uint64_t id = new_id(kIdTransientRequest);
     for (int event : {PERUSE_COMM_REQ_ACTIVATE, PERUSE_COMM_REQ_XFER_BEGIN, PERUSE_COMM_REQ_XFER_END,
                       PERUSE_COMM_REQ_COMPLETE, PERUSE_COMM_REQ_NOTIFY})
@@ -540,7 +570,16 @@ void Engine::coop_part_done(Request* r) {
 }
 
 int Engine::issue_recv(Request* r) {
-  FIRE_REQ(PERUSE_COMM_REQ_ACTIVATE, r);
+  uint32_t w = SONDE_WATCHED_MASK(r->comm->peruse);
+  return SONDE_DISPATCH(w, issue_recv_watched(r, w), issue_recv_as<false>(r, 0));
+}
+
+int Engine::issue_recv_watched(Request* r, uint32_t w) { return issue_recv_as<true>(r, w); }
+
+template <bool kWatched>
+int Engine::issue_recv_as(Request* r, uint32_t w) {
+  if constexpr (!kWatched) w = 0;
+  FIRE_REQ_IF(w, PERUSE_COMM_REQ_ACTIVATE, r);
   r->active = true;
   r->xfer_started = false;
   r->complete = false;
@@ -559,14 +598,14 @@ int Engine::issue_recv(Request* r) {
   entry.source = r->peer;
   entry.tag = r->tag;
   Comm* c = r->comm;
-  SearchEvents search(c, r->peer, r->tag);
-  auto* found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, search.unexpected()));
+  SearchEvents search(c, w, r->peer, r->tag);
+  auto* found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, kWatched ? search.unexpected() : nullptr));
   if (found) {
-    FIRE_MSG(PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
-    FIRE_REQ(PERUSE_COMM_REQ_MATCH_UNEX, r);
+    FIRE_MSG_IF(w, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
+    FIRE_REQ_IF(w, PERUSE_COMM_REQ_MATCH_UNEX, r);
     match_message(r, found);
   } else {
-    FIRE_REQ(PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
+    FIRE_REQ_IF(w, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
     c->queues.post(r);
   }
   return MPI_SUCCESS;
@@ -760,18 +799,30 @@ transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm
     early.push_back(*m);
     return &m->sink;
   }
-  FIRE_MSG(PERUSE_COMM_MSG_ARRIVED, comm, id, h);
-  SearchEvents search(comm, h.source, h.tag);
-  auto* r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, search.posted()));
+  uint32_t w = SONDE_WATCHED_MASK(comm->peruse);
+  return SONDE_DISPATCH(w, on_message_watched(peer, h, comm, id, w), on_message_as<false>(peer, h, comm, id, 0));
+}
+
+transport::PayloadSink* Engine::on_message_watched(int peer, const PacketHeader& h, Comm* comm, uint64_t id,
+                                                   uint32_t w) {
+  return on_message_as<true>(peer, h, comm, id, w);
+}
+
+template <bool kWatched>
+transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, Comm* comm, uint64_t id, uint32_t w) {
+  if constexpr (!kWatched) w = 0;
+  FIRE_MSG_IF(w, PERUSE_COMM_MSG_ARRIVED, comm, id, h);
+  SearchEvents search(comm, w, h.source, h.tag);
+  auto* r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, kWatched ? search.posted() : nullptr));
   if (!r) {
     Message* m = new_message(peer, h, comm);
     m->uid = id;
-    FIRE_MSG(PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
+    FIRE_MSG_IF(w, PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
     comm->queues.push_unexpected(m);
     return &m->sink;
   }
-  FIRE_REQ(PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
-  FIRE_MSG(PERUSE_COMM_MSG_MATCH_POSTED_REQ, comm, id, h);
+  FIRE_REQ_IF(w, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
+  FIRE_MSG_IF(w, PERUSE_COMM_MSG_MATCH_POSTED_REQ, comm, id, h);
   r->status_source = h.source;
   r->status_tag = h.tag;
   r->world_peer = peer;
@@ -786,7 +837,7 @@ transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm
     return ack;
   }()});
   setup_sink(r, h.payload);
-  xfer_begin(r);
+  xfer_begin_if(w, r);
   return &r->sink;
 }
 
@@ -885,7 +936,7 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
 
 Message* Engine::probe(Comm* comm, int source, int tag) {
   // A probe searches (and fires the search events) but activates nothing.
-  SearchEvents search(comm, source, tag);
+  SearchEvents search(comm, SONDE_WATCHED_MASK(comm->peruse), source, tag);
   return static_cast<Message*>(comm->queues.find_unexpected(source, tag, search.unexpected()));
 }
 
@@ -1040,7 +1091,7 @@ int wait(Request* r, MPI_Status* status) {
     if (e.progress() == 0) e.idle(idle);
     else idle = 0;
   }
-  FIRE_REQ(PERUSE_COMM_REQ_NOTIFY, r);
+  Engine::notify(r);
   Engine::fill_status(r, status);
   int rc = r->error;
   if (!r->persistent) e.release(r);

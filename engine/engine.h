@@ -103,6 +103,12 @@ class Engine final : public transport::Delivery {
   void complete_at_once(Request* r);
   // Fill an MPI_Status from a completed request.
   static void fill_status(const Request* r, MPI_Status* status);
+  // REQ_NOTIFY for r (wait/test/blocking calls): one load and one branch
+  // unless something watches it.
+  static void notify(Request* r) {
+    if (r->comm && __builtin_expect(SONDE_WATCHED_MASK(r->comm->peruse) != 0, 0)) notify_watched(r);
+  }
+  [[gnu::noinline, gnu::cold]] static void notify_watched(Request* r);
 
   // Probe: the first waiting message on comm for (source, tag), or null.
   Message* probe(Comm* comm, int source, int tag);
@@ -115,6 +121,25 @@ class Engine final : public transport::Delivery {
   void free_comm(Comm* c);
 
  private:
+  // Twins of the hot operations: <false> has no PERUSE code and is inlined
+  // into its dispatcher; <true> fires events and lives out of line, so the
+  // fast path pays one load and one branch (see engine.cc).
+  template <bool kWatched>
+  [[gnu::always_inline]] inline void complete_as(Request* r, uint32_t watched);
+  [[gnu::noinline, gnu::cold]] void complete_watched(Request* r, uint32_t watched);
+  template <bool kWatched>
+  [[gnu::always_inline]] inline bool send_now_as(const void* buf, int64_t count, Datatype* type, int dest, int tag,
+                                                 Comm* comm);
+  [[gnu::noinline, gnu::cold]] bool send_now_watched(const void* buf, int64_t count, Datatype* type, int dest,
+                                                     int tag, Comm* comm);
+  template <bool kWatched>
+  [[gnu::always_inline]] inline int issue_recv_as(Request* r, uint32_t watched);
+  [[gnu::noinline, gnu::cold]] int issue_recv_watched(Request* r, uint32_t watched);
+  template <bool kWatched>
+  [[gnu::always_inline]] inline transport::PayloadSink* on_message_as(int peer, const transport::PacketHeader& h,
+                                                                      Comm* comm, uint64_t id, uint32_t watched);
+  [[gnu::noinline, gnu::cold]] transport::PayloadSink* on_message_watched(int peer, const transport::PacketHeader& h,
+                                                                          Comm* comm, uint64_t id, uint32_t watched);
   void deliver_control(int peer, const transport::PacketHeader& h);
   transport::PayloadSink* on_message(int peer, const transport::PacketHeader& h, Comm* comm);
   Message* new_message(int peer, const transport::PacketHeader& h, Comm* comm);

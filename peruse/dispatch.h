@@ -35,9 +35,17 @@ struct ActiveSet {
 };
 
 // Lives inside each communicator; zero-initialised means "nothing active".
+// `watched` has bit e set exactly when slot[e] is non-null: the hot path
+// tests bits of this one word (loaded once per engine operation) and touches
+// the slots only when a bit is set.
 struct CommEvents {
+  std::atomic<uint32_t> watched{0};
   std::atomic<const ActiveSet*> slot[kNumEvents] = {};
 };
+static_assert(kNumEvents <= 32);
+
+inline uint32_t watched(const CommEvents& e) { return e.watched.load(std::memory_order_relaxed); }
+inline constexpr uint32_t bit(int event) { return 1u << event; }
 
 // Invokes every active handle of `event` on `events`. Out of line: only
 // reached when something is active.
@@ -54,19 +62,28 @@ uint64_t next_transient_request_id();
 }  // namespace sonde::peruse
 
 #ifndef SONDE_PERUSE_OFF
-#define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)                   \
+// `mask` is a value of peruse::watched(events), loaded once by the caller.
+#define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)         \
   do {                                                                                                           \
-    if (__builtin_expect((events).slot[(event)].load(std::memory_order_relaxed) != nullptr, 0))                 \
+    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0))                                        \
       ::sonde::peruse::fire_slow((events), (event), (unique_id), (comm), (buf), (count), (datatype), (peer), (tag), \
                                  (operation));                                                                   \
   } while (0)
-// True when any handle of `event` is active on `events` (to skip preparing
-// arguments that cost something, e.g. a search id).
-#define SONDE_WATCHED(events, event) \
-  (__builtin_expect((events).slot[(event)].load(std::memory_order_relaxed) != nullptr, 0))
-#else
 #define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
-  do {                                                                                         \
+  SONDE_FIRE_IF(::sonde::peruse::watched(events), events, event, unique_id, comm, buf, count, datatype, peer, tag, \
+                operation)
+// The watched mask of `events` (0 when nothing is active), for hoisting.
+#define SONDE_WATCHED_MASK(events) ::sonde::peruse::watched(events)
+#else
+// Arguments are type-checked but never evaluated.
+#define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)           \
+  do {                                                                                                   \
+    if (false) {                                                                                         \
+      (void)(events), (void)(event), (void)(unique_id), (void)(comm), (void)(buf), (void)(count),        \
+          (void)(datatype), (void)(peer), (void)(tag), (void)(operation);                                \
+    }                                                                                                    \
   } while (0)
-#define SONDE_WATCHED(events, event) false
+#define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
+  SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)
+#define SONDE_WATCHED_MASK(events) 0u
 #endif

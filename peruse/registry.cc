@@ -85,6 +85,10 @@ void republish(Registry& r, CommEvents* events, int event) {
     }
   }
   const ActiveSet* old = events->slot[event].exchange(set, std::memory_order_seq_cst);
+  // The mask follows the slots (writers are serialised by r.mutex).
+  uint32_t mask = events->watched.load(std::memory_order_relaxed);
+  mask = set ? (mask | bit(event)) : (mask & ~bit(event));
+  events->watched.store(mask, std::memory_order_seq_cst);
   if (old) {
     r.retired.push_back(old);
     r.retired_bytes += set_bytes(old->count);
@@ -196,6 +200,7 @@ void comm_freed(CommEvents& events) {
       r.free_slots.push_back(static_cast<uint32_t>(i));
     }
   }
+  events.watched.store(0, std::memory_order_seq_cst);
   for (int e = 0; e < kNumEvents; ++e) {
     const ActiveSet* old = events.slot[e].exchange(nullptr, std::memory_order_seq_cst);
     if (old) {
