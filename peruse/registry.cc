@@ -453,6 +453,7 @@ SONDE_API int PERUSE_Event_propagate(peruse_event_h event_h, int mode) {
 // would deadlock on itself: that upcall gets PERUSE_ERR_LOCK_NOT_GRANTABLE,
 // and keeps getting it until the upcall returns.
 SONDE_API int PERUSE_Lock(void) {
+  if (ready(registry()) != PERUSE_SUCCESS) return PERUSE_ERR_LOCK;  // PERUSE_Init first (5.2.1)
   if (t_upcall_depth > 0 && (t_holds_tool_lock || t_not_grantable)) {
     t_not_grantable = true;
     return PERUSE_ERR_LOCK_NOT_GRANTABLE;
@@ -464,6 +465,7 @@ SONDE_API int PERUSE_Lock(void) {
 }
 
 SONDE_API int PERUSE_Unlock(void) {
+  // No init check: a lock taken before MPI_Finalize can still be released.
   if (!t_holds_tool_lock) return PERUSE_ERR_UNLOCK;
   t_holds_tool_lock = false;
   g_tool_lock.unlock();
