@@ -1,6 +1,8 @@
 // Runs one test body on N ranks, as forked processes (the real deployment:
 // separate address spaces) or as threads of this process (so TSan sees both
-// ends of a ring), wired up through an in-memory Exchange instead of PMIx.
+// ranks; but not the shm rings' memory ordering, since each rank maps a
+// peer's segment at its own address), wired up through an in-memory Exchange
+// instead of PMIx.
 //
 // Nothing may hang: fences and wait_until() give up after a deadline, and in
 // process mode the parent kills every rank still running at the deadline.

@@ -4,10 +4,11 @@
 // busy boxes fall back to the ring and then to backpressure.
 //
 // Process mode is the deployment (separate address spaces); the same traffic
-// also runs with ranks as threads so ThreadSanitizer sees both ends of the
-// boxes and rings. Across processes TSan cannot see the other side's
-// accesses to the shared mapping at all, so there it checks nothing about
-// the ring's or the boxes' memory ordering.
+// also runs with ranks as threads. TSan cannot check the ring's or the boxes'
+// memory ordering here, in either mode: each rank reaches a peer's segment
+// through its own mapping, at another address, and TSan only relates
+// accesses to the same address. fast_box_protocol_test runs the protocol
+// over one object so that it can.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -107,7 +108,7 @@ TEST_CASE("shm random mix with a per-job seed") {
 }
 
 TEST_CASE("shm random mix with both ranks as threads of one process") {
-  // Here ThreadSanitizer sees the writer and the reader of every box and ring.
+  // TSan sees each rank's transport state, not the shared segments (above).
   const std::string job = unique_job_id();
   RunResult run = run_ranks(2, [&](FakeExchange& ex) { random_mix(ex, job, kSmallRing, 7, 300); },
                             Launch::kThreads);

@@ -71,4 +71,59 @@ struct alignas(128) FastBoxes {
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "fast-box words must be lock-free");
 static_assert(std::is_standard_layout_v<FastBoxes> && !std::is_polymorphic_v<FastBoxes>);
 
+// The writer's end of one pair: numbers every packet, box or ring.
+class BoxWriter {
+ public:
+  BoxWriter() = default;
+  explicit BoxWriter(FastBoxes* boxes) : boxes_(boxes) {}
+
+  // The box the next packet may use, or null while the packet that used it
+  // last (kFastBoxes packets ago) is not consumed. Loads the reader's counter
+  // only when the cached copy says that box is busy.
+  FastBox* claim() {
+    if (next_ - consumed_ >= kFastBoxes) {
+      consumed_ = boxes_->consumed.load(std::memory_order_acquire);
+      if (next_ - consumed_ >= kFastBoxes) return nullptr;
+    }
+    return &boxes_->box[next_ % kFastBoxes];
+  }
+  // Publishes the claimed box once header and payload are in it.
+  void post(FastBox& box) { box.seq.store(++next_, std::memory_order_release); }
+  // The next packet's header went into the ring instead.
+  void skip() { ++next_; }
+
+ private:
+  FastBoxes* boxes_ = nullptr;
+  uint64_t next_ = 0;      // sequence number of the next packet
+  uint64_t consumed_ = 0;  // boxes_->consumed when last loaded
+};
+
+// The reader's end of one pair: finds the next packet in sequence.
+class BoxReader {
+ public:
+  enum class Next { kNothing, kBox, kRing };
+
+  BoxReader() = default;
+  explicit BoxReader(FastBoxes* boxes) : boxes_(boxes) {}
+
+  // Where the next packet is: in box(), at the head of `ring` (which must
+  // hold a whole header for it to count), or nowhere yet.
+  template <typename Ring>
+  Next locate(Ring& ring) const {
+    const FastBox& next = box();
+    if (next.seq.load(std::memory_order_acquire) == next_ + 1) return Next::kBox;
+    if (ring.read_available() < sizeof(PacketHeader)) return Next::kNothing;
+    // That acquire saw a header pushed after any earlier box was posted.
+    return next.seq.load(std::memory_order_acquire) == next_ + 1 ? Next::kBox : Next::kRing;
+  }
+  FastBox& box() const { return boxes_->box[next_ % kFastBoxes]; }
+  // The next packet is delivered, payload and all: its box (if it had one)
+  // may be reused.
+  void done() { boxes_->consumed.store(++next_, std::memory_order_release); }
+
+ private:
+  FastBoxes* boxes_ = nullptr;
+  uint64_t next_ = 0;  // sequence number of the next packet to deliver
+};
+
 }  // namespace sonde::transport::shm

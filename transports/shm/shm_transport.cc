@@ -25,7 +25,6 @@ namespace {
 
 using shm::FastBox;
 using shm::Segment;
-using shm::kFastBoxes;
 using shm::kFastBoxPayload;
 
 constexpr char kExchangeKey[] = "sonde.shm";
@@ -88,17 +87,13 @@ class ShmTransport final : public Transport {
     bool single_copy = false;  // the wire-up probe read the peer's cookie
     Ring* out = nullptr;       // ours, in the peer's segment
     Ring* in = nullptr;        // the peer's, in our segment
-    shm::FastBoxes* out_boxes = nullptr;  // ours, in the peer's segment
-    shm::FastBoxes* in_boxes = nullptr;   // the peer's, in our segment
+    shm::BoxWriter out_boxes;  // ours, in the peer's segment
+    shm::BoxReader in_boxes;   // the peer's, in our segment
     // Sending.
     SendQueue queue;
     bool front_started = false;  // the front item's header is in the ring or a box
     bool pumping = false;
-    uint64_t tx_seq = 0;         // sequence number of our next packet to the peer
-    uint64_t tx_consumed = 0;    // out_boxes->consumed when we last loaded it
-    // Receiving: the next packet in sequence, and the ring packet whose
-    // payload is still arriving.
-    uint64_t rx_seq = 0;
+    // Receiving: the ring packet whose payload is still arriving.
     bool receiving = false;
     PacketHeader rx_header{};
     PayloadSink* rx_sink = nullptr;
@@ -130,7 +125,7 @@ class ShmTransport final : public Transport {
     if (FastBox* box = free_box(p, header.payload)) {
       box->header = header;
       if (header.payload != 0) std::memcpy(box->payload, payload, header.payload);
-      post(p, *box);
+      p.out_boxes.post(*box);
       return true;
     }
     Ring& ring = *p.out;
@@ -148,7 +143,7 @@ class ShmTransport final : public Transport {
       ring.push(head, sizeof header);
       ring.push(static_cast<const char*>(payload), header.payload);
     }
-    ++p.tx_seq;
+    p.out_boxes.skip();
     return true;
   }
 
@@ -230,7 +225,7 @@ class ShmTransport final : public Transport {
               item.pack(box->payload, 0, len);
             }
           }
-          post(p, *box);
+          p.out_boxes.post(*box);
           p.front_started = true;
           item.handed = len;
           budget -= sizeof(PacketHeader) + len;
@@ -238,7 +233,7 @@ class ShmTransport final : public Transport {
         } else {
           if (ring.write_available() < sizeof(PacketHeader)) break;
           ring.push(reinterpret_cast<const char*>(&item.header), sizeof(PacketHeader));
-          ++p.tx_seq;
+          p.out_boxes.skip();
           p.front_started = true;
           budget -= sizeof(PacketHeader);
         }
@@ -282,16 +277,11 @@ class ShmTransport final : public Transport {
     for (;;) {
       if (!p.receiving) {
         if (budget < sizeof(PacketHeader)) break;
-        // Packet rx_seq is in its box or at the ring's head (shm/fast_box.h).
-        FastBox& box = p.in_boxes->box[p.rx_seq % kFastBoxes];
-        const uint64_t word = p.rx_seq + 1;
-        bool boxed = box.seq.load(std::memory_order_acquire) == word;
-        if (!boxed) {
-          if (ring.read_available() < sizeof(PacketHeader)) break;  // headers arrive whole
-          // That acquire saw a header pushed after any earlier box was filled.
-          boxed = box.seq.load(std::memory_order_acquire) == word;
-        }
-        if (boxed) {
+        // The next packet in sequence is in its box or at the ring's head.
+        const shm::BoxReader::Next next = p.in_boxes.locate(ring);  // headers arrive whole
+        if (next == shm::BoxReader::Next::kNothing) break;
+        if (next == shm::BoxReader::Next::kBox) {
+          FastBox& box = p.in_boxes.box();
           budget -= std::min<uint64_t>(budget, sizeof(PacketHeader) + box.header.payload);
           deliver_box(p, box, delivery);
           ++delivered;
@@ -302,7 +292,7 @@ class ShmTransport final : public Transport {
         p.rx_sink = delivery.on_header(p.rank, p.rx_header);
         if (p.rx_header.payload == 0) {
           delivery.on_payload_done(p.rank, p.rx_header, p.rx_sink);
-          consumed(p);
+          p.in_boxes.done();
           ++delivered;
           continue;
         }
@@ -325,29 +315,20 @@ class ShmTransport final : public Transport {
       if (p.rx_done == len) {
         p.receiving = false;
         delivery.on_payload_done(p.rank, p.rx_header, sink);
-        consumed(p);
+        p.in_boxes.done();
         ++delivered;
       }
     }
     return delivered;
   }
 
-  // The box packet tx_seq may use now, or null: boxes off, payload too big,
-  // or the packet that last used it (tx_seq - kFastBoxes) not consumed yet.
-  // The peer's counter is loaded only when the cached copy says "busy".
+  // The box the next packet to `p` may use, or null: boxes off, payload too
+  // big, or that box still busy.
   FastBox* free_box(Peer& p, uint64_t payload) {
-    if (!fast_boxes_ || payload > kFastBoxPayload) return nullptr;
-    if (p.tx_seq - p.tx_consumed >= kFastBoxes) {
-      p.tx_consumed = p.out_boxes->consumed.load(std::memory_order_acquire);
-      if (p.tx_seq - p.tx_consumed >= kFastBoxes) return nullptr;
-    }
-    return &p.out_boxes->box[p.tx_seq % kFastBoxes];
+    return fast_boxes_ && payload <= kFastBoxPayload ? p.out_boxes.claim() : nullptr;
   }
 
-  // Publishes a filled box: its sequence word, last, with release.
-  void post(Peer& p, FastBox& box) { box.seq.store(++p.tx_seq, std::memory_order_release); }
-
-  // Delivers packet rx_seq from its box: the payload goes straight from the
+  // Delivers the next packet from its box: the payload goes straight from the
   // box into the sink; the box is released only after on_payload_done.
   void deliver_box(Peer& p, FastBox& box, Delivery& delivery) {
     const PacketHeader header = box.header;
@@ -361,11 +342,8 @@ class ShmTransport final : public Transport {
       }
     }
     delivery.on_payload_done(p.rank, header, sink);
-    consumed(p);
+    p.in_boxes.done();
   }
-
-  // Packet rx_seq is delivered: the writer may reuse its box.
-  void consumed(Peer& p) { p.in_boxes->consumed.store(++p.rx_seq, std::memory_order_release); }
 
   std::string endpoint(const std::string& segment_name) const;
   void connect(int index, const std::string& endpoint, size_t segment_bytes, bool single_copy);
@@ -437,7 +415,7 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
       for (size_t i = 0; i < npeers_; ++i) {
         Slot* inbox = new (&slots[i]) Slot();
         peers_[i].in = &inbox->ring.ring;
-        peers_[i].in_boxes = &inbox->boxes;
+        peers_[i].in_boxes = shm::BoxReader(&inbox->boxes);
       }
     } catch (const std::exception& e) {
       error = e.what();
@@ -499,7 +477,7 @@ void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, si
   const int slot = my_local_ < peer_local ? my_local_ : my_local_ - 1;
   Slot& inbox = static_cast<Slot*>(mapped_.back().data())[slot];
   p.out = &inbox.ring.ring;
-  p.out_boxes = &inbox.boxes;
+  p.out_boxes = shm::BoxWriter(&inbox.boxes);
   p.pid = pid;
   // Reading the cookie proves the pid names the peer in our pid namespace
   // and that the kernel lets us read it; otherwise the engine streams.
