@@ -802,6 +802,7 @@ bool has_samples(const CommReport& c) {
 struct RankReport {
   std::vector<CommReport> comms;  // in creation order, freed ones included
   uint64_t dropped = 0, table_full = 0, lost_comms = 0;
+  uint64_t open_requests = 0, open_messages = 0;  // still in the tables at MPI_Finalize
 };
 
 std::string filter_note(uint64_t filtered) {
@@ -884,6 +885,8 @@ std::string rank_csv(const RankReport& rr) {
   out += csv_value_row(rank, nullptr, "*", "dropped_lock_not_grantable", rr.dropped);
   out += csv_value_row(rank, nullptr, "*", "dropped_table_full", rr.table_full);
   out += csv_value_row(rank, nullptr, "*", "dropped_too_many_comms", rr.lost_comms);
+  out += csv_value_row(rank, nullptr, "*", "open_requests_at_finalize", rr.open_requests);
+  out += csv_value_row(rank, nullptr, "*", "open_messages_at_finalize", rr.open_messages);
   return out;
 }
 
@@ -1274,6 +1277,8 @@ void finish() {
       rr.dropped = g_dropped.load();
       rr.table_full = g.table_full;
       rr.lost_comms = g.lost_comms;
+      rr.open_requests = g.requests.size();
+      rr.open_messages = g.messages.size();
     }
     for (peruse_event_h& h : to_release)
       if (h != PERUSE_EVENT_HANDLE_NULL) PERUSE_Event_release(&h);
