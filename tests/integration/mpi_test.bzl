@@ -1,19 +1,25 @@
 """mpi_test: an sh_test that runs a program through Sonde's launcher.
 
-    mpi_test(name, prog, ranks, env = {}, checks = [], args = [])
+    mpi_test(name, prog, ranks, env = {}, checks = [], args = [], rank_prefix = [])
 
-runs `mpiexec --timeout 60 -n <ranks> <prog> <args>` under
+runs `mpiexec --timeout 60 -n <ranks> <rank_prefix> <prog> <args>` under
 tests/integration/run_job.sh, which applies `checks` (see that script:
 --expect-failure, --within, --clean-shm, ...) to how the job ended. Every job
 has its own job id, so these tests may run in parallel.
+
+LSAN_OPTIONS points LeakSanitizer at the libpmix suppressions, so the same
+tests run under --config=asan (libpmix keeps process-lifetime allocations);
+ordinary builds ignore it.
 """
 
-def mpi_test(name, prog, ranks, env = {}, env_paths = {}, checks = [], args = [], data = [], timeout_s = 60, tags = [], **kwargs):
+_LSAN_SUPP = "//tests/wireup:lsan_libpmix.supp"
+
+def mpi_test(name, prog, ranks, env = {}, checks = [], args = [], rank_prefix = [], data = [], timeout_s = 60, tags = [], **kwargs):
     native.sh_test(
         name = name,
         srcs = ["//tests/integration:run_job.sh"],
-        args = ["--env=%s=%s" % (k, env[k]) for k in sorted(env.keys())] +
-               ["--env-path=%s=%s" % (k, env_paths[k]) for k in sorted(env_paths.keys())] +
+        args = ["--env=LSAN_OPTIONS=suppressions=$(location %s)" % _LSAN_SUPP] +
+               ["--env=%s=%s" % (k, env[k]) for k in sorted(env.keys())] +
                checks + [
             "--",
             "$(location //tools/mpiexec:mpiexec)",
@@ -21,9 +27,10 @@ def mpi_test(name, prog, ranks, env = {}, env_paths = {}, checks = [], args = []
             str(timeout_s),
             "-n",
             str(ranks),
+        ] + rank_prefix + [
             "$(location %s)" % prog,
         ] + args,
-        data = ["//tools/mpiexec:mpiexec", prog] + data,
+        data = ["//tools/mpiexec:mpiexec", _LSAN_SUPP, prog] + data,
         size = "medium",
         tags = ["integration", "mpi"] + tags,
         **kwargs

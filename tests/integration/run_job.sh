@@ -5,7 +5,6 @@
 #
 # Checks (all optional):
 #   --env NAME=VALUE        export NAME to the job
-#   --env-path NAME=PATH    same, with PATH made absolute (LD_PRELOAD=...)
 #   --expect-exit N         the launcher must exit with N (default 0)
 #   --expect-failure        the launcher must exit non-zero, but not with the
 #                           timeout status 124 (a hang is not a clean failure)
@@ -30,12 +29,6 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --env) export "${2?}"; shift 2 ;;
     --env=*) export "${1#--env=}"; shift ;;
-    --env-path)
-      name="${2%%=*}"; value="${2#*=}"
-      export "$name=$(readlink -f "$value")"; shift 2 ;;
-    --env-path=*)
-      arg="${1#--env-path=}"; name="${arg%%=*}"; value="${arg#*=}"
-      export "$name=$(readlink -f "$value")"; shift ;;
     --expect-exit) expect_exit="$2"; shift 2 ;;
     --expect-exit=*) expect_exit="${1#--expect-exit=}"; shift ;;
     --expect-failure) expect_failure=1; shift ;;
