@@ -7,10 +7,11 @@
 //             line, and (on the writer's next push) the reader's read_index
 //             line cross between the cores;
 //   flag      the floor: a single word per direction, nothing else;
-//   fastbox   a prototype of per-pair fast boxes: K cache-line slots, each a
-//             sequence word + header, written with one release store; the
-//             reader polls only the slot it expects next and acknowledges with
-//             a counter the writer reads only when it runs out of slots;
+//   fastbox   the fast boxes (shm/fast_box.h: BoxWriter, BoxReader) beside an
+//             idle ring, without the rest of the transport: the sequence word
+//             and the header share a line, the reader polls that word (and
+//             the ring's write index), and acknowledges with a counter the
+//             writer reads only when it runs out of boxes;
 //   transport the real shm transport through the Transport interface
 //             (try_send_now + progress), with and without fast boxes.
 // Prints the median half round trip over trials, in ns.
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "tests/transports/rank_harness.h"
+#include "transports/shm/fast_box.h"
 #include "transports/shm/ring.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/transport.h"
@@ -125,57 +127,50 @@ double bench_ring() {
   return ns;
 }
 
-// ---- Fast-box prototype: per direction K one-line slots and an ack counter.
-constexpr uint64_t kBoxes = 8;
-struct alignas(64) Box {
-  std::atomic<uint64_t> seq;  // sequence number + 1, stored last (release)
-  PacketHeader header;
-};
-static_assert(sizeof(Box) == 64);
-struct alignas(128) Direction {
-  Box boxes[kBoxes];
-  alignas(128) std::atomic<uint64_t> consumed;  // written by the reader only
-};
-
+// ---- Fast boxes (shm/fast_box.h) beside a ring, without the transport.
 double bench_fastbox() {
-  struct Boxes {
-    Direction dir[2];
+  using Ring = sonde::transport::shm::Ring<sonde::transport::shm::kRingBytes>;
+  struct Direction {
+    sonde::transport::shm::RingSlot<sonde::transport::shm::kRingBytes> ring;
+    sonde::transport::shm::FastBoxes boxes;
   };
-  Boxes* boxes = shared_new<Boxes>();
-  struct Local {
-    uint64_t tx = 0, rx = 0, acked = 0;
-  } local;  // each process has its own copy after fork
+  struct Pair {
+    Direction dir[2];  // dir[r]: written by rank r
+  };
+  Pair* pair = shared_new<Pair>();
+  using sonde::transport::shm::BoxReader;
+  using sonde::transport::shm::BoxWriter;
+  BoxWriter writer;  // each process has its own after fork
+  BoxReader reader;
   PacketHeader header{};
-  auto send = [&](int from) {
-    Direction& d = boxes->dir[from];
-    const uint64_t s = local.tx;
-    while (s >= local.acked + kBoxes) local.acked = d.consumed.load(std::memory_order_acquire);
-    Box& box = d.boxes[s % kBoxes];
-    box.header = header;
-    box.seq.store(s + 1, std::memory_order_release);
-    local.tx = s + 1;
-  };
-  auto receive = [&](int from) {
-    Direction& d = boxes->dir[from];
-    const uint64_t s = local.rx;
-    Box& box = d.boxes[s % kBoxes];
-    while (box.seq.load(std::memory_order_acquire) != s + 1) {
+  auto send = [&] {
+    sonde::transport::shm::FastBox* box;
+    while ((box = writer.claim()) == nullptr) {
     }
-    header = box.header;
-    local.rx = s + 1;
-    d.consumed.store(s + 1, std::memory_order_release);
+    box->header = header;
+    writer.post(*box);
   };
-  double ns = pingpong([](int) {},
-                       [&](int rank) {
-                         if (rank == 0) {
-                           send(0);
-                           receive(1);
-                         } else {
-                           receive(0);
-                           send(1);
-                         }
-                       });
-  munmap(boxes, sizeof(Boxes));
+  auto receive = [&](Ring& ring) {
+    while (reader.locate(ring) != BoxReader::Next::kBox) {
+    }
+    header = reader.box().header;
+    reader.done();
+  };
+  double ns = pingpong(
+      [&](int rank) {
+        writer = BoxWriter(&pair->dir[rank].boxes);
+        reader = BoxReader(&pair->dir[1 - rank].boxes);
+      },
+      [&](int rank) {
+        if (rank == 0) {
+          send();
+          receive(pair->dir[1].ring.ring);
+        } else {
+          receive(pair->dir[0].ring.ring);
+          send();
+        }
+      });
+  munmap(pair, sizeof(Pair));
   return ns;
 }
 
@@ -275,12 +270,12 @@ int main(int argc, char** argv) {
   if (argc > 1) g_iterations = std::atoi(argv[1]);
   if (argc > 2) g_trials = std::min(63, std::atoi(argv[2]));
   std::printf("half round trip, median of %d trials of %d round trips (ns)\n", g_trials, g_iterations);
-  std::printf("floor: one flag line per direction  %7.1f\n", bench_flag());
-  std::printf("raw ring (48 B header)            %7.1f\n", bench_ring());
-  std::printf("raw fast box (48 B header)        %7.1f\n", bench_fastbox());
+  std::printf("floor: one flag word per direction  %7.1f\n", bench_flag());
+  std::printf("raw ring, 48 B header              %7.1f\n", bench_ring());
+  std::printf("raw fast box, 48 B header          %7.1f\n", bench_fastbox());
   for (size_t payload : {0, 8, 64, 1024}) {
-    std::printf("transport, ring only, %4zu B      %7.1f\n", payload, bench_transport(false, payload));
-    std::printf("transport, fast boxes, %4zu B     %7.1f\n", payload, bench_transport(true, payload));
+    std::printf("transport, ring only,  %4zu B      %7.1f\n", payload, bench_transport(false, payload));
+    std::printf("transport, fast boxes, %4zu B      %7.1f\n", payload, bench_transport(true, payload));
   }
   return 0;
 }

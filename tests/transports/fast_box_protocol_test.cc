@@ -70,7 +70,7 @@ void writer(Pair& pair, uint32_t count, uint64_t seed) {
     FastBox* box = bytes <= kFastBoxPayload ? boxes.claim() : nullptr;
     if (box != nullptr) {
       box->header = h;
-      std::memcpy(box->payload, data.data(), bytes);
+      if (bytes != 0) std::memcpy(box->payload, data.data(), bytes);
       boxes.post(*box);
       continue;
     }
