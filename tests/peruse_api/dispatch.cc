@@ -129,6 +129,7 @@ void traffic(int t, bool churn) {
   MPI_Comm c = g_comms[t];
   int peer = 1 - itest_rank;
   std::vector<char> buf(64 * 1024);
+  std::vector<MPI_Comm> made;
   for (int i = 0; i < g_iters; ++i) {
     int n = i % 50 == 0 ? 40000 : i % 7;  // mostly eager, some rendezvous
     if (itest_rank == 0) {
@@ -140,13 +141,16 @@ void traffic(int t, bool churn) {
       CHECK_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
       CHECK_OK(MPI_Send(buf.data(), n, MPI_BYTE, peer, i % 100, c));
     }
-    if (churn && t == 0 && i % 20 == 0) {
-      // Communicators come and go on this rank (SELF: no peer involved).
+    if (churn && t == 0 && i % 10 == 0) {
+      // Communicators come and go on this rank (SELF: no peer involved);
+      // half of them stay until the end, so the engine's table grows.
       MPI_Comm d;
       CHECK_OK(MPI_Comm_dup(MPI_COMM_SELF, &d));
-      CHECK_OK(MPI_Comm_free(&d));
+      if (i % 20 == 0) made.push_back(d);
+      else CHECK_OK(MPI_Comm_free(&d));
     }
   }
+  for (MPI_Comm& d : made) CHECK_OK(MPI_Comm_free(&d));
   g_traffic_done.fetch_add(1);
 }
 
