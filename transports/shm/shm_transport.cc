@@ -200,10 +200,10 @@ class ShmTransport final : public Transport {
     return peers_[peer_index_[peer]];
   }
 
-  // Moves queued packets to `p` (each into a free fast box if it fits one,
-  // else into the ring) until no box is free and the ring is full, its queue
-  // is empty or
-  // one ring's worth has moved (so one huge send does not starve receives).
+  // Moves queued packets to `p`, each into a free fast box if it fits one and
+  // else into the ring, until the ring is full (and no box free), the queue is
+  // empty or one ring's worth has moved (so one huge send does not starve
+  // receives).
   int pump(Peer& p) {
     if (p.pumping) return 0;  // enqueue() from a callback of the item being pumped
     Busy busy(p.pumping);
@@ -354,8 +354,8 @@ class ShmTransport final : public Transport {
   std::unique_ptr<Peer[]> peers_;
   size_t npeers_ = 0;
   std::vector<int> peer_local_;  // peers_[i]'s index among the sorted local ranks
-  Segment own_;                  // our inbound rings, peers_[i]'s at slot i
-  std::vector<Segment> mapped_;  // the peers' segments, where our outbound rings are
+  Segment own_;                  // our inbound rings and boxes, peers_[i]'s at slot i
+  std::vector<Segment> mapped_;  // the peers' segments, where our outbound ones are
   bool in_progress_ = false;
   bool fast_boxes_ = true;  // ours to our peers; we read theirs either way
   uint64_t probe_cookie_ = 0;  // peers read it at wire-up to check single-copy works
@@ -382,7 +382,7 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
   const bool single_copy = config.single_copy && enabled_by_env("SONDE_SHM_SINGLE_COPY");
   fast_boxes_ = config.fast_boxes && enabled_by_env("SONDE_SHM_FAST_BOXES");
   // Ranks are siblings, not ancestors: without this, Yama's ptrace_scope=1
-  // refuses process_vm_readv between them. Fails harmlessly without Yama.
+  // refuses process_vm_readv/writev between them. Fails harmlessly without Yama.
   if (single_copy) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   probe_cookie_ = shm::random_u64() | 1;
   // Ring slots are indexed by position in the local set, so every local rank
