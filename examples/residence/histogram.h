@@ -70,16 +70,17 @@ struct Histogram {
 
   double mean() const { return count ? static_cast<double>(sum) / static_cast<double>(count) : 0.0; }
 
-  // The value at rank ceil(p * count) (p in (0, 1]), estimated as the middle
-  // of its bucket and clamped to [min, max]; 0 when empty. Monotonic in p, so
-  // p50 <= p99 <= max always holds.
+  // The value at rank ceil(p * count) (p in (0, 1]): exact for the first and
+  // last rank (min, max), otherwise the middle of its bucket clamped to
+  // [min, max]; 0 when empty. Monotonic in p, so p50 <= p99 <= max holds.
   uint64_t percentile(double p) const {
     if (count == 0) return 0;
     double want = p * static_cast<double>(count);
     uint64_t rank = static_cast<uint64_t>(want);
     if (static_cast<double>(rank) < want) ++rank;
     if (rank < 1) rank = 1;
-    if (rank > count) rank = count;
+    if (rank >= count) return max;  // the extremes are known exactly
+    if (rank == 1) return min;
     uint64_t seen = 0;
     for (int b = 0; b < kBuckets; ++b) {
       seen += bins[b];

@@ -41,21 +41,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/residence/report_csv.h"
+
 #define N_POSTED 8
 #define M_UNEXPECTED 6
 #define K_WILDCARD 5
 #define CHURN 3000
 #define WINDOW 4
-
-static int rank, size, failures, checks;
-
-static void check(int ok, const char* what) {
-  ++checks;
-  if (!ok) {
-    ++failures;
-    printf("residence-check: rank %d: FAILED: %s\n", rank, what);
-  }
-}
 
 /* ---------------------------------------------------------------- traffic */
 
@@ -150,125 +142,12 @@ static void run(int hold_lock) {
   (void)pair;
 }
 
-/* ---------------------------------------------------------------- the CSV */
-
-enum { F_RANK, F_COMM, F_NAME, F_SIZE, F_PEER, F_TRAFFIC, F_METRIC, F_COUNT, F_MIN, F_MEAN, F_P50, F_P99, F_MAX, F_N };
-struct row {
-  char f[F_N][200];
-};
-static struct row* rows;
-static int nrows;
-
-/* Our names and labels have no commas or quotes, so a plain split will do. */
-static int load(const char* path) {
-  FILE* f = fopen(path, "r");
-  if (!f) return 0;
-  char line[4096];
-  int header = 1;
-  while (fgets(line, sizeof line, f)) {
-    if (header) {
-      header = 0;
-      check(strcmp(line, "rank,comm,name,size,peer,traffic,metric,count,min_ns,mean_ns,p50_ns,p99_ns,max_ns\n") == 0,
-            "CSV header");
-      continue;
-    }
-    line[strcspn(line, "\n")] = 0;
-    rows = realloc(rows, sizeof *rows * (size_t)(nrows + 1));
-    struct row* r = &rows[nrows++];
-    memset(r, 0, sizeof *r);
-    char* p = line;
-    for (int i = 0; i < F_N; ++i) {
-      char* comma = strchr(p, ',');
-      size_t n = comma ? (size_t)(comma - p) : strlen(p);
-      if (n >= sizeof r->f[i]) n = sizeof r->f[i] - 1;
-      memcpy(r->f[i], p, n);
-      if (!comma) {
-        check(i == F_N - 1, "CSV row has 13 fields");
-        break;
-      }
-      p = comma + 1;
-    }
-  }
-  fclose(f);
-  return 1;
-}
-
-static const struct row* find(const char* rank_, const char* comm, const char* peer, const char* traffic,
-                              const char* metric) {
-  for (int i = 0; i < nrows; ++i) {
-    const struct row* r = &rows[i];
-    if (strcmp(r->f[F_RANK], rank_) == 0 && strcmp(r->f[F_COMM], comm) == 0 && strcmp(r->f[F_PEER], peer) == 0 &&
-        strcmp(r->f[F_TRAFFIC], traffic) == 0 && strcmp(r->f[F_METRIC], metric) == 0)
-      return r;
-  }
-  return NULL;
-}
-
-/* A row's count; absent rows are zero samples (the profiler omits them). */
-static long long count_of(const char* rank_, const char* comm, const char* peer, const char* metric) {
-  static const char* const traffic[] = {"user", "internal", "*"};
-  for (int t = 0; t < 3; ++t) {
-    const struct row* r = find(rank_, comm, peer, traffic[t], metric);
-    if (r) return atoll(r->f[F_COUNT]);
-  }
-  return 0;
-}
-
-static void expect_count(const char* rank_, const char* comm, const char* peer, const char* metric, long long want) {
-  long long got = count_of(rank_, comm, peer, metric);
-  char what[1024];
-  snprintf(what, sizeof what, "%s peer %s %s: count %lld, expected %lld", comm, peer, metric, got, want);
-  check(got == want, what);
-}
-
-static void check_all_rows(void) {
-  for (int i = 0; i < nrows; ++i) {
-    const struct row* r = &rows[i];
-    char what[1024];
-    snprintf(what, sizeof what, "row %s/%s/%s/%s has no wildcard peer left", r->f[F_COMM], r->f[F_PEER],
-             r->f[F_TRAFFIC], r->f[F_METRIC]);
-    check(strcmp(r->f[F_PEER], "ANY") != 0, what);
-    if (r->f[F_MIN][0] == 0) continue; /* a counter row */
-    snprintf(what, sizeof what, "row %s/%s/%s is user traffic (internal is filtered)", r->f[F_COMM], r->f[F_PEER],
-             r->f[F_METRIC]);
-    check(strcmp(r->f[F_TRAFFIC], "user") == 0, what);
-    long long count = atoll(r->f[F_COUNT]), min = atoll(r->f[F_MIN]), p50 = atoll(r->f[F_P50]),
-              p99 = atoll(r->f[F_P99]), max = atoll(r->f[F_MAX]);
-    double mean = atof(r->f[F_MEAN]);
-    snprintf(what, sizeof what, "row %s/%s/%s: count %lld > 0, min %lld <= p50 %lld <= p99 %lld <= max %lld, mean %.1f",
-             r->f[F_COMM], r->f[F_PEER], r->f[F_METRIC], count, min, p50, p99, max, mean);
-    check(count > 0 && min <= p50 && p50 <= p99 && p99 <= max && mean >= (double)min - 0.1 &&
-              mean <= (double)max + 0.1,
-          what);
-    if (strcmp(r->f[F_METRIC], "posted_q") == 0 || strcmp(r->f[F_METRIC], "unexpected_q") == 0) {
-      snprintf(what, sizeof what, "row %s/%s/%s: queue time positive (min %lld ns)", r->f[F_COMM], r->f[F_PEER],
-               r->f[F_METRIC], min);
-      check(min > 0, what);
-    }
-  }
-}
-
 static void check_rank_report(const char* dir, int hold_lock) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/rank%d.csv", dir, rank);
-  if (!load(path)) {
-    printf("residence-check: rank %d: FAILED: no report at %s\n", rank, path);
-    ++failures;
-    return;
-  }
+  if (!load_report(dir, "rank", rank)) return;
   char me[16];
   snprintf(me, sizeof me, "%d", rank);
   check_all_rows();
-  for (int i = 0; i < nrows; ++i)
-    if (strcmp(rows[i].f[F_METRIC], "unmatched_events") == 0 || strcmp(rows[i].f[F_METRIC], "lost_samples") == 0 ||
-        strcmp(rows[i].f[F_METRIC], "dropped_table_full") == 0 ||
-        strcmp(rows[i].f[F_METRIC], "dropped_too_many_comms") == 0 ||
-        strcmp(rows[i].f[F_METRIC], "open_requests_at_finalize") == 0 ||
-        strcmp(rows[i].f[F_METRIC], "open_messages_at_finalize") == 0) {
-      char what[1024];
-      snprintf(what, sizeof what, "%s %s is 0 (got %s)", rows[i].f[F_COMM], rows[i].f[F_METRIC], rows[i].f[F_COUNT]);
-      check(atoll(rows[i].f[F_COUNT]) == 0, what);
-    }
+  check_nothing_lost();
   expect_count(me, "*", "*", "dropped_lock_not_grantable", hold_lock && rank == 0 ? 4 : 0);
   check(count_of(me, "MPI_COMM_WORLD", "*", "filtered_events") > 0, "internal traffic on MPI_COMM_WORLD is counted");
   const struct row* name = find(me, "MPI_COMM_WORLD/dup2", "*", "user", "unexpected_q_high_water");
@@ -321,16 +200,7 @@ static void check_rank_report(const char* dir, int hold_lock) {
 }
 
 static void check_summary(const char* dir) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/summary.csv", dir);
-  free(rows);
-  rows = NULL;
-  nrows = 0;
-  if (!load(path)) {
-    printf("residence-check: rank 0: FAILED: no summary at %s\n", path);
-    ++failures;
-    return;
-  }
+  if (!load_report(dir, "summary", -1)) return;
   check_all_rows();
   expect_count("all", "MPI_COMM_WORLD/dup2", "*", "unexpected_q", M_UNEXPECTED);
   expect_count("all", "MPI_COMM_WORLD/dup2", "*", "unexpected_q_high_water", M_UNEXPECTED);
@@ -354,17 +224,7 @@ int main(int argc, char** argv) {
     }
   }
   char dir[4096] = "";
-  if (!to_stderr) {
-    const char* set = getenv("SONDE_RESIDENCE_OUT");
-    if (set && *set) {
-      snprintf(dir, sizeof dir, "%s", set);
-    } else {
-      const char* tmp = getenv("TEST_TMPDIR");
-      const char* job = getenv("SONDE_JOBID");
-      snprintf(dir, sizeof dir, "%s/residence-%s", tmp && *tmp ? tmp : "/tmp", job && *job ? job : "nojob");
-      setenv("SONDE_RESIDENCE_OUT", dir, 1);
-    }
-  }
+  if (!to_stderr) choose_report_dir(dir, sizeof dir);
 
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -383,10 +243,5 @@ int main(int argc, char** argv) {
   }
   if (rank <= 1) check_rank_report(dir, hold_lock);
   if (rank == 0) check_summary(dir);
-  if (failures)
-    printf("residence-check: rank %d: %d of %d checks FAILED\n", rank, failures, checks);
-  else
-    printf("residence-check: rank %d: all %d checks passed\n", rank, checks);
-  fflush(stdout);
-  return failures ? 1 : 0;
+  return verdict();
 }
