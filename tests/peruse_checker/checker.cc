@@ -248,6 +248,7 @@ struct Obj {
   State state = kDead;
   size_t begin = 0;
   size_t ended = SIZE_MAX;
+  bool began = false;  // spec holds a beginning event
   Event spec{};  // the beginning event
   std::vector<size_t> history;  // this life's events
 };
@@ -294,6 +295,12 @@ class Verifier {
 
   Obj& obj(uint64_t id) { return objs_[id]; }
   const Event& spec_of(uint64_t id) { return objs_[id].spec; }
+  // Seen before: an id whose beginning is missing has no spec to compare
+  // with (its own kBadTransition says so; no cascade of envelope reports).
+  bool known(uint64_t id) {
+    auto it = objs_.find(id);
+    return it != objs_.end() && it->second.began;
+  }
 
   // ---- one event
   void step(size_t i) {
@@ -558,6 +565,7 @@ class Verifier {
       }
     if (row && row->from == kDead) {  // a new life
       o.begin = i;
+      o.began = true;
       o.spec = e;
       o.history.clear();
       o.ended = SIZE_MAX;
@@ -638,6 +646,7 @@ class Verifier {
   // Message ev_[i].id leaves the unexpected queue for a taker looking for (peer, tag) on comm.
   void take_unexpected(size_t i, MPI_Comm comm, int peer, int tag, const std::string& taker) {
     const Event& e = ev_[i];
+    if (!known(e.id)) return;
     const Event& m = spec_of(e.id);
     if (comm != e.comm || !accepts(peer, tag, m.peer, m.tag))
       add(Kind::kEnvelope, i, e.id,
@@ -658,6 +667,7 @@ class Verifier {
   }
 
   void pair(size_t i, uint64_t r, uint64_t m) {
+    if (!known(r) || !known(m)) return;
     const Event& rs = spec_of(r);
     const Event& ms = spec_of(m);
     if (rs.comm != ms.comm || !accepts(rs.peer, rs.tag, ms.peer, ms.tag))
