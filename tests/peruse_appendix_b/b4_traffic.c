@@ -35,6 +35,12 @@ enum { kTagUnexpected = 1, kTagPosted = 2, kTagReady = 3, kTagMarker = 4, kTagDo
 static int unexpected_count(int s, int r) { return 1 + s + 2 * r; }
 static int posted_count(int s, int r) { return 2 + 2 * s + r; }
 
+/* Receives a zero-byte message only once it is there: it is unexpected. */
+static void receive_unexpected(int source, int tag) {
+  MPI_Probe(source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Recv(NULL, 0, MPI_INT, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 void UserMpiProcessing(void) {
   MPI_Comm w = MPI_COMM_WORLD;
   int rank, size, value = 0, n = 0;
@@ -73,8 +79,7 @@ void UserMpiProcessing(void) {
     if (s != rank) MPI_Send(NULL, 0, MPI_INT, s, kTagReady, w);
   for (int r = 0; r < size; r++) {
     if (r == rank) continue;
-    MPI_Probe(r, kTagReady, w, MPI_STATUS_IGNORE);
-    MPI_Recv(NULL, 0, MPI_INT, r, kTagReady, w, MPI_STATUS_IGNORE);
+    receive_unexpected(r, kTagReady);
     for (int k = 0; k < posted_count(rank, r); k++) MPI_Send(&value, 1, MPI_INT, r, kTagPosted, w);
   }
   MPI_Waitall(n, recvs, MPI_STATUSES_IGNORE);
@@ -82,11 +87,8 @@ void UserMpiProcessing(void) {
   /* 3. done */
   for (int r = 0; r < size; r++)
     if (r != rank) MPI_Send(NULL, 0, MPI_INT, r, kTagDone, w);
-  for (int s = 0; s < size; s++) {
-    if (s == rank) continue;
-    MPI_Probe(s, kTagDone, w, MPI_STATUS_IGNORE);
-    MPI_Recv(NULL, 0, MPI_INT, s, kTagDone, w, MPI_STATUS_IGNORE);
-  }
+  for (int s = 0; s < size; s++)
+    if (s != rank) receive_unexpected(s, kTagDone);
   free(data);
   free(recvs);
   free(markers);

@@ -1,11 +1,13 @@
 # 9.1.2 (b2_callbacks), 2 ranks, linked with observer.c. Rank 1 sends
 # NUM_MSG messages of tag 0 to rank 0 and receives one zero-byte message;
 # rank 0 watches its unexpected queue on MPI_COMM_WORLD while it receives
-# them. Which messages arrive before their receive is posted is up to
-# timing; the observer says which did, and the program's numbers must agree
-# exactly. Unexpected messages of Sonde's internal traffic (rank 1 may reach
-# MPI_Finalize's barrier before rank 0 closes its window) count too: the
-# program does not filter tags.
+# them. Which messages arrive before their receive is posted is up to the
+# library and timing (on Sonde none: MPI_Irecv does not drive progress, so
+# all receives are posted before rank 0 handles any arrival); the observer
+# says which did, and the program's numbers must agree exactly. Unexpected
+# messages of Sonde's internal traffic (rank 1 reaches MPI_Finalize's
+# barrier before rank 0 closes its window) count too: the program does not
+# filter tags.
 BEGIN { NUM_MSG = 100 }
 /^Callback called for event / { callback[$NF]++; lines++; next }
 /^Number of measurements: / { measurements = $NF; lines++; next }
