@@ -1,7 +1,7 @@
 # 9.1.4 (b4_counting), linked with observer.c. With traffic=1 (rank_check.sh
-# --set traffic=1) its
-# UserMpiProcessing() is b4_traffic.c, whose formulas these are; otherwise
-# it is the specification's empty stub and every count is 0.
+# --set traffic=1) its UserMpiProcessing() is b4_traffic.c, whose formulas
+# these are; otherwise it is the specification's empty stub and every count
+# is 0.
 #
 # Sonde's own MPI_Finalize traffic from a peer that finished first may reach
 # this rank's unexpected queue inside the window: the program counts it (it
