@@ -196,9 +196,8 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   if (rc) return raise(c, rc, fn);
   c = find_comm(comm);
   Comm* out;
-  rc = e.create_comm(c, c->world, c->rank, context, &out);
+  rc = e.create_comm(c, c->world, c->rank, context, &out, /*duplicate=*/true);
   if (rc) return raise(c, rc, fn);
-  sonde::peruse::comm_duplicated(c->peruse, out->peruse, out->handle);
   *newcomm = out->handle;
   return MPI_SUCCESS;
 }

@@ -624,8 +624,10 @@ int PMPI_Request_free(MPI_Request* request) {
   Request* r = find_request(*request);
   if (!r || r->user_freed) return raise(nullptr, MPI_ERR_REQUEST, fn);
   if (r->active && !r->complete) {
-    r->user_freed = true;  // released when it completes
+    r->user_freed = true;  // released (and its REQ_NOTIFY fired) when it completes
   } else {
+    // Completed but never waited for: its life as a request ends now.
+    if (r->active) Engine::notify(r);
     engine().release(r);
   }
   *request = MPI_REQUEST_NULL;

@@ -140,6 +140,7 @@ int Engine::init(int required) {
   settings.spin_before_yield = int(env_u64("SONDE_SPIN", uint64_t(settings.spin_before_yield), settings));
   settings.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings) != 0;
   settings.coop_threshold = env_u64("SONDE_COOP_THRESHOLD", settings.coop_threshold, settings);
+  settings.fast_boxes = env_u64("SONDE_SHM_FAST_BOXES", 1, settings) != 0;
   thread_level = std::min(required, int(MPI_THREAD_MULTIPLE));
   if (thread_level < MPI_THREAD_SINGLE) thread_level = MPI_THREAD_SINGLE;
 
@@ -178,6 +179,7 @@ int Engine::init(int required) {
       config.local_ranks = local;
       config.job_id = wireup->job_id();
       config.single_copy = settings.single_copy;
+      config.fast_boxes = settings.fast_boxes;
       auto shm = transport::make_shm_transport(config, exchange);
       for (int r : local)
         if (r != world_rank) route[r] = shm.get();
@@ -961,7 +963,8 @@ int Engine::receive_message(Request* r, Message* m) {
 
 // ---------------------------------------------------------------- communicators
 
-int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out) {
+int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out,
+                        bool duplicate) {
   Comm* c = nullptr;
   int h = comms.allocate(&c);
   if (!h) return MPI_ERR_INTERN;
@@ -975,6 +978,9 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   c->live = true;
   c->coll_seq = 0;
   by_context[context] = c;
+  // Propagated handles first: the early messages adopted below must already
+  // be seen by them (MSG_ARRIVED, MSG_INSERT_IN_UNEX_Q).
+  if (duplicate) peruse::comm_duplicated(parent->peruse, c->peruse, c->handle);
   // Adopt messages that arrived before we finished creating it, in order.
   for (auto it = early.begin(); it != early.end();) {
     auto* m = static_cast<Message*>(&*it);

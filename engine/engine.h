@@ -24,6 +24,7 @@ struct Settings {
   uint64_t eager_limit = 16 * 1024;  // SONDE_EAGER_LIMIT: larger messages use rendezvous
   int spin_before_yield = 2000;      // SONDE_SPIN: idle polls before sched_yield()
   bool single_copy = true;           // SONDE_SHM_SINGLE_COPY=0 disables process_vm_readv
+  bool fast_boxes = true;            // SONDE_SHM_FAST_BOXES=0: every shm packet through the ring
   // SONDE_COOP_THRESHOLD: rendezvous messages at least this large are copied
   // by both sides at once (sender writes the head, receiver reads the tail);
   // 0 turns it off.
@@ -116,7 +117,10 @@ class Engine final : public transport::Delivery {
   int receive_message(Request* r, Message* m);  // MPI_Mrecv: start r on a probed message
 
   // Communicators.
-  int create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out);
+  // `duplicate`: the new communicator is a duplicate of parent (MPI_Comm_dup
+  // and friends), so parent's propagating PERUSE handles follow it.
+  int create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out,
+                  bool duplicate = false);
   int allocate_context(Comm* parent, int participate, uint32_t* out);
   void free_comm(Comm* c);
 

@@ -320,13 +320,18 @@ static int delay_cb(peruse_event_h h, MPI_Aint id, peruse_comm_spec_t* spec, voi
 }
 
 typedef struct {
-  MPI_Comm comm;
-  int user_tag_calls;
+  MPI_Comm comm;       /* the communicator those events named */
+  int user_tag_calls;  /* events with the user's tag */
 } Arrivals;
 
+/* These events fire inside MPI_Comm_dup, before the program knows the new
+ * handle: record which communicator they name and compare afterwards. */
 static int arrival_cb(peruse_event_h h, MPI_Aint id, peruse_comm_spec_t* spec, void* param) {
   Arrivals* a = (Arrivals*)param;
-  if (spec->comm == a->comm && spec->tag == 5) ++a->user_tag_calls;
+  if (spec->tag == 5) {
+    ++a->user_tag_calls;
+    a->comm = spec->comm;
+  }
   return MPI_SUCCESS;
 }
 
@@ -352,7 +357,6 @@ static void dup_arrival(void) {
   }
   itest_barrier(ctl);
   CHECK_OK(MPI_Comm_dup(base, &d1));
-  arrived.comm = inserted.comm = d1;
   int v = 77, got = 0;
   if (itest_rank == 1) CHECK_OK(MPI_Send(&v, 1, MPI_INT, 2, 5, d1));
   if (itest_rank == 2) {
@@ -362,6 +366,8 @@ static void dup_arrival(void) {
           "the message that reached this rank while it was still inside MPI_Comm_dup fired MSG_ARRIVED %d times on "
           "the dup's propagated handle, want 1",
           arrived.user_tag_calls);
+    CHECK(arrived.comm == d1, "MSG_ARRIVED named communicator 0x%x, want the dup 0x%x", (unsigned)arrived.comm,
+          (unsigned)d1);
     CHECK(inserted.user_tag_calls <= 1, "MSG_INSERT_IN_UNEX_Q fired %d times", inserted.user_tag_calls);
   }
   itest_barrier(ctl);
