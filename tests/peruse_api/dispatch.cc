@@ -155,12 +155,7 @@ void traffic(int t, bool churn) {
 }
 
 uint64_t rng_state = 0x853c49e6748fea9bull;
-uint64_t rng() {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+uint64_t rng() { return ptest_rng(&rng_state); }
 
 // Toggles `toggled` and registers, activates, releases short-lived handles
 // on random events of the traffic comms (or WORLD/SELF) until traffic ends.
@@ -246,11 +241,7 @@ void concurrent(bool churn) {
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (argc > 2) g_iters = atoi(argv[2]);
-  int provided = -1;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &itest_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &itest_size);
-  CHECK(provided == MPI_THREAD_MULTIPLE, "provided thread level %d", provided);
+  ptest_init_multiple(&argc, &argv);
   CHECK_RC(PERUSE_Init(), PERUSE_SUCCESS);
   if (mode == "toggle_memory") toggle_memory();
   else if (mode == "concurrent") concurrent(false);

@@ -286,12 +286,7 @@ static void all_calls(peruse_event_h h, int want, const char* what) {
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rng(void) { return ptest_rng(&rng_state); }
 
 static void release(void) {
   Rec a, b;

@@ -155,20 +155,32 @@ static int lock_plan_cb(peruse_event_h h, MPI_Aint id, peruse_comm_spec_t* spec,
   return MPI_SUCCESS;
 }
 
-static void not_grantable(void) {
-  peruse_event_h h;
+/* The handle whose REQ_ACTIVATE upcalls run lock_plan_cb. */
+static peruse_event_h watch_activations(void) {
+  peruse_event_h h = PERUSE_EVENT_HANDLE_NULL;
   CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_ACTIVATE, MPI_COMM_SELF, lock_plan_cb, NULL, &h),
            PERUSE_SUCCESS);
   CHECK_PERUSE_OK(PERUSE_Event_activate(h));
+  return h;
+}
+
+/* One upcall: an Irecv from nobody activates (REQ_ACTIVATE); lock_held
+ * says whether this thread holds the lock across MPI_Irecv. */
+static void one_upcall(int lock_held) {
   char b = 0;
   MPI_Request rq;
-  /* Each Irecv (from nobody, cancelled) is one REQ_ACTIVATE upcall. */
+  if (lock_held) CHECK_RC(PERUSE_Lock(), PERUSE_SUCCESS);
+  CHECK_OK(MPI_Irecv(&b, 1, MPI_BYTE, 0, 1, MPI_COMM_SELF, &rq));
+  if (lock_held) CHECK_RC(PERUSE_Unlock(), PERUSE_SUCCESS); /* still ours after the upcall */
+  CHECK_OK(MPI_Cancel(&rq));
+  CHECK_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+}
+
+static void not_grantable(void) {
+  peruse_event_h h = watch_activations();
   plan = PLAN_OWN_NESTED;
-  for (int i = 0; i < 2; ++i) {
-    CHECK_OK(MPI_Irecv(&b, 1, MPI_BYTE, 0, 1, MPI_COMM_SELF, &rq));
-    CHECK_OK(MPI_Cancel(&rq));
-    CHECK_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
-  }
+  one_upcall(0);
+  one_upcall(0);
   CHECK(plan == PLAN_DONE && upcalls == 2, "own-lock plan ended at step %d after %d upcalls", plan, upcalls);
   /* Outside the upcall the lock is free and works. */
   CHECK_RC(PERUSE_Lock(), PERUSE_SUCCESS);
@@ -181,21 +193,10 @@ static void not_grantable(void) {
  * still not deadlock on itself. ThreadSanitizer rightly reports the lock
  * order this program creates (tool lock -> engine lock -> tool lock). */
 static void not_grantable_caller_holds(void) {
-  peruse_event_h h;
-  CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_ACTIVATE, MPI_COMM_SELF, lock_plan_cb, NULL, &h),
-           PERUSE_SUCCESS);
-  CHECK_PERUSE_OK(PERUSE_Event_activate(h));
-  char b = 0;
-  MPI_Request rq;
+  peruse_event_h h = watch_activations();
   plan = PLAN_MAIN_HOLDS;
-  CHECK_RC(PERUSE_Lock(), PERUSE_SUCCESS);
-  CHECK_OK(MPI_Irecv(&b, 1, MPI_BYTE, 0, 1, MPI_COMM_SELF, &rq));
-  CHECK_RC(PERUSE_Unlock(), PERUSE_SUCCESS); /* still ours after the upcall */
-  CHECK_OK(MPI_Cancel(&rq));
-  CHECK_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
-  CHECK_OK(MPI_Irecv(&b, 1, MPI_BYTE, 0, 1, MPI_COMM_SELF, &rq));
-  CHECK_OK(MPI_Cancel(&rq));
-  CHECK_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+  one_upcall(1);
+  one_upcall(0);
   CHECK(plan == PLAN_DONE && upcalls == 2, "caller-lock plan ended at step %d after %d upcalls", plan, upcalls);
   CHECK_PERUSE_OK(PERUSE_Event_release(&h));
 }
@@ -245,11 +246,7 @@ static void lock_twice(void) {
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
-  int provided = -1;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &itest_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &itest_size);
-  CHECK(provided == MPI_THREAD_MULTIPLE, "provided thread level %d", provided);
+  ptest_init_multiple(&argc, &argv);
   CHECK_RC(PERUSE_Init(), PERUSE_SUCCESS);
   if (!strcmp(mode, "mutual_exclusion")) mutual_exclusion();
   else if (!strcmp(mode, "not_grantable")) not_grantable();

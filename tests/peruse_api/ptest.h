@@ -73,4 +73,23 @@ static inline void ptest_self_exchange(MPI_Comm comm, int tag) {
   CHECK_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
 }
 
+/* xorshift64: deterministic pseudo-random numbers (same on every rank for
+ * the same seed). */
+static inline uint64_t ptest_rng(uint64_t* state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}
+
+/* MPI_Init_thread(MPI_THREAD_MULTIPLE) for the threaded tests, with the
+ * itest rank/size set and the thread level checked. */
+static inline void ptest_init_multiple(int* argc, char*** argv) {
+  int provided = -1;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &itest_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &itest_size);
+  CHECK(provided == MPI_THREAD_MULTIPLE, "provided thread level %d, want MPI_THREAD_MULTIPLE", provided);
+}
+
 #endif

@@ -131,12 +131,7 @@ size_t check_log(const std::vector<Ev>& log) {
 // ------------------------------------------------------------------ workload
 
 uint64_t rng_state = 0x243f6a8885a308d3ull;
-uint64_t rng() {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+uint64_t rng() { return ptest_rng(&rng_state); }
 
 MPI_Comm W, ctl;
 char small_out[256], small_in[256];
