@@ -1,8 +1,10 @@
 /* Small helpers shared by the integration test programs (plain C, <mpi.h> only).
  *
  * CHECK records a failure with file, line and rank and keeps going, so one run
- * reports every broken expectation (the first 25 are printed); itest_finish() finalizes and turns the
- * failure count into the exit status the launcher reports.
+ * reports every broken expectation (the first 25 are printed); itest_finish()
+ * finalizes and turns the failure count into the exit status the launcher
+ * reports. Ranks keep going in step after a failure, so a failed check ends
+ * the job with a non-zero status instead of hanging it.
  */
 #ifndef SONDE_TESTS_INTEGRATION_ITEST_H
 #define SONDE_TESTS_INTEGRATION_ITEST_H
