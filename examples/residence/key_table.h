@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace sonde::residence {
 
@@ -26,8 +27,11 @@ class KeyTable {
   bool init(size_t capacity) {
     size_t n = 16;
     while (n < capacity) n <<= 1;
-    slots_ = static_cast<Slot*>(std::calloc(n, sizeof(Slot)));
+    // malloc + memset, not calloc: every page is touched now, so no event
+    // ever pays for a first-touch page fault inside its callback.
+    slots_ = static_cast<Slot*>(std::malloc(n * sizeof(Slot)));
     if (!slots_) return false;
+    std::memset(static_cast<void*>(slots_), 0, n * sizeof(Slot));
     mask_ = n - 1;
     limit_ = n - n / 4;  // keep probes short: at most 75 % full
     return true;

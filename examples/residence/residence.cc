@@ -23,13 +23,16 @@
 // and per communicator the high-water marks of both queues (lengths tracked
 // from the insert/remove events this tool saw).
 //
-// Callbacks take a CLOCK_MONOTONIC timestamp, then PERUSE_Lock (the tool
-// mutex), and touch only fixed tables allocated at MPI_Init: open-addressing
-// tables keyed by unique_id whose slots are freed at the ending event, and an
-// arena of per-(communicator, peer) statistics. No MPI call, no malloc. When
-// the lock cannot be granted (PERUSE_ERR_LOCK_NOT_GRANTABLE: the thread
-// already holds it in this upcall) or a table is full, the record is dropped
-// and counted, and the report says how many.
+// Callbacks take a CLOCK_MONOTONIC timestamp, then (under
+// MPI_THREAD_MULTIPLE) PERUSE_Lock, the tool mutex, and touch only fixed
+// tables allocated at MPI_Init: open-addressing tables keyed by unique_id
+// whose slots are freed at the ending event, and an arena of
+// per-(communicator, peer) statistics. No MPI call, no malloc. When the lock
+// cannot be granted (PERUSE_ERR_LOCK_NOT_GRANTABLE: this thread already holds
+// it, e.g. the application took it around an MPI call) or a table is full,
+// the record is dropped and counted, and the report says how many. Below
+// MPI_THREAD_MULTIPLE the application serialises its MPI calls, and with them
+// every callback, so no lock is taken.
 //
 // Internal traffic of collectives and communicator construction (tags <= -16,
 // docs/engine.md) is filtered by default and counted per communicator;
@@ -211,6 +214,8 @@ std::atomic<uint64_t> g_dropped{0};  // lock not grantable: counted without the 
 // From MPI_Init until MPI_Finalize takes its snapshot; read by callbacks and
 // interceptors on any thread.
 std::atomic<bool> g_collecting{false};
+// Callbacks and interceptors take PERUSE_Lock: under MPI_THREAD_MULTIPLE only.
+bool g_locking = false;
 
 // Per thread: the posted-queue sample between REQ_REMOVE_FROM_POSTED_Q and the
 // MSG_MATCH_POSTED_REQ that names its sender, and the sender of the message
@@ -236,12 +241,14 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// The tool mutex around any touch of the tables outside a callback. If this
-// thread already holds it (the application took PERUSE_Lock), nobody else can
-// be inside, so going ahead is safe; only a lock we took is released.
+// The tool mutex around any touch of the tables outside a callback (under
+// MPI_THREAD_MULTIPLE; below it the application already serialises every MPI
+// call, and with them every callback and interceptor). If this thread
+// already holds it (the application took PERUSE_Lock), nobody else can be
+// inside, so going ahead is safe; only a lock we took is released.
 class ToolLock {
  public:
-  ToolLock() : owned_(PERUSE_Lock() == PERUSE_SUCCESS) {}
+  ToolLock() : owned_(g_locking && PERUSE_Lock() == PERUSE_SUCCESS) {}
   ~ToolLock() {
     if (owned_) PERUSE_Unlock();
   }
@@ -474,15 +481,21 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
   }
 }
 
+// Events that only link others (the sender of a match) need no clock.
+bool timed(int event) {
+  return event != PERUSE_COMM_REQ_MATCH_UNEX && event != PERUSE_COMM_MSG_MATCH_POSTED_REQ;
+}
+
 int callback(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void* param) {
-  uint64_t now = now_ns();
-  if (PERUSE_Lock() != PERUSE_SUCCESS) {
+  int event = static_cast<int>(reinterpret_cast<intptr_t>(param));
+  bool filtered = spec->tag <= kInternalTagMax && !g.keep_internal;
+  uint64_t now = filtered || !timed(event) ? 0 : now_ns();  // first: the lock may make us wait
+  if (g_locking && PERUSE_Lock() != PERUSE_SUCCESS) {
     g_dropped.fetch_add(1, std::memory_order_relaxed);
     return MPI_SUCCESS;
   }
-  if (g_collecting.load(std::memory_order_relaxed))
-    on_event(static_cast<int>(reinterpret_cast<intptr_t>(param)), static_cast<uint64_t>(unique_id), spec, now);
-  PERUSE_Unlock();
+  if (g_collecting.load(std::memory_order_relaxed)) on_event(event, static_cast<uint64_t>(unique_id), spec, now);
+  if (g_locking) PERUSE_Unlock();
   return MPI_SUCCESS;
 }
 
@@ -497,7 +510,9 @@ size_t env_size(const char* name, size_t fallback) {
 }
 
 bool allocate_tables() {
-  size_t table = env_size("SONDE_RESIDENCE_TABLE_SIZE", 65536);
+  // 16384 slots: 12288 live requests (and as many unexpected messages) in
+  // well under a megabyte each, small enough to stay in cache.
+  size_t table = env_size("SONDE_RESIDENCE_TABLE_SIZE", 16384);
   size_t pairs = env_size("SONDE_RESIDENCE_MAX_PAIRS", 4096);
   if (pairs > (1u << 24)) pairs = 1u << 24;
   g.comms = static_cast<CommRec*>(std::calloc(kMaxComms, sizeof(CommRec)));
@@ -586,6 +601,7 @@ void start(int provided) {
   if (g.started) return;
   g.started = true;
   g.thread_level = provided;
+  g_locking = provided == MPI_THREAD_MULTIPLE;
   PMPI_Comm_rank(MPI_COMM_WORLD, &g.world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &g.world_size);
   const char* out = std::getenv("SONDE_RESIDENCE_OUT");
@@ -1122,10 +1138,13 @@ std::string summary_text(Merged& m) {
     if (!c.name.empty() && c.name != c.label) out += " \"" + c.name + "\"";
     out += format(" (size %d, seen on %d ranks%s)\n", c.size, c.ranks,
                   c.freed ? ", freed before MPI_Finalize" : "");
-    out += format("    queue high-water marks: posted %lld (rank %d), unexpected %lld (rank %d); cancelled receives %llu\n",
+    out += format("    queue high-water marks: posted %lld (rank %d), unexpected %lld (rank %d)",
                   static_cast<long long>(c.high_water[0][0]), c.high_water_rank[0][0],
-                  static_cast<long long>(c.high_water[0][1]), c.high_water_rank[0][1],
-                  static_cast<unsigned long long>(c.cancelled));
+                  static_cast<long long>(c.high_water[0][1]), c.high_water_rank[0][1]);
+    if (g.keep_internal)
+      out += format(" (internal: posted %lld, unexpected %lld)", static_cast<long long>(c.high_water[1][0]),
+                    static_cast<long long>(c.high_water[1][1]));
+    out += format("; cancelled receives %llu\n", static_cast<unsigned long long>(c.cancelled));
     out += format(kSummaryRow, "metric (all ranks and peers)") + format(kCells, "count", "mean", "p50", "p99", "max");
     for (int t = 0; t < 2; ++t)
       for (int k = 0; k < kMetrics; ++k)

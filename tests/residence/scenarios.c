@@ -18,9 +18,10 @@
  *   "churn" (dup4)                   CHURN synchronous sends in windows of 4, with
  *                                    tiny tables (SONDE_RESIDENCE_TABLE_SIZE):
  *                                    every one counted, nothing dropped
- *   --hold-lock                      rank 0 sends one message on "go" while
- *                                    holding PERUSE_Lock: the profiler's
- *                                    callbacks are refused the lock
+ *   --hold-lock                      (implies --multiple) rank 0 sends one
+ *                                    message on "go" while holding
+ *                                    PERUSE_Lock: the profiler's callbacks
+ *                                    are refused the lock
  *                                    (PERUSE_ERR_LOCK_NOT_GRANTABLE) and count
  *                                    4 dropped records (activate, xfer begin,
  *                                    complete, notify)
@@ -28,7 +29,10 @@
  * internal collective traffic filtered (counted on MPI_COMM_WORLD), no
  * unmatched events.
  *
- *   scenarios [--stderr] [--hold-lock]
+ *   scenarios [--stderr] [--multiple] [--hold-lock]
+ *
+ * --multiple initialises with MPI_THREAD_MULTIPLE (the profiler then takes
+ * PERUSE_Lock in every callback); the traffic stays on one thread.
  *
  * Without --stderr it points the profiler at $TEST_TMPDIR/residence-<job>
  * (SONDE_RESIDENCE_OUT) unless that is already set; with --stderr it leaves
@@ -214,19 +218,26 @@ static void check_summary(const char* dir) {
 }
 
 int main(int argc, char** argv) {
-  int to_stderr = 0, hold_lock = 0;
+  int to_stderr = 0, hold_lock = 0, multiple = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--stderr") == 0) to_stderr = 1;
-    else if (strcmp(argv[i], "--hold-lock") == 0) hold_lock = 1;
+    else if (strcmp(argv[i], "--multiple") == 0) multiple = 1;
+    else if (strcmp(argv[i], "--hold-lock") == 0) hold_lock = multiple = 1;
     else {
-      fprintf(stderr, "usage: scenarios [--stderr] [--hold-lock]\n");
+      fprintf(stderr, "usage: scenarios [--stderr] [--multiple] [--hold-lock]\n");
       return 2;
     }
   }
   char dir[4096] = "";
   if (!to_stderr) choose_report_dir(dir, sizeof dir);
 
-  MPI_Init(&argc, &argv);
+  if (multiple) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    check(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE provided");
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size < 2) {
