@@ -45,6 +45,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <time.h>
@@ -61,6 +62,15 @@ uint64_t g_eager_limit = 16 * 1024;
 // leaves out MPI_Request_free of send requests / traffic on a duplicate
 // before every member has it, to tell engine defects apart while bisecting.
 bool g_skip_free = false, g_skip_fresh = false;
+
+// Coverage: every user message this rank sends or receives must appear in
+// its recorded stream (send ACTIVATEs, MSG_ARRIVED), keyed by (communicator,
+// peer, tag). This catches events that never fire, e.g. on a duplicate that
+// propagation missed.
+using Key = std::tuple<int, int, int>;
+std::map<Key, long> g_expect_sends, g_expect_arrivals;
+void expect_send(MPI_Comm c, int dst, int tag, long n = 1) { g_expect_sends[Key{c, dst, tag}] += n; }
+void expect_arrival(MPI_Comm c, int src, int tag) { ++g_expect_arrivals[Key{c, src, tag}]; }
 
 #define CHECK(cond, ...)                                                                                       \
   do {                                                                                                         \
@@ -373,6 +383,7 @@ struct Round {
           "receive for msg %d (group %d) got msg %d of group %d (to world rank %d)", own.idx, own.group, m.idx, m.group,
           m.dst_w);
     CHECK(received[size_t(idx)]++ == 0, "msg %d received twice", idx);
+    expect_arrival(comm_of(m), m.src, m.tag);
     CHECK(st.MPI_SOURCE == m.src, "msg %d: status source %d, sent by %d", idx, st.MPI_SOURCE, m.src);
     int count = -1;
     MPI_Get_count(&st, MPI_BYTE, &count);
@@ -443,6 +454,9 @@ struct Round {
       MPI_Comm c = comm_of(m);
       MPI_Request req = MPI_REQUEST_NULL;
       ++stats.sends[m.send_kind];
+      // MPI_Ibsend and a started MPI_Bsend_init: the user's request and the internal one.
+      bool two = m.send_kind == kIbsend || m.send_kind == kIbsendFree || m.send_kind == kBsendInit;
+      expect_send(c, m.dst, m.tag, two ? 2 : 1);
       switch (m.send_kind) {
         case kSend: MPI_OK(MPI_Send(b.data(), m.size, MPI_BYTE, m.dst, m.tag, c)); break;
         case kSsend: MPI_OK(MPI_Ssend(b.data(), m.size, MPI_BYTE, m.dst, m.tag, c)); break;
@@ -537,6 +551,8 @@ struct Round {
     fill(send_bufs.back(), size_t(size), msg_key(round, 999));
     MPI_Request req;
     MPI_OK(MPI_Isend(send_bufs.back().data(), size, MPI_BYTE, 0, 11, MPI_COMM_SELF, &req));
+    expect_send(MPI_COMM_SELF, 0, 11);
+    expect_arrival(MPI_COMM_SELF, 0, 11);
     pending.push_back({req, -1, false});
   }
   void self_recv() {
@@ -824,11 +840,40 @@ int make_temp(Rng& g, sonde::peruse_checker::Recorder& rec) {
   long token = long(g_rank), got = -1;
   MPI_Request req;
   MPI_OK(MPI_Isend(&token, 1, MPI_LONG, (me + 1) % n, kTagRing, out, &req));
+  expect_send(out, (me + 1) % n, kTagRing);
+  expect_arrival(out, (me + n - 1) % n, kTagRing);
   MPI_Status st;
   MPI_OK(MPI_Recv(&got, 1, MPI_LONG, (me + n - 1) % n, kTagRing, out, &st));
   MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
   CHECK(got == long(t.peers_of(g_rank)[size_t((me + n - 1) % n)]), "ring on a fresh duplicate: got %ld", got);
   return kind;
+}
+
+// Compares the recorded stream with what this rank sent and received.
+int check_coverage(const sonde::peruse_checker::Recorder& rec) {
+  std::map<Key, long> sends, arrivals;
+  const sonde::peruse_checker::Event* ev = rec.events();
+  for (size_t i = 0, n = rec.size(); i < n; ++i) {
+    if (ev[i].tag < 0 || ev[i].peer == MPI_PROC_NULL) continue;  // internal traffic, MPI_PROC_NULL
+    if (ev[i].event == PERUSE_COMM_REQ_ACTIVATE && ev[i].operation == PERUSE_SEND)
+      ++sends[Key{ev[i].comm, ev[i].peer, ev[i].tag}];
+    if (ev[i].event == PERUSE_COMM_MSG_ARRIVED) ++arrivals[Key{ev[i].comm, ev[i].peer, ev[i].tag}];
+  }
+  int bad = 0;
+  auto compare = [&](const char* what, const std::map<Key, long>& want, const std::map<Key, long>& got) {
+    std::map<Key, std::pair<long, long>> all;
+    for (auto& [k, v] : want) all[k].first = v;
+    for (auto& [k, v] : got) all[k].second = v;
+    for (auto& [k, v] : all) {
+      if (v.first == v.second) continue;
+      if (++bad <= 10)
+        std::fprintf(stderr, "[rank %d] coverage: %s on comm %d peer %d tag %d: %ld made, %ld recorded\n", g_rank, what,
+                     std::get<0>(k), std::get<1>(k), std::get<2>(k), v.first, v.second);
+    }
+  };
+  compare("send REQ_ACTIVATE", g_expect_sends, sends);
+  compare("MSG_ARRIVED", g_expect_arrivals, arrivals);
+  return bad;
 }
 
 }  // namespace
@@ -913,6 +958,7 @@ int main(int argc, char** argv) {
     r.post_never(never_persistent);
     if (channel) {
       MPI_OK(MPI_Start(&ch_recv));
+      expect_arrival(channel_comm, (g_rank + g_size - 1) % g_size, kTagChannel);
       r.pending.push_back({ch_recv, -1, false});
     }
     r.proc_null(false);
@@ -929,6 +975,7 @@ int main(int argc, char** argv) {
     if (channel) {
       fill(ch_out, kChannel, msg_key(round, 777) ^ uint64_t(g_rank));
       MPI_OK(MPI_Start(&ch_send));
+      expect_send(channel_comm, (g_rank + 1) % g_size, kTagChannel);
       r.pending.push_back({ch_send, -1, false});
     }
     r.send_all();
@@ -987,6 +1034,8 @@ int main(int argc, char** argv) {
   g_round = -1;
 
   int violations = recorder.check(stderr, g_rank);
+  int uncovered = check_coverage(recorder);
+  CHECK(uncovered == 0, "%d (communicator, peer, tag) keys whose sends or arrivals were not all recorded", uncovered);
   if (violations) std::fprintf(stderr, "[rank %d] %d PERUSE violations (seed %llu)\n", g_rank, violations, g_seed);
   std::vector<size_t> counts = recorder.counts();
   std::vector<long> mine(counts.begin(), counts.end()), total(counts.size());
@@ -1008,6 +1057,10 @@ int main(int argc, char** argv) {
     for (size_t e = 1; e < total.size(); ++e)
       if (e != PERUSE_COMM_REQ_XFER_CONTINUE)
         CHECK(total[e] > 0, "no %s event recorded", sonde::peruse_checker::event_name(int(e)));
+    // Streamed rendezvous (no single copy) sends in fragments.
+    const char* sc = std::getenv("SONDE_SHM_SINGLE_COPY");
+    if (sc && std::strcmp(sc, "0") == 0)
+      CHECK(total[PERUSE_COMM_REQ_XFER_CONTINUE] > 0, "no REQ_XFER_CONTINUE recorded with SONDE_SHM_SINGLE_COPY=0");
   }
   long local[5] = {violations, g_failures, stats.cancel_ok, stats.cancel_late, stats.messages};
   long sum[5];
