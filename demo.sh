@@ -4,7 +4,11 @@
 # Installs the Debian packages Sonde needs if any is missing, builds Sonde,
 # installs it under ./build/prefix, compiles examples/halo/halo.c with the
 # installed mpicc the way any MPI user would, and runs it on 4 ranks with the
-# installed mpiexec. The program prints what it measured and its checks.
+# installed mpiexec under the queue-residence profiler (examples/residence,
+# injected with LD_PRELOAD: halo itself is not changed or relinked). The
+# program prints what it measured and its checks; then the profiler's
+# job-wide summary is printed, and every rank's own table and CSV are left in
+# ./build/residence.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
 
@@ -21,10 +25,34 @@ step "Compiling examples/halo/halo.c with $prefix/bin/mpicc"
 "$prefix/bin/mpicc" -show -O2 examples/halo/halo.c -o build/halo -lm
 "$prefix/bin/mpicc" -O2 examples/halo/halo.c -o build/halo -lm
 
-# How the job is launched. The PERUSE residence-time profiler will wrap the
-# job by changing this one line.
-launch=("$prefix/bin/mpiexec" -n 4)
+# The profiler: the installed one if the install step provides it, else
+# built here from its source with the installed mpicxx, as a tool author
+# would (it needs only mpi.h and peruse.h from the prefix).
+profiler="$prefix/lib/libsonde_residence.so"
+if [[ ! -f $profiler ]]; then
+  profiler="$PWD/build/libsonde_residence.so"
+  tool=(-std=c++20 -O2 -fPIC -shared -fvisibility=hidden
+        -Wl,--version-script=examples/residence/residence.lds
+        examples/residence/residence.cc -o "$profiler")
+  step "Compiling the queue-residence profiler examples/residence/residence.cc with $prefix/bin/mpicxx"
+  "$prefix/bin/mpicxx" -show "${tool[@]}"
+  "$prefix/bin/mpicxx" "${tool[@]}"
+fi
+report="$PWD/build/residence"
+rm -rf "$report"
+
+# How the job is launched: every rank runs under the PERUSE queue-residence
+# profiler (LD_PRELOAD for the ranks only, not for mpiexec), which writes its
+# reports to $report at MPI_Finalize.
+launch=("$prefix/bin/mpiexec" -n 4 /usr/bin/env "LD_PRELOAD=$profiler" "SONDE_RESIDENCE_OUT=$report")
 
 job=("${launch[@]}" build/halo "$@")
 step "Running: ${job[*]}"
-"${job[@]}"
+status=0
+"${job[@]}" || status=$?
+
+if [[ -f $report/summary.txt ]]; then
+  step "Queue residence, all ranks ($report/summary.txt; per rank: rank<R>.txt, rank<R>.csv)"
+  cat "$report/summary.txt"
+fi
+exit "$status"
