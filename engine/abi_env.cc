@@ -182,6 +182,12 @@ void install_peruse_hooks() {
     return buf;
   };
   hooks.fatal = [](const char* message, int code) { end_job(code ? code : 1, message); };
+  hooks.lock_engine = [] {
+    if (EngineLock::enabled()) EngineLock::lock();
+  };
+  hooks.unlock_engine = [] {
+    if (EngineLock::enabled()) EngineLock::unlock();
+  };
   sonde::peruse::install_hooks(hooks);
   sonde::peruse::set_environment(engine().settings.set_from_environment);
 }

@@ -325,6 +325,12 @@ SONDE_API int PERUSE_Event_comm_register(int event, MPI_Comm comm, peruse_comm_c
   Registry& r = registry();
   if (int rc = ready(r)) return rc;
   if (!event_supported(event)) return PERUSE_ERR_EVENT;
+  // The communicator must stay alive from lookup to registration.
+  struct EngineGuard {
+    const EngineHooks& h;
+    explicit EngineGuard(const EngineHooks& hooks) : h(hooks) { if (h.lock_engine) h.lock_engine(); }
+    ~EngineGuard() { if (h.unlock_engine) h.unlock_engine(); }
+  } engine_guard(r.hooks);
   CommEvents* events = r.hooks.find_comm ? r.hooks.find_comm(comm) : nullptr;
   if (!events) return PERUSE_ERR_COMM;
   if (!callback_fn || !event_h) return PERUSE_ERR_PARAMETER;
