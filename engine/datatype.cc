@@ -218,6 +218,7 @@ void init_predefined_datatypes(std::vector<Datatype*>& slots) {
 }
 
 void pack(const Datatype& t, const void* buf, int64_t count, uint64_t offset, uint8_t* out, uint64_t n) {
+  if (n == 0) return;  // buffers may be null then
   if (t.contiguous) {
     std::memcpy(out, contiguous_start(t, buf) + offset, n);
     return;
@@ -227,6 +228,7 @@ void pack(const Datatype& t, const void* buf, int64_t count, uint64_t offset, ui
 }
 
 void unpack(const Datatype& t, void* buf, int64_t count, uint64_t offset, const uint8_t* in, uint64_t n) {
+  if (n == 0) return;
   if (t.contiguous) {
     std::memcpy(contiguous_start(t, buf) + offset, in, n);
     return;

@@ -16,7 +16,7 @@ extern "C" const char* __tsan_default_suppressions() {
 // LeakSanitizer (part of --config=asan) would report them in every binary
 // that links libpmix.
 extern "C" const char* __lsan_default_suppressions() {
-  return "leak:libpmix.so.2\n"
+  return "leak:libpmix.so\n"
          "leak:libevent_core\n"
          "leak:libevent_pthreads\n"
          "leak:libhwloc\n";
