@@ -16,10 +16,10 @@
 namespace sonde::residence {
 
 struct Histogram {
-  static constexpr int kExact = 16;        // values below this have their own bucket
-  static constexpr int kSubBits = 3;       // 2^3 sub-buckets per power of two
-  static constexpr int kFirstOctave = 4;   // 2^4 == kExact
-  static constexpr int kLastOctave = 40;   // [2^40, 2^41) ns is the last full octave
+  static constexpr int kExact = 16;       // values below this have their own bucket
+  static constexpr int kSubBits = 3;      // 2^3 sub-buckets per power of two
+  static constexpr int kFirstOctave = 4;  // 2^4 == kExact
+  static constexpr int kLastOctave = 40;  // [2^40, 2^41) ns is the last full octave
   static constexpr int kBuckets = kExact + (kLastOctave - kFirstOctave + 1) * (1 << kSubBits);
 
   uint64_t count = 0;

@@ -91,16 +91,21 @@ const char* const kMetricText[kMetrics] = {"posted-queue residence",   "unexpect
                                            "send: complete -> notify", "recv: complete -> notify"};
 
 const int kWatched[] = {
-    PERUSE_COMM_REQ_ACTIVATE,         PERUSE_COMM_REQ_MATCH_UNEX,       PERUSE_COMM_REQ_INSERT_IN_POSTED_Q,
-    PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, PERUSE_COMM_REQ_XFER_BEGIN,   PERUSE_COMM_REQ_COMPLETE,
-    PERUSE_COMM_REQ_NOTIFY,           PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q,
+    PERUSE_COMM_REQ_ACTIVATE,
+    PERUSE_COMM_REQ_MATCH_UNEX,
+    PERUSE_COMM_REQ_INSERT_IN_POSTED_Q,
+    PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q,
+    PERUSE_COMM_REQ_XFER_BEGIN,
+    PERUSE_COMM_REQ_COMPLETE,
+    PERUSE_COMM_REQ_NOTIFY,
+    PERUSE_COMM_MSG_INSERT_IN_UNEX_Q,
+    PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q,
     PERUSE_COMM_MSG_MATCH_POSTED_REQ,
 };
 constexpr int kNumWatched = sizeof kWatched / sizeof kWatched[0];
 
 constexpr int kInternalTagMax = -16;  // docs/engine.md, "Reserved tags"
 enum Queue { kPostedQ, kUnexQ };
-enum Traffic { kUser, kInternal };  // index into per-traffic arrays
 
 struct PairStats {
   Histogram h[kMetrics];
@@ -117,9 +122,9 @@ enum ReqFlags : uint8_t {
 };
 
 struct ReqSlot {  // a live request, from REQ_ACTIVATE to REQ_NOTIFY
-  uint64_t key;     // unique_id
-  int32_t comm;     // CommRec index
-  int32_t peer;     // the user's peer; a wildcard receive learns its sender at match
+  uint64_t key;   // unique_id
+  int32_t comm;   // CommRec index
+  int32_t peer;   // the user's peer; a wildcard receive learns its sender at match
   uint8_t flags;
   uint64_t t_activate, t_posted, t_complete;
 };
@@ -144,14 +149,14 @@ struct CommRec {
   int size, rank;  // -1 until an interceptor learns them
   int serial;      // creation order, for the report
   int dups, splits;
-  char label[200];  // stable across ranks: MPI_COMM_WORLD/dup1/split2:color0
+  char label[200];                         // stable across ranks: MPI_COMM_WORLD/dup1/split2:color0
   int64_t length[2][2], high_water[2][2];  // [traffic][queue]
-  uint64_t filtered;    // internal events not measured
-  uint64_t cancelled;   // receives removed from the posted queue without a match
-  uint64_t unmatched;   // ending events whose start this tool never saw
-  uint64_t lost;        // samples lost for want of a pair block or table slot
-  uint32_t live;        // ReqSlot/MsgSlot entries pointing here
-  int32_t pairs;        // first pair block (list through PairMeta::next)
+  uint64_t filtered;                       // internal events not measured
+  uint64_t cancelled;                      // receives removed from the posted queue without a match
+  uint64_t unmatched;                      // ending events whose start this tool never saw
+  uint64_t lost;                           // samples lost for want of a pair block or table slot
+  uint32_t live;                           // ReqSlot/MsgSlot entries pointing here
+  int32_t pairs;                           // first pair block (list through PairMeta::next)
   peruse_event_h handles[kNumWatched];
 };
 
@@ -177,7 +182,7 @@ struct CommReport {
   std::vector<Pair> pairs;
 };
 
-constexpr int kMaxComms = 4096;   // Sonde itself allows 4096 live communicators
+constexpr int kMaxComms = 4096;    // Sonde itself allows 4096 live communicators
 constexpr size_t kMaxClosed = 64;  // freed communicators kept one by one; later ones are merged
 
 struct State {
@@ -424,8 +429,7 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
       ReqSlot* r = g.requests.find(uid);
       if (!r || !(r->flags & kHasActivate)) break;
       r->flags &= static_cast<uint8_t>(~kHasActivate);
-      sample(ci, r->peer, internal, (r->flags & kIsSend) ? kSendActivateXfer : kRecvActivateXfer, r->t_activate,
-             now);
+      sample(ci, r->peer, internal, (r->flags & kIsSend) ? kSendActivateXfer : kRecvActivateXfer, r->t_activate, now);
       break;
     }
     case PERUSE_COMM_REQ_COMPLETE: {
@@ -442,8 +446,8 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
         break;
       }
       if (r->flags & kHasComplete)
-        sample(ci, r->peer, internal, (r->flags & kIsSend) ? kSendCompleteNotify : kRecvCompleteNotify,
-               r->t_complete, now);
+        sample(ci, r->peer, internal, (r->flags & kIsSend) ? kSendCompleteNotify : kRecvCompleteNotify, r->t_complete,
+               now);
       drop_request(r);
       break;
     }
@@ -482,9 +486,7 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
 }
 
 // Events that only link others (the sender of a match) need no clock.
-bool timed(int event) {
-  return event != PERUSE_COMM_REQ_MATCH_UNEX && event != PERUSE_COMM_MSG_MATCH_POSTED_REQ;
-}
+bool timed(int event) { return event != PERUSE_COMM_REQ_MATCH_UNEX && event != PERUSE_COMM_MSG_MATCH_POSTED_REQ; }
 
 int callback(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void* param) {
   int event = static_cast<int>(reinterpret_cast<intptr_t>(param));
@@ -537,8 +539,8 @@ bool watch(MPI_Comm comm, peruse_event_h handles[kNumWatched]) {
   for (int i = 0; i < kNumWatched; ++i) {
     handles[i] = PERUSE_EVENT_HANDLE_NULL;
     int e = kWatched[i];
-    if (PERUSE_Event_comm_register(e, comm, callback, reinterpret_cast<void*>(static_cast<intptr_t>(e)),
-                                   &handles[i]) != PERUSE_SUCCESS ||
+    if (PERUSE_Event_comm_register(e, comm, callback, reinterpret_cast<void*>(static_cast<intptr_t>(e)), &handles[i]) !=
+            PERUSE_SUCCESS ||
         PERUSE_Event_propagate(handles[i], 1) != PERUSE_SUCCESS ||
         PERUSE_Event_activate(handles[i]) != PERUSE_SUCCESS) {
       for (int k = 0; k <= i; ++k)
@@ -711,9 +713,8 @@ void merge_into(CommReport& into, const CommReport& from) {
   into.unmatched += from.unmatched;
   into.lost += from.lost;
   for (const CommReport::Pair& p : from.pairs) {
-    auto it = std::find_if(into.pairs.begin(), into.pairs.end(), [&](const CommReport::Pair& q) {
-      return q.peer == p.peer && q.internal == p.internal;
-    });
+    auto it = std::find_if(into.pairs.begin(), into.pairs.end(),
+                           [&](const CommReport::Pair& q) { return q.peer == p.peer && q.internal == p.internal; });
     if (it == into.pairs.end()) {
       into.pairs.push_back(p);
     } else {
@@ -828,10 +829,14 @@ std::string filter_note(uint64_t filtered) {
 
 const char* level_name(int level) {
   switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    default: return "MPI_THREAD_MULTIPLE";
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    default:
+      return "MPI_THREAD_MULTIPLE";
   }
 }
 
@@ -842,9 +847,10 @@ std::string rank_text(const RankReport& rr) {
                            static_cast<int>(getpid()), level_name(g.thread_level));
   if (!g.supported) return out + "  nothing measured: " + g.problem + "\n";
   out += "  internal collective traffic (tag <= -16): " + filter_note(filtered) + "\n";
-  out += format("  dropped records: %llu (PERUSE lock not grantable), %llu (tables full), %llu (too many communicators)\n",
-                static_cast<unsigned long long>(rr.dropped), static_cast<unsigned long long>(rr.table_full),
-                static_cast<unsigned long long>(rr.lost_comms));
+  out +=
+      format("  dropped records: %llu (PERUSE lock not grantable), %llu (tables full), %llu (too many communicators)\n",
+             static_cast<unsigned long long>(rr.dropped), static_cast<unsigned long long>(rr.table_full),
+             static_cast<unsigned long long>(rr.lost_comms));
   std::vector<std::string> quiet;
   for (const CommReport& c : rr.comms) {
     if (!has_samples(c)) {
@@ -852,8 +858,8 @@ std::string rank_text(const RankReport& rr) {
       continue;
     }
     out += "\n  " + comm_title(c) + "\n";
-    out += format("    queue high-water marks: posted %lld, unexpected %lld", static_cast<long long>(c.high_water[0][0]),
-                  static_cast<long long>(c.high_water[0][1]));
+    out += format("    queue high-water marks: posted %lld, unexpected %lld",
+                  static_cast<long long>(c.high_water[0][0]), static_cast<long long>(c.high_water[0][1]));
     if (g.keep_internal)
       out += format(" (internal: posted %lld, unexpected %lld)", static_cast<long long>(c.high_water[1][0]),
                     static_cast<long long>(c.high_water[1][1]));
@@ -889,7 +895,8 @@ std::string rank_csv(const RankReport& rr) {
         if (p.stats.h[m].count) out += csv_time_row(rank, c, peer_text(p.peer), p.internal, m, p.stats.h[m]);
     for (int t = 0; t < (g.keep_internal ? 2 : 1); ++t) {
       const char* traffic = t ? "internal" : "user";
-      out += csv_value_row(rank, &c, traffic, "posted_q_high_water", static_cast<unsigned long long>(c.high_water[t][0]));
+      out +=
+          csv_value_row(rank, &c, traffic, "posted_q_high_water", static_cast<unsigned long long>(c.high_water[t][0]));
       out += csv_value_row(rank, &c, traffic, "unexpected_q_high_water",
                            static_cast<unsigned long long>(c.high_water[t][1]));
     }
@@ -992,7 +999,7 @@ constexpr size_t kTopPairsShown = 10;
 
 struct TopPair {
   int world_rank, rank, peer;  // rank and peer: ranks in the communicator
-  uint64_t total;  // ns in both queues
+  uint64_t total;              // ns in both queues
   Histogram posted, unexpected;
 };
 
@@ -1120,10 +1127,11 @@ std::string summary_text(Merged& m) {
   std::string out = format("sonde-residence summary: %d ranks, every communicator merged over its ranks\n", m.ranks);
   out += "  times: count, mean and max exact; p50 and p99 from log-scaled histograms (within 6.25%)\n";
   out += "  internal collective traffic (tag <= -16): " + filter_note(filtered) + "\n";
-  out += format("  dropped records: %llu (PERUSE lock not grantable), %llu (tables full), %llu (too many "
-                "communicators)\n",
-                static_cast<unsigned long long>(m.dropped), static_cast<unsigned long long>(m.table_full),
-                static_cast<unsigned long long>(m.lost_comms));
+  out += format(
+      "  dropped records: %llu (PERUSE lock not grantable), %llu (tables full), %llu (too many "
+      "communicators)\n",
+      static_cast<unsigned long long>(m.dropped), static_cast<unsigned long long>(m.table_full),
+      static_cast<unsigned long long>(m.lost_comms));
   if (m.unreadable) out += format("  %d rank reports could not be read\n", m.unreadable);
   std::vector<std::string> quiet;
   for (CommSummary& c : m.comms) {
@@ -1136,8 +1144,7 @@ std::string summary_text(Merged& m) {
     }
     out += "\n  " + c.label;
     if (!c.name.empty() && c.name != c.label) out += " \"" + c.name + "\"";
-    out += format(" (size %d, seen on %d ranks%s)\n", c.size, c.ranks,
-                  c.freed ? ", freed before MPI_Finalize" : "");
+    out += format(" (size %d, seen on %d ranks%s)\n", c.size, c.ranks, c.freed ? ", freed before MPI_Finalize" : "");
     out += format("    queue high-water marks: posted %lld (rank %d), unexpected %lld (rank %d)",
                   static_cast<long long>(c.high_water[0][0]), c.high_water_rank[0][0],
                   static_cast<long long>(c.high_water[0][1]), c.high_water_rank[0][1]);
@@ -1149,8 +1156,8 @@ std::string summary_text(Merged& m) {
     for (int t = 0; t < 2; ++t)
       for (int k = 0; k < kMetrics; ++k)
         if (c.h[t][k].count)
-          out += format(kSummaryRow, (std::string(t ? "internal " : "") + kMetricText[k]).c_str()) +
-                 time_cells(c.h[t][k]);
+          out +=
+              format(kSummaryRow, (std::string(t ? "internal " : "") + kMetricText[k]).c_str()) + time_cells(c.h[t][k]);
     if (!c.top.empty()) {
       std::sort(c.top.begin(), c.top.end(), [](const TopPair& a, const TopPair& b) { return a.total > b.total; });
       out += "    where receives and messages waited longest (receiver <- sender, ranks in this communicator):\n";
@@ -1188,7 +1195,8 @@ std::string summary_csv(const Merged& m) {
         if (s.h[t][k].count) out += csv_time_row("all", c, "*", t, k, s.h[t][k]);
     for (int t = 0; t < (g.keep_internal ? 2 : 1); ++t) {
       const char* traffic = t ? "internal" : "user";
-      out += csv_value_row("all", &c, traffic, "posted_q_high_water", static_cast<unsigned long long>(s.high_water[t][0]));
+      out +=
+          csv_value_row("all", &c, traffic, "posted_q_high_water", static_cast<unsigned long long>(s.high_water[t][0]));
       out += csv_value_row("all", &c, traffic, "unexpected_q_high_water",
                            static_cast<unsigned long long>(s.high_water[t][1]));
     }

@@ -50,7 +50,6 @@ static int verdict(void) {
   return failures ? 1 : 0;
 }
 
-
 enum { F_RANK, F_COMM, F_NAME, F_SIZE, F_PEER, F_TRAFFIC, F_METRIC, F_COUNT, F_MIN, F_MEAN, F_P50, F_P99, F_MAX, F_N };
 struct row {
   char f[F_N][200];
@@ -136,8 +135,7 @@ static void check_all_rows(void) {
     double mean = atof(r->f[F_MEAN]);
     snprintf(what, sizeof what, "row %s/%s/%s: count %lld > 0, min %lld <= p50 %lld <= p99 %lld <= max %lld, mean %.1f",
              r->f[F_COMM], r->f[F_PEER], r->f[F_METRIC], count, min, p50, p99, max, mean);
-    check(count > 0 && min <= p50 && p50 <= p99 && p99 <= max && mean >= (double)min - 0.1 &&
-              mean <= (double)max + 0.1,
+    check(count > 0 && min <= p50 && p50 <= p99 && p99 <= max && mean >= (double)min - 0.1 && mean <= (double)max + 0.1,
           what);
     if (strcmp(r->f[F_METRIC], "posted_q") == 0 || strcmp(r->f[F_METRIC], "unexpected_q") == 0) {
       snprintf(what, sizeof what, "row %s/%s/%s: queue time positive (min %lld ns)", r->f[F_COMM], r->f[F_PEER],
@@ -175,8 +173,7 @@ static void check_nothing_lost(void) {
     for (size_t z = 0; z < sizeof zero / sizeof zero[0]; ++z)
       if (strcmp(rows[i].f[F_METRIC], zero[z]) == 0) {
         char what[1024];
-        snprintf(what, sizeof what, "%s %s is 0 (got %s)", rows[i].f[F_COMM], rows[i].f[F_METRIC],
-                 rows[i].f[F_COUNT]);
+        snprintf(what, sizeof what, "%s %s is 0 (got %s)", rows[i].f[F_COMM], rows[i].f[F_METRIC], rows[i].f[F_COUNT]);
         check(atoll(rows[i].f[F_COUNT]) == 0, what);
       }
 }

@@ -182,7 +182,8 @@ static void check_rank_report(const char* dir, int hold_lock) {
           "the dup of a dup saw its one message in one of the queues");
     expect_count(me, "MPI_COMM_WORLD/dup1/dup1", "0", "recv_complete_to_notify", 1);
 
-    check(count_of(me, "MPI_COMM_WORLD/dup4", "0", "posted_q") + count_of(me, "MPI_COMM_WORLD/dup4", "0", "unexpected_q") ==
+    check(count_of(me, "MPI_COMM_WORLD/dup4", "0", "posted_q") +
+                  count_of(me, "MPI_COMM_WORLD/dup4", "0", "unexpected_q") ==
               CHURN,
           "every churn message was in one of the queues");
     expect_count(me, "MPI_COMM_WORLD/dup4", "0", "recv_complete_to_notify", CHURN);
@@ -220,9 +221,12 @@ static void check_summary(const char* dir) {
 int main(int argc, char** argv) {
   int to_stderr = 0, hold_lock = 0, multiple = 0;
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--stderr") == 0) to_stderr = 1;
-    else if (strcmp(argv[i], "--multiple") == 0) multiple = 1;
-    else if (strcmp(argv[i], "--hold-lock") == 0) hold_lock = multiple = 1;
+    if (strcmp(argv[i], "--stderr") == 0)
+      to_stderr = 1;
+    else if (strcmp(argv[i], "--multiple") == 0)
+      multiple = 1;
+    else if (strcmp(argv[i], "--hold-lock") == 0)
+      hold_lock = multiple = 1;
     else {
       fprintf(stderr, "usage: scenarios [--stderr] [--multiple] [--hold-lock]\n");
       return 2;
