@@ -791,15 +791,14 @@ std::string describe(const Event& e) {
 
 std::vector<Violation> verify(const Event* events, size_t n, size_t lost) { return Verifier(events, n).run(lost); }
 
-void print(FILE* out, const char* prefix, const std::vector<Violation>& violations, size_t max_print) {
+void print(FILE* out, const char* prefix, const std::vector<Violation>& violations, size_t max_detailed) {
   size_t k = 0;
   for (const Violation& v : violations) {
-    if (k == max_print) {
-      std::fprintf(out, "%s... %zu more violations not shown\n", prefix, violations.size() - k);
-      break;
-    }
     ++k;
-    std::fprintf(out, "%sVIOLATION %zu/%zu [%s] %s\n", prefix, k, violations.size(), kind_name(v.kind), v.what.c_str());
+    // Past max_detailed, only the first line (the history is left out).
+    size_t end = k <= max_detailed ? std::string::npos : v.what.find('\n');
+    std::fprintf(out, "%sVIOLATION %zu/%zu [%s] %s\n", prefix, k, violations.size(), kind_name(v.kind),
+                 v.what.substr(0, end).c_str());
   }
   std::fflush(out);
 }

@@ -148,8 +148,9 @@ std::vector<Violation> verify(const Event* events, size_t n, size_t lost = 0);
 std::string describe(const Event& e);
 const char* event_name(int event);  // without the PERUSE_COMM_ prefix
 
-// Prints up to `max_print` violations, each prefixed by `prefix`.
-void print(FILE* out, const char* prefix, const std::vector<Violation>& violations, size_t max_print = 50);
+// Prints every violation, each prefixed by `prefix`; the first
+// `max_detailed` with the history of their id.
+void print(FILE* out, const char* prefix, const std::vector<Violation>& violations, size_t max_detailed = 50);
 
 // Records the events of a live MPI job through PERUSE into a preallocated
 // buffer (a callback only claims a slot and copies the spec: no allocation,

@@ -328,7 +328,6 @@ struct RecvRecord {
   std::vector<uint8_t> buf;
   MPI_Status status{};
   long post_seq = 0;
-  bool done = false;
 };
 
 struct Pending {
@@ -369,7 +368,6 @@ struct Round {
   }
 
   void verify_record(RecvRecord& rec) {
-    rec.done = true;
     const Msg& own = plan[size_t(rec.msg)];
     const MPI_Status& st = rec.status;
     int idx = st.MPI_TAG - kTagBase - 1000 * (round % 7);
@@ -1062,12 +1060,12 @@ int main(int argc, char** argv) {
     if (sc && std::strcmp(sc, "0") == 0)
       CHECK(total[PERUSE_COMM_REQ_XFER_CONTINUE] > 0, "no REQ_XFER_CONTINUE recorded with SONDE_SHM_SINGLE_COPY=0");
   }
-  long local[5] = {violations, g_failures, stats.cancel_ok, stats.cancel_late, stats.messages};
-  long sum[5];
-  MPI_Allreduce(local, sum, 5, MPI_LONG, MPI_SUM, quiet);
+  long local[6] = {violations, g_failures, stats.cancel_ok, stats.cancel_late, stats.messages, stats.bytes};
+  long sum[6];
+  MPI_Allreduce(local, sum, 6, MPI_LONG, MPI_SUM, quiet);
   if (g_rank == 0) {
-    std::printf("%ld messages verified; cancels of real receives: %ld succeeded, %ld too late\n", sum[4], sum[2],
-                sum[3]);
+    std::printf("%ld messages (%ld bytes) verified; cancels of real receives: %ld succeeded, %ld too late\n", sum[4],
+                sum[5], sum[2], sum[3]);
     if (sum[0] == 0 && sum[1] == 0)
       std::printf("random_workload: 0 PERUSE violations on %d ranks, all data verified (seed %llu)\n", g_size, g_seed);
     else
