@@ -900,4 +900,11 @@ int Recorder::check(FILE* out, int rank) const {
   return int(v.size());
 }
 
+long Recorder::finish(MPI_Comm quiet, int rank, long failures) {
+  if (stop() != PERUSE_SUCCESS) ++failures;
+  long mine = check(stderr, rank) + failures, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, quiet);
+  return all;
+}
+
 }  // namespace sonde::peruse_checker

@@ -180,6 +180,10 @@ class Recorder {
   std::vector<Violation> verify() const { return sonde::peruse_checker::verify(events(), size(), lost()); }
   // verify(), prints every violation with "[rank <rank>] " and returns how many.
   int check(FILE* out, int rank) const;
+  // For small test programs: stop(), check() to stderr, then the sum of
+  // violations and `failures` over `quiet`, a communicator never watched (so
+  // no peer's traffic after its own stop() is half recorded here).
+  long finish(MPI_Comm quiet, int rank, long failures);
 
  private:
   struct Slot {

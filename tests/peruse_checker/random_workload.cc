@@ -654,33 +654,29 @@ struct Round {
     for (size_t k = 0; k < n; ++k) reqs[k] = pending[k].req;
     int method = g.below(8);
     std::vector<int> idx(n + 1);
-    auto done = [&](size_t k, const MPI_Status& s) { st[k] = s; };
+    std::vector<MPI_Status> some_st(n + 1);
     int ni = int(n);
+    // Waitsome / Testsome until no request is active (completed persistent
+    // requests are inactive and count as null).
+    auto some = [&](int (*call)(int, MPI_Request*, int*, int*, MPI_Status*)) {
+      for (int out = 0; out != MPI_UNDEFINED;) {
+        MPI_OK(call(ni, reqs.data(), &out, idx.data(), some_st.data()));
+        for (int k = 0; k < out && out != MPI_UNDEFINED; ++k) st[size_t(idx[size_t(k)])] = some_st[size_t(k)];
+      }
+    };
     switch (method) {
       case 0:
         MPI_OK(MPI_Waitall(ni, reqs.data(), st.data()));
         break;
       case 1:
-        for (;;) {
-          int i;
+        for (int i = 0; i != MPI_UNDEFINED;) {
           MPI_Status s;
           MPI_OK(MPI_Waitany(ni, reqs.data(), &i, &s));
-          if (i == MPI_UNDEFINED) break;
-          done(size_t(i), s);
-          if (pending[size_t(i)].persistent_free) reqs[size_t(i)] = MPI_REQUEST_NULL;  // inactive now
+          if (i != MPI_UNDEFINED) st[size_t(i)] = s;
         }
         break;
       case 2:
-        for (;;) {
-          int out = 0;
-          std::vector<MPI_Status> ss(n + 1);
-          MPI_OK(MPI_Waitsome(ni, reqs.data(), &out, idx.data(), ss.data()));
-          if (out == MPI_UNDEFINED) break;
-          for (int k = 0; k < out; ++k) {
-            done(size_t(idx[size_t(k)]), ss[size_t(k)]);
-            if (pending[size_t(idx[size_t(k)])].persistent_free) reqs[size_t(idx[size_t(k)])] = MPI_REQUEST_NULL;
-          }
-        }
+        some(MPI_Waitsome);
         break;
       case 3: {
         int flag = 0;
@@ -688,27 +684,14 @@ struct Round {
         break;
       }
       case 4:
-        for (;;) {
-          int i, flag = 0;
+        for (int i = 0, flag = 0; !(flag && i == MPI_UNDEFINED);) {
           MPI_Status s;
           MPI_OK(MPI_Testany(ni, reqs.data(), &i, &flag, &s));
-          if (flag && i == MPI_UNDEFINED) break;
-          if (!flag) continue;
-          done(size_t(i), s);
-          if (pending[size_t(i)].persistent_free) reqs[size_t(i)] = MPI_REQUEST_NULL;
+          if (flag && i != MPI_UNDEFINED) st[size_t(i)] = s;
         }
         break;
       case 5:
-        for (;;) {
-          int out = 0;
-          std::vector<MPI_Status> ss(n + 1);
-          MPI_OK(MPI_Testsome(ni, reqs.data(), &out, idx.data(), ss.data()));
-          if (out == MPI_UNDEFINED) break;
-          for (int k = 0; k < out; ++k) {
-            done(size_t(idx[size_t(k)]), ss[size_t(k)]);
-            if (pending[size_t(idx[size_t(k)])].persistent_free) reqs[size_t(idx[size_t(k)])] = MPI_REQUEST_NULL;
-          }
-        }
+        some(MPI_Testsome);
         break;
       case 6:
         for (size_t k = n; k-- > 0;) MPI_OK(MPI_Wait(&reqs[k], &st[k]));
@@ -721,7 +704,7 @@ struct Round {
         break;
     }
     for (size_t k = 0; k < n; ++k) {
-      // One-shot persistent requests are inactive now (or nulled above): free them.
+      // One-shot persistent requests are inactive now: free them.
       if (pending[k].persistent_free) {
         MPI_Request r = pending[k].req;
         MPI_OK(MPI_Request_free(&r));
