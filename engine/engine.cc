@@ -708,6 +708,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     return;
   }
   if (n == 0) {
+    xfer_begin(r);  // nothing to move (truncated to 0 bytes), but the transfer still happens
     pulled = true;
   } else if (r->type->contiguous) {
     xfer_begin(r);
@@ -720,7 +721,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
   }
   if (n) single_copy_state_[size_t(peer)] = pulled ? 1 : -1;
   if (pulled) {
-    if (n) FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
+    FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
     send_control(peer, PacketType::kFin, h.send_cookie, 0);
     complete(r);
     return;
