@@ -5,6 +5,8 @@
 // answers null when the table is 75 % full, and the caller counts the loss.
 //
 // Slot is a trivially copyable struct whose first member is `uint64_t key`.
+// The profiler's own tables are never destroyed (an event may fire during
+// exit): they live in a State that is never deleted.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +22,7 @@ class KeyTable {
   KeyTable() = default;
   KeyTable(const KeyTable&) = delete;
   KeyTable& operator=(const KeyTable&) = delete;
-  // No destructor: the slots live as long as the process, since an event
-  // may fire during exit.
+  ~KeyTable() { std::free(slots_); }
 
   // Room for `capacity` slots (rounded up to a power of two, at least 16).
   bool init(size_t capacity) {

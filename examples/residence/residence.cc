@@ -214,7 +214,8 @@ struct State {
   CommReport overflow;  // freed communicators beyond kMaxClosed, merged
 };
 
-State g;
+// Never destroyed: an event may fire while the process exits.
+State& g = *new State;
 std::atomic<uint64_t> g_dropped{0};  // lock not grantable: counted without the lock
 // From MPI_Init until MPI_Finalize takes its snapshot; read by callbacks and
 // interceptors on any thread.
@@ -800,6 +801,14 @@ std::string time_cells(const Histogram& h) {
                 human(static_cast<double>(h.percentile(0.99))).c_str(), human(static_cast<double>(h.max)).c_str());
 }
 
+// The communicators a table leaves out for want of samples.
+std::string quiet_line(const std::vector<std::string>& quiet) {
+  if (quiet.empty()) return {};
+  std::string out = "\n  no measured traffic on:";
+  for (const std::string& q : quiet) out += " " + q;
+  return out + "\n";
+}
+
 std::string comm_title(const CommReport& c) {
   std::string t = c.label;
   if (!c.name.empty() && c.name != c.label) t += " \"" + c.name + "\"";
@@ -878,12 +887,7 @@ std::string rank_text(const RankReport& rr) {
       }
     }
   }
-  if (!quiet.empty()) {
-    out += "\n  no measured traffic on:";
-    for (const std::string& q : quiet) out += " " + q;
-    out += "\n";
-  }
-  return out;
+  return out + quiet_line(quiet);
 }
 
 std::string rank_csv(const RankReport& rr) {
@@ -1175,12 +1179,7 @@ std::string summary_text(Merged& m) {
       }
     }
   }
-  if (!quiet.empty()) {
-    out += "\n  no measured traffic on:";
-    for (const std::string& q : quiet) out += " " + q;
-    out += "\n";
-  }
-  return out;
+  return out + quiet_line(quiet);
 }
 
 std::string summary_csv(const Merged& m) {

@@ -24,7 +24,10 @@
  *                                    are refused the lock
  *                                    (PERUSE_ERR_LOCK_NOT_GRANTABLE) and count
  *                                    4 dropped records (activate, xfer begin,
- *                                    complete, notify)
+ *                                    complete, notify). The spec forbids MPI
+ *                                    calls under PERUSE_Lock (5.2.16): this
+ *                                    breaks the rule on purpose, as a careless
+ *                                    application or tool would.
  * plus, everywhere: p50 <= p99 <= max, min <= mean <= max, queue times > 0,
  * internal collective traffic filtered (counted on MPI_COMM_WORLD), no
  * unmatched events.
