@@ -1137,6 +1137,7 @@ std::string summary_text(Merged& m) {
       static_cast<unsigned long long>(m.dropped), static_cast<unsigned long long>(m.table_full),
       static_cast<unsigned long long>(m.lost_comms));
   if (m.unreadable) out += format("  %d rank reports could not be read\n", m.unreadable);
+  if (!g.supported) out += "  nothing measured: " + g.problem + "\n";
   std::vector<std::string> quiet;
   for (CommSummary& c : m.comms) {
     bool any = false;
