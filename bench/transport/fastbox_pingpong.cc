@@ -202,13 +202,16 @@ double bench_flag() {
 }
 
 // ---- The real transport.
+// Receives every payload into one contiguous buffer, as a posted receive does.
 class Counting final : public sonde::transport::Delivery {
  public:
+  explicit Counting(size_t bytes) : buffer_(bytes + 1) { sink_.contiguous = buffer_.data(); }
   sonde::transport::PayloadSink* on_header(int, const PacketHeader&) override { return &sink_; }
   void on_payload_done(int, const PacketHeader&, sonde::transport::PayloadSink*) override { ++arrived; }
   uint64_t arrived = 0;
 
  private:
+  std::vector<uint8_t> buffer_;
   sonde::transport::PayloadSink sink_;
 };
 
@@ -224,12 +227,11 @@ double bench_transport(bool fast_boxes, size_t payload) {
     config.job_id = job;
     config.fast_boxes = fast_boxes;
     auto shm = sonde::transport::make_shm_transport(config, ex);
-    Counting in;
+    Counting in(payload);
     PacketHeader header{};
     header.type = sonde::transport::PacketType::kEager;
     header.payload = payload;
     std::vector<uint8_t> data(payload + 1);
-    std::vector<uint8_t> sink(payload + 1);
     const int peer = 1 - me;
     auto send = [&] {
       while (!shm->try_send_now(peer, header, data.data())) shm->progress(in);
