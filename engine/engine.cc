@@ -664,6 +664,10 @@ void Engine::setup_sink(Request* r, uint64_t payload) {
     r->sink.contiguous = contiguous_start(*r->type, r->buf);
 }
 
+void RecvSink::on_chunk(size_t received) {
+  if (request) FIRE_REQ(PERUSE_COMM_REQ_XFER_CONTINUE, request);
+}
+
 void RecvSink::unpack(const uint8_t* bytes, size_t offset, size_t n) {
   Request* r = request;
   if (offset >= r->bytes) return;  // beyond the receive buffer: truncated

@@ -48,6 +48,7 @@ struct EngineSink : transport::PayloadSink {
 // clipped at the buffer's capacity (the rest is dropped: MPI_ERR_TRUNCATE).
 struct RecvSink final : EngineSink {
   void unpack(const uint8_t* bytes, size_t offset, size_t n) override;
+  void on_chunk(size_t received) override;  // PERUSE_COMM_REQ_XFER_CONTINUE
 };
 
 // A send request as the transport sees it.

@@ -55,6 +55,10 @@ class PayloadSink {
   uint8_t* contiguous = nullptr;
   // Called with consecutive pieces; `offset` is the byte offset within the payload.
   virtual void unpack(const uint8_t* bytes, size_t offset, size_t n) {}
+  // A piece of the payload other than the last is in place (`received`
+  // bytes so far); the last one is reported by on_payload_done instead.
+  // Lets the engine report PERUSE_COMM_REQ_XFER_CONTINUE per fragment.
+  virtual void on_chunk(size_t received) {}
   virtual ~PayloadSink() = default;
 };
 

@@ -131,6 +131,7 @@ class SelfTransport final : public Transport {
         item.pack(bounce_.get(), offset, n);
         sink->unpack(bounce_.get(), offset, n);
         item.handed += n;
+        if (item.handed < len) sink->on_chunk(item.handed);
         if (offset == 0) {
           item.on_first_byte();
         } else if (item.handed < len) {

@@ -312,6 +312,7 @@ class ShmTransport final : public Transport {
       }
       p.rx_done += n;
       budget -= n;
+      if (p.rx_done < len && sink != nullptr && n != 0) sink->on_chunk(p.rx_done);
       if (p.rx_done == len) {
         p.receiving = false;
         delivery.on_payload_done(p.rank, p.rx_header, sink);
