@@ -1,6 +1,9 @@
 #include "peruse/registry.h"
 
+#include <linux/membarrier.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -47,8 +50,61 @@ Registry& registry() {
   return *r;
 }
 
-// Readers inside fire_slow right now (see the protocol there).
-std::atomic<uint64_t> g_readers{0};
+// ---- Readers and reclamation ------------------------------------------------
+// Each thread that fires events has a depth word it alone writes (plain
+// stores, no read-modify-write, no fence on x86). A writer that retired an
+// array publishes the replacement, then issues an asymmetric fence
+// (membarrier: a full barrier on every running thread of the process), then
+// reads every depth word: a reader that entered before the fence is seen
+// (depth != 0, reclamation waits); one that enters after it loads the new
+// array. Where membarrier is unavailable, and under TSan (which cannot see
+// it), readers use a full fence instead and the same argument holds.
+struct alignas(64) ReaderSlot {
+  std::atomic<uint32_t> depth{0};
+};
+
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kMayUseMembarrier = false;
+#else
+constexpr bool kMayUseMembarrier = true;
+#endif
+std::atomic<bool> g_membarrier{false};
+
+std::mutex g_readers_mutex;
+std::vector<ReaderSlot*>& reader_slots() {
+  static auto* v = new std::vector<ReaderSlot*>();  // slots outlive their threads (depth 0)
+  return *v;
+}
+__attribute__((tls_model("initial-exec"))) thread_local ReaderSlot* t_reader = nullptr;
+
+[[gnu::noinline]] ReaderSlot* register_reader() {
+  auto* slot = new ReaderSlot();
+  std::lock_guard<std::mutex> g(g_readers_mutex);
+  reader_slots().push_back(slot);
+  t_reader = slot;
+  return slot;
+}
+
+// Writer side: true when no reader can still hold a retired array.
+bool no_reader_inside() {
+#if defined(__SANITIZE_THREAD__)
+  // Readers use seq_cst read-modify-writes; seq_cst loads complete the pair.
+  std::lock_guard<std::mutex> g(g_readers_mutex);
+  for (ReaderSlot* r : reader_slots())
+    if (r->depth.load(std::memory_order_seq_cst) != 0) return false;
+  return true;
+#else
+  if (g_membarrier.load(std::memory_order_relaxed)) {
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  std::lock_guard<std::mutex> g(g_readers_mutex);
+  for (ReaderSlot* r : reader_slots())
+    if (r->depth.load(std::memory_order_acquire) != 0) return false;
+  return true;
+#endif
+}
 std::atomic<uint64_t> g_search_ids{0};
 std::atomic<uint64_t> g_transient_ids{0};
 
@@ -93,15 +149,12 @@ void republish(Registry& r, CommEvents* events, int event) {
     r.retired.push_back(old);
     r.retired_bytes += set_bytes(old->count);
   }
-  // A reader that loaded `old` announced itself in g_readers before loading
-  // (fire_slow); one that announces itself after this point loads the new
-  // array. So with no reader announced, nobody can hold a retired array.
-  if (g_readers.load(std::memory_order_seq_cst) == 0) free_retired(r);
+  if (!r.retired.empty() && no_reader_inside()) free_retired(r);
 }
 
-thread_local int t_upcall_depth = 0;
-thread_local bool t_holds_tool_lock = false;
-thread_local bool t_not_grantable = false;  // sticky for the rest of this upcall
+__attribute__((tls_model("initial-exec"))) thread_local int t_upcall_depth = 0;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_holds_tool_lock = false;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_not_grantable = false;  // sticky for the rest of this upcall
 std::mutex g_tool_lock;
 
 }  // namespace
@@ -110,8 +163,21 @@ std::mutex g_tool_lock;
 
 void fire_slow(CommEvents& events, int event, uint64_t unique_id, MPI_Comm comm, const void* buf, int64_t count,
                MPI_Datatype datatype, int peer, int tag, int operation) {
-  g_readers.fetch_add(1, std::memory_order_seq_cst);
+  ReaderSlot* me = t_reader ? t_reader : register_reader();
+  const uint32_t depth = me->depth.load(std::memory_order_relaxed);
+  // Our depth store must be visible before we read the slot: the writer's
+  // membarrier provides the fence for us; without it, fence here.
+#if defined(__SANITIZE_THREAD__)
+  me->depth.fetch_add(1, std::memory_order_seq_cst);
   const ActiveSet* set = events.slot[event].load(std::memory_order_seq_cst);
+#else
+  me->depth.store(depth + 1, std::memory_order_relaxed);
+  if (g_membarrier.load(std::memory_order_relaxed))
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  const ActiveSet* set = events.slot[event].load(std::memory_order_acquire);
+#endif
   if (set) {
     // A fresh spec per callback: the specification lets callbacks scribble.
     for (uint32_t i = 0; i < set->count; ++i) {
@@ -121,7 +187,7 @@ void fire_slow(CommEvents& events, int event, uint64_t unique_id, MPI_Comm comm,
       int rc = e.callback(e.handle, static_cast<MPI_Aint>(unique_id), &spec, e.param);
       if (--t_upcall_depth == 0) t_not_grantable = false;
       if (rc != MPI_SUCCESS) {
-        g_readers.fetch_sub(1, std::memory_order_seq_cst);
+        me->depth.store(depth, std::memory_order_release);
         Registry& r = registry();
         std::string name = r.hooks.comm_name ? r.hooks.comm_name(comm) : std::to_string(comm);
         char msg[512];
@@ -134,7 +200,7 @@ void fire_slow(CommEvents& events, int event, uint64_t unique_id, MPI_Comm comm,
       }
     }
   }
-  g_readers.fetch_sub(1, std::memory_order_seq_cst);
+  me->depth.store(depth, std::memory_order_release);  // after every read of `set`
 }
 
 uint64_t next_search_id() { return (g_search_ids.fetch_add(1, std::memory_order_relaxed) + 1) << 3 | 1; }
@@ -148,6 +214,12 @@ void install_hooks(const EngineHooks& hooks) {
   Registry& r = registry();
   std::lock_guard<std::mutex> g(r.mutex);
   r.hooks = hooks;
+  if (kMayUseMembarrier && !g_membarrier.load(std::memory_order_relaxed)) {
+    long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+      g_membarrier.store(true, std::memory_order_relaxed);
+  }
 }
 
 void set_environment(const std::vector<std::string>& env) {
@@ -208,7 +280,7 @@ void comm_freed(CommEvents& events) {
       r.retired_bytes += set_bytes(old->count);
     }
   }
-  if (g_readers.load(std::memory_order_seq_cst) == 0) free_retired(r);
+  if (!r.retired.empty() && no_reader_inside()) free_retired(r);
 }
 
 size_t retired_bytes() {
