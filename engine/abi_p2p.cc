@@ -44,6 +44,23 @@ void empty_status(MPI_Status* s) {
 
 Request* find_request(MPI_Request h) { return engine().requests.lookup(h); }
 
+// MPI_Bsend and friends: the data is copied out at once (issue_send stages
+// it), and the transfer runs on a detached internal request that releases
+// itself when done. Returns the error class of the copy-out.
+int start_detached_bsend(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
+  Request* inner = engine().new_request(RequestKind::kSend);
+  if (!inner) return MPI_ERR_INTERN;
+  inner->buf = const_cast<void*>(buf);
+  inner->count = count;
+  inner->type = type;
+  inner->peer = dest;
+  inner->tag = tag;
+  inner->comm = comm;
+  inner->mode = SendMode::kBuffered;
+  inner->user_freed = true;
+  return engine().issue_send(inner);
+}
+
 // A blocking send: no user-visible request, and the eager fast path completes
 // inside issue_send without allocating.
 int blocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -52,22 +69,7 @@ int blocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, i
   Datatype* t;
   int rc = check(comm, &c, datatype, &t, count, buf, dest, tag, false);
   if (rc) return raise(c, rc, fn);
-  if (mode == SendMode::kBuffered) {
-    Request* r = engine().new_request(RequestKind::kSend);
-    if (!r) return raise(c, MPI_ERR_INTERN, fn);
-    r->buf = const_cast<void*>(buf);
-    r->count = count;
-    r->type = t;
-    r->peer = dest;
-    r->tag = tag;
-    r->comm = c;
-    r->mode = mode;
-    r->user_freed = true;  // detached: completes (and is released) in the background
-    bool done_now = false;
-    rc = engine().issue_send(r);
-    (void)done_now;
-    return finish(c, rc, fn);
-  }
+  if (mode == SendMode::kBuffered) return finish(c, start_detached_bsend(buf, count, t, dest, tag, c), fn);
   if (mode != SendMode::kSync && engine().send_now(buf, count, t, dest, tag, c)) return MPI_SUCCESS;
   Request* r = nullptr;
   rc = start_send(buf, count, t, dest, tag, c, mode, &r);
@@ -100,19 +102,8 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype datatype, int dest
     return MPI_SUCCESS;
   }
   if (mode == SendMode::kBuffered) {
-    // The data is copied out at once, so the user's request is complete now;
-    // the transfer itself continues on a detached internal request.
-    Request* inner = e.new_request(RequestKind::kSend);
-    if (!inner) return raise(c, MPI_ERR_INTERN, fn);
-    inner->buf = r->buf;
-    inner->count = count;
-    inner->type = t;
-    inner->peer = dest;
-    inner->tag = tag;
-    inner->comm = c;
-    inner->mode = mode;
-    inner->user_freed = true;
-    rc = e.issue_send(inner);
+    // The data is copied out at once, so the user's request is complete now.
+    rc = start_detached_bsend(buf, count, t, dest, tag, c);
     r->error = rc;
     e.complete_at_once(r);
     *request = r->handle;
@@ -188,20 +179,9 @@ int start_one(Request* r) {
   if (r->active) return MPI_ERR_REQUEST;
   if (r->kind == RequestKind::kSend) {
     if (r->mode == SendMode::kBuffered) {
-      Engine& e = engine();
-      Request* inner = e.new_request(RequestKind::kSend);
-      if (!inner) return MPI_ERR_INTERN;
-      inner->buf = r->buf;
-      inner->count = r->count;
-      inner->type = r->type;
-      inner->peer = r->peer;
-      inner->tag = r->tag;
-      inner->comm = r->comm;
-      inner->mode = SendMode::kBuffered;
-      inner->user_freed = true;
-      int rc = e.issue_send(inner);
+      int rc = start_detached_bsend(r->buf, r->count, r->type, r->peer, r->tag, r->comm);
       r->error = rc;
-      e.complete_at_once(r);
+      engine().complete_at_once(r);
       return rc;
     }
     return engine().issue_send(r);
