@@ -3,9 +3,13 @@
 #   off  - library built with --define=peruse=off (the production library)
 #   idle - PERUSE compiled in, nothing registered
 #   all  - every event active on MPI_COMM_WORLD with a counting callback
+# With OMPI_PERUSE_PREFIX=<dir> (an Open MPI built with --enable-peruse;
+# Debian's is not: `apt-get source openmpi`, configure --enable-peruse) the
+# same program also runs on Open MPI's ob1/vader path, idle and all active.
 # Reports the median of the rounds (each itself a median of trials) and the
 # differences per half round trip.
 set -euo pipefail
+ompi=${OMPI_PERUSE_PREFIX:-}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 rounds=${1:-7}
@@ -23,10 +27,21 @@ for variant in on off; do
   chmod u+w "$work/$variant/libsonde.so"
 done
 cc -O2 -I"$top/include" -o "$work/peruse_overhead" "$here/peruse_overhead.c" -L"$work/on" -lsonde
+if [ -n "$ompi" ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  "$ompi/bin/mpicc" -O2 -I"$here" -o "$work/peruse_overhead.ompi" "$here/peruse_overhead.c"
+fi
+ompi_run() {
+  "$ompi/bin/mpirun" --bind-to core --mca pml ob1 --mca btl self,vader -n 2 "$work/peruse_overhead.ompi"
+}
 for ((r = 0; r < rounds; r++)); do
   LD_LIBRARY_PATH="$work/off" "$work/mpiexec" --bind-to core -n 2 "$work/peruse_overhead" | sed 's/peruse_idle/peruse_off/'
   LD_LIBRARY_PATH="$work/on" "$work/mpiexec" --bind-to core -n 2 "$work/peruse_overhead"
   BENCH_PERUSE=all LD_LIBRARY_PATH="$work/on" "$work/mpiexec" --bind-to core -n 2 "$work/peruse_overhead" 2>>"$work/callbacks"
+  if [ -n "$ompi" ]; then
+    ompi_run | sed 's/peruse_idle/ompi_idle/'
+    BENCH_PERUSE=all ompi_run 2>>"$work/callbacks_ompi" | sed 's/peruse_all/ompi_all/'
+  fi
 done > "$work/results"
 python3 - "$work/results" <<'PY'
 import sys, statistics, collections
@@ -40,5 +55,9 @@ for k in ("peruse_off", "peruse_idle", "peruse_all"):
     print(f"  {k[7:]:<5} {m[k]*1000:8.1f} ns")
 print(f"  idle vs off: {100*(m['peruse_idle']/m['peruse_off']-1):+.2f} %")
 print(f"  all  vs off: {1000*(m['peruse_all']-m['peruse_off']):+.1f} ns per half round trip")
+if "ompi_idle" in m:
+    print(f"  Open MPI (PERUSE build) idle {m['ompi_idle']*1000:8.1f} ns, all {m['ompi_all']*1000:8.1f} ns:"
+          f" all vs idle {1000*(m['ompi_all']-m['ompi_idle']):+.1f} ns per half round trip")
 PY
-tail -1 "$work/callbacks"
+echo "Sonde: $(tail -1 "$work/callbacks")"
+[ -z "$ompi" ] || echo "Open MPI: $(tail -1 "$work/callbacks_ompi")"
