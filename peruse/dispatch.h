@@ -47,10 +47,9 @@ static_assert(kNumEvents <= 32);
 inline uint32_t watched(const CommEvents& e) { return e.watched.load(std::memory_order_relaxed); }
 inline constexpr uint32_t bit(int event) { return 1u << event; }
 
-// Invokes every active handle of `event` on `events`. Out of line: only
-// reached when something is active.
-void fire_slow(CommEvents& events, int event, uint64_t unique_id, MPI_Comm comm, const void* buf, int64_t count,
-               MPI_Datatype datatype, int peer, int tag, int operation);
+// Invokes every active handle of `event` on `events`, each with its own
+// copy of `spec`. Out of line: only reached when something is active.
+void fire_slow(CommEvents& events, int event, uint64_t unique_id, const peruse_comm_spec_t& spec);
 
 // unique_id spaces: requests and messages use their descriptor's address
 // (8-byte aligned, so the low 3 bits are 0); searches and request-less sends
@@ -63,11 +62,13 @@ uint64_t next_transient_request_id();
 
 #ifndef SONDE_PERUSE_OFF
 // `mask` is a value of peruse::watched(events), loaded once by the caller.
-#define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)         \
-  do {                                                                                                           \
-    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0))                                        \
-      ::sonde::peruse::fire_slow((events), (event), (unique_id), (comm), (buf), (count), (datatype), (peer), (tag), \
-                                 (operation));                                                                   \
+#define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)      \
+  do {                                                                                                        \
+    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {                                   \
+      const peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),         \
+                                           static_cast<int>(count), (datatype), (peer), (tag), (operation)}; \
+      ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                                \
+    }                                                                                                         \
   } while (0)
 #define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
   SONDE_FIRE_IF(::sonde::peruse::watched(events), events, event, unique_id, comm, buf, count, datatype, peer, tag, \

@@ -75,13 +75,21 @@ std::vector<ReaderSlot*>& reader_slots() {
   static auto* v = new std::vector<ReaderSlot*>();  // slots outlive their threads (depth 0)
   return *v;
 }
-__attribute__((tls_model("initial-exec"))) thread_local ReaderSlot* t_reader = nullptr;
+// Everything a thread keeps for PERUSE, in one initial-exec TLS block (one
+// address computation per dispatch).
+struct ThreadState {
+  ReaderSlot* reader = nullptr;
+  int upcall_depth = 0;
+  bool holds_tool_lock = false;
+  bool not_grantable = false;  // sticky for the rest of this upcall
+};
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
 [[gnu::noinline]] ReaderSlot* register_reader() {
   auto* slot = new ReaderSlot();
   std::lock_guard<std::mutex> g(g_readers_mutex);
   reader_slots().push_back(slot);
-  t_reader = slot;
+  t_state.reader = slot;
   return slot;
 }
 
@@ -152,9 +160,6 @@ void republish(Registry& r, CommEvents* events, int event) {
   if (!r.retired.empty() && no_reader_inside()) free_retired(r);
 }
 
-__attribute__((tls_model("initial-exec"))) thread_local int t_upcall_depth = 0;
-__attribute__((tls_model("initial-exec"))) thread_local bool t_holds_tool_lock = false;
-__attribute__((tls_model("initial-exec"))) thread_local bool t_not_grantable = false;  // sticky for the rest of this upcall
 std::mutex g_tool_lock;
 
 }  // namespace
@@ -175,9 +180,9 @@ std::mutex g_tool_lock;
   std::_Exit(1);
 }
 
-void fire_slow(CommEvents& events, int event, uint64_t unique_id, MPI_Comm comm, const void* buf, int64_t count,
-               MPI_Datatype datatype, int peer, int tag, int operation) {
-  ReaderSlot* me = t_reader ? t_reader : register_reader();
+void fire_slow(CommEvents& events, int event, uint64_t unique_id, const peruse_comm_spec_t& spec_in) {
+  ThreadState& ts = t_state;
+  ReaderSlot* me = ts.reader ? ts.reader : register_reader();
   const uint32_t depth = me->depth.load(std::memory_order_relaxed);
   // Our depth store must be visible before we read the slot: the writer's
   // membarrier provides the fence for us; without it, fence here.
@@ -196,13 +201,13 @@ void fire_slow(CommEvents& events, int event, uint64_t unique_id, MPI_Comm comm,
     for (uint32_t i = 0; i < set->count; ++i) {
       const Entry& e = set->entries[i];
       // A fresh spec per callback: the specification lets callbacks scribble.
-      peruse_comm_spec_t spec{comm, const_cast<void*>(buf), static_cast<int>(count), datatype, peer, tag, operation};
-      ++t_upcall_depth;
+      peruse_comm_spec_t spec = spec_in;
+      ++ts.upcall_depth;
       int rc = e.callback(e.handle, static_cast<MPI_Aint>(unique_id), &spec, e.param);
-      if (--t_upcall_depth == 0) t_not_grantable = false;
+      if (--ts.upcall_depth == 0) ts.not_grantable = false;
       if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
         me->depth.store(depth, std::memory_order_release);
-        callback_failed(event, comm, rc);
+        callback_failed(event, spec_in.comm, rc);
       }
     }
   }
@@ -538,20 +543,20 @@ SONDE_API int PERUSE_Event_propagate(peruse_event_h event_h, int mode) {
 // and keeps getting it until the upcall returns.
 SONDE_API int PERUSE_Lock(void) {
   if (ready(registry()) != PERUSE_SUCCESS) return PERUSE_ERR_LOCK;  // PERUSE_Init first (5.2.1)
-  if (t_upcall_depth > 0 && (t_holds_tool_lock || t_not_grantable)) {
-    t_not_grantable = true;
+  if (t_state.upcall_depth > 0 && (t_state.holds_tool_lock || t_state.not_grantable)) {
+    t_state.not_grantable = true;
     return PERUSE_ERR_LOCK_NOT_GRANTABLE;
   }
-  if (t_holds_tool_lock) return PERUSE_ERR_LOCK;  // outside an upcall: would self-deadlock
+  if (t_state.holds_tool_lock) return PERUSE_ERR_LOCK;  // outside an upcall: would self-deadlock
   g_tool_lock.lock();
-  t_holds_tool_lock = true;
+  t_state.holds_tool_lock = true;
   return PERUSE_SUCCESS;
 }
 
 SONDE_API int PERUSE_Unlock(void) {
   // No init check: a lock taken before MPI_Finalize can still be released.
-  if (!t_holds_tool_lock) return PERUSE_ERR_UNLOCK;
-  t_holds_tool_lock = false;
+  if (!t_state.holds_tool_lock) return PERUSE_ERR_UNLOCK;
+  t_state.holds_tool_lock = false;
   g_tool_lock.unlock();
   return PERUSE_SUCCESS;
 }
