@@ -18,7 +18,7 @@ def mpi_test(name, prog, ranks, env = {}, checks = [], args = [], rank_prefix = 
     native.sh_test(
         name = name,
         srcs = ["//tests/integration:run_job.sh"],
-        args = ["--env=LSAN_OPTIONS=suppressions=$(location %s)" % _LSAN_SUPP] +
+        args = ["--env=LSAN_OPTIONS=suppressions=$(location %s):print_suppressions=0" % _LSAN_SUPP] +
                ["--env=%s=%s" % (k, env[k]) for k in sorted(env.keys())] +
                checks + [
             "--",
