@@ -192,7 +192,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   if (!newcomm) return raise(c, MPI_ERR_ARG, fn);
   Engine& e = engine();
   uint32_t context;
-  int rc = e.allocate_context(c, 1, &context);
+  int rc = e.allocate_context(c, &context);
   if (rc) return raise(c, rc, fn);
   c = find_comm(comm);
   Comm* out;
@@ -215,7 +215,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   int rc = allgather_ints(c, mine, 2, all);
   if (rc) return raise(c, rc, fn);
   uint32_t context;
-  rc = e.allocate_context(c, color != MPI_UNDEFINED, &context);
+  rc = e.allocate_context(c, &context);
   if (rc) return raise(c, rc, fn);
   c = find_comm(comm);
   if (color == MPI_UNDEFINED) {

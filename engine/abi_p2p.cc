@@ -48,15 +48,8 @@ Request* find_request(MPI_Request h) { return engine().requests.lookup(h); }
 // it), and the transfer runs on a detached internal request that releases
 // itself when done. Returns the error class of the copy-out.
 int start_detached_bsend(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
-  Request* inner = engine().new_request(RequestKind::kSend);
+  Request* inner = engine().new_request(RequestKind::kSend, buf, count, type, dest, tag, comm, SendMode::kBuffered);
   if (!inner) return MPI_ERR_INTERN;
-  inner->buf = const_cast<void*>(buf);
-  inner->count = count;
-  inner->type = type;
-  inner->peer = dest;
-  inner->tag = tag;
-  inner->comm = comm;
-  inner->mode = SendMode::kBuffered;
   inner->user_freed = true;
   return engine().issue_send(inner);
 }
@@ -86,15 +79,8 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype datatype, int dest
   int rc = check(comm, &c, datatype, &t, count, buf, dest, tag, false);
   if (rc) return raise(c, rc, fn);
   Engine& e = engine();
-  Request* r = e.new_request(RequestKind::kSend);
+  Request* r = e.new_request(RequestKind::kSend, buf, count, t, dest, tag, c, mode);
   if (!r) return raise(c, MPI_ERR_INTERN, fn);
-  r->buf = const_cast<void*>(buf);
-  r->count = count;
-  r->type = t;
-  r->peer = dest;
-  r->tag = tag;
-  r->comm = c;
-  r->mode = mode;
   r->persistent = persistent;
   if (persistent) {
     r->complete = true;  // inactive
@@ -122,14 +108,8 @@ int nonblocking_recv(void* buf, int count, MPI_Datatype datatype, int source, in
   int rc = check(comm, &c, datatype, &t, count, buf, source, tag, true);
   if (rc) return raise(c, rc, fn);
   Engine& e = engine();
-  Request* r = e.new_request(RequestKind::kRecv);
+  Request* r = e.new_request(RequestKind::kRecv, buf, count, t, source, tag, c);
   if (!r) return raise(c, MPI_ERR_INTERN, fn);
-  r->buf = buf;
-  r->count = count;
-  r->type = t;
-  r->peer = source;
-  r->tag = tag;
-  r->comm = c;
   r->persistent = persistent;
   *request = r->handle;
   if (persistent) {
@@ -776,12 +756,9 @@ static int receive_claimed(void* buf, int count, MPI_Datatype datatype, MPI_Mess
   Datatype* t = find_comm_datatype(datatype);
   if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  Request* r = e.new_request(RequestKind::kRecv);
+  // Peer and communicator come from the message (set below).
+  Request* r = e.new_request(RequestKind::kRecv, buf, count, t, MPI_ANY_SOURCE, MPI_ANY_TAG, nullptr);
   if (!r) return raise(nullptr, MPI_ERR_INTERN, fn);
-  r->buf = buf;
-  r->count = count;
-  r->type = t;
-  r->tag = MPI_ANY_TAG;
   *out = r;
   if (*message == MPI_MESSAGE_NO_PROC) {
     r->comm = e.self();

@@ -301,7 +301,7 @@ void Engine::run_deferred() {
 // object (hooks, sinks, a 48-byte header) showed up in the receive path.
 // Every field of Request is listed here; the size check makes adding a
 // field without resetting it here a compile error (x86-64 layout).
-static_assert(sizeof(Request) == 288, "Request changed: reset the new field in Request::reset()");
+static_assert(sizeof(Request) == 280, "Request changed: reset the new field in Request::reset()");
 void Request::reset() {
   handle = MPI_REQUEST_NULL;
   kind = RequestKind::kSend;
@@ -320,7 +320,6 @@ void Request::reset() {
   status_bytes = 0;
   world_peer = -1;
   staged = nullptr;
-  pending = nullptr;
   coop_addr = coop_split = 0;
   coop_waiting = 0;
   sink.request = this;
@@ -339,6 +338,20 @@ Request* Engine::new_request(RequestKind kind) {
   r->reset();
   r->handle = h;
   r->kind = kind;
+  return r;
+}
+
+Request* Engine::new_request(RequestKind kind, const void* buf, int64_t count, Datatype* type, int peer, int tag,
+                             Comm* comm, SendMode mode) {
+  Request* r = new_request(kind);
+  if (!r) return nullptr;
+  r->buf = const_cast<void*>(buf);
+  r->count = count;
+  r->type = type;
+  r->peer = peer;
+  r->tag = tag;
+  r->comm = comm;
+  r->mode = mode;
   return r;
 }
 
@@ -433,7 +446,8 @@ bool Engine::send_now_as(const void* buf, int64_t count, Datatype* type, int des
 }
 
 int Engine::issue_send(Request* r) {
-  FIRE_REQ(PERUSE_COMM_REQ_ACTIVATE, r);
+  const uint32_t w = SONDE_WATCHED_MASK(r->comm->peruse);  // one load for this operation's events
+  FIRE_REQ_IF(w, PERUSE_COMM_REQ_ACTIVATE, r);
   r->active = true;
   r->xfer_started = false;
   r->complete = false;
@@ -480,8 +494,8 @@ int Engine::issue_send(Request* r) {
     h.type = sync ? PacketType::kEagerSync : PacketType::kEager;
     h.payload = r->bytes;
     if ((data || r->bytes == 0) && !sync && r->mode != SendMode::kBuffered && t->try_send_now(r->world_peer, h, data)) {
-      xfer_begin(r);  // handed over in one piece
-      FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
+      xfer_begin_if(w, r);  // handed over in one piece
+      FIRE_REQ_IF(w, PERUSE_COMM_REQ_XFER_END, r);
       r->handed = true;
       complete(r);
       return MPI_SUCCESS;
@@ -617,7 +631,6 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   r->cancelled = false;
   r->error = MPI_SUCCESS;
   r->status_bytes = 0;
-  r->pending = nullptr;
   r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
   if (r->peer == MPI_PROC_NULL) {
     r->status_source = MPI_PROC_NULL;
@@ -659,7 +672,6 @@ void Engine::match_message(Request* r, Message* m) {
   if (!m->all_arrived) {
     // Payload still streaming into the message buffer: finish on arrival.
     m->receiver = r;
-    r->pending = m;
     return;
   }
   xfer_begin(r);  // copy out of the unexpected buffer
@@ -903,7 +915,6 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
     r->status_bytes = n;
     if (m->header.payload > r->bytes) r->error = MPI_ERR_TRUNCATE;
     FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
-    r->pending = nullptr;
     free_message(m);
     complete(r);
   }
@@ -1036,7 +1047,7 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
 
 // Agree on a context id free on every member of `parent`: AND the members'
 // free sets (gathered to rank 0, result sent back), take the lowest.
-int Engine::allocate_context(Comm* parent, int /*participate*/, uint32_t* out) {
+int Engine::allocate_context(Comm* parent, uint32_t* out) {
   Datatype* u64 = &datatypes.predefined(24);  // MPI_UINT64_T
   std::vector<uint64_t> mask = free_contexts, other(mask.size());
   int n = int(mask.size());
@@ -1096,32 +1107,15 @@ Datatype* byte_type() { return &engine().datatypes.predefined(4); }
 
 int start_send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm, SendMode mode,
                Request** out) {
-  Engine& e = engine();
-  Request* r = e.new_request(RequestKind::kSend);
+  Request* r = engine().new_request(RequestKind::kSend, buf, count, type, dest, tag, comm, mode);
   *out = r;
-  if (!r) return MPI_ERR_INTERN;
-  r->buf = const_cast<void*>(buf);
-  r->count = count;
-  r->type = type;
-  r->peer = dest;
-  r->tag = tag;
-  r->comm = comm;
-  r->mode = mode;
-  return e.issue_send(r);
+  return r ? engine().issue_send(r) : MPI_ERR_INTERN;
 }
 
 int start_recv(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, Request** out) {
-  Engine& e = engine();
-  Request* r = e.new_request(RequestKind::kRecv);
+  Request* r = engine().new_request(RequestKind::kRecv, buf, count, type, source, tag, comm);
   *out = r;
-  if (!r) return MPI_ERR_INTERN;
-  r->buf = buf;
-  r->count = count;
-  r->type = type;
-  r->peer = source;
-  r->tag = tag;
-  r->comm = comm;
-  return e.issue_recv(r);
+  return r ? engine().issue_recv(r) : MPI_ERR_INTERN;
 }
 
 int wait(Request* r, MPI_Status* status) {

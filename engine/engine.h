@@ -91,6 +91,10 @@ class Engine final : public transport::Delivery {
 
   // Requests.
   Request* new_request(RequestKind kind);
+  // A fresh, not yet started request carrying the user's arguments; null
+  // when the request table is full.
+  Request* new_request(RequestKind kind, const void* buf, int64_t count, Datatype* type, int peer, int tag, Comm* comm,
+                       SendMode mode = SendMode::kStandard);
   void release(Request* r);
   void complete(Request* r);
   int issue_send(Request* r);
@@ -121,7 +125,7 @@ class Engine final : public transport::Delivery {
   // and friends), so parent's propagating PERUSE handles follow it.
   int create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out,
                   bool duplicate = false);
-  int allocate_context(Comm* parent, int participate, uint32_t* out);
+  int allocate_context(Comm* parent, uint32_t* out);
   void free_comm(Comm* c);
 
  private:

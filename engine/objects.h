@@ -91,7 +91,6 @@ struct Request : matching::PostedEntry {
   // Protocol state.
   int world_peer = -1;
   uint8_t* staged = nullptr;  // packed copy (Bsend data, or rendezvous source of a non-contiguous send)
-  Message* pending = nullptr; // recv matched a message whose payload is still arriving
   // Cooperative rendezvous (both sides copy part of a large message):
   // sender: the receiver's buffer; receiver: the sender's buffer.
   uint64_t coop_addr = 0;

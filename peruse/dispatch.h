@@ -51,12 +51,9 @@ inline constexpr uint32_t bit(int event) { return 1u << event; }
 // copy of `spec`. Out of line: only reached when something is active.
 void fire_slow(CommEvents& events, int event, uint64_t unique_id, const peruse_comm_spec_t& spec);
 
-// unique_id spaces: requests and messages use their descriptor's address
-// (8-byte aligned, so the low 3 bits are 0); searches and request-less sends
-// draw from counters tagged in the low bits, so ids of different kinds never
-// coincide and none is 0.
-uint64_t next_search_id();
-uint64_t next_transient_request_id();
+// unique_id values are the engine's (docs/peruse.md): requests use their
+// descriptor's address (low 3 bits 0); messages, searches and request-less
+// sends use counters tagged in the low bits, so kinds never coincide.
 
 }  // namespace sonde::peruse
 

@@ -38,7 +38,6 @@ struct Registry {
   std::vector<Handle> handles{1};  // slot 0 is PERUSE_EVENT_HANDLE_NULL
   std::vector<uint32_t> free_slots;
   std::vector<const ActiveSet*> retired;
-  size_t retired_bytes = 0;
   EngineHooks hooks;
   bool initialized = false;
   std::vector<std::string> env;
@@ -113,15 +112,36 @@ bool no_reader_inside() {
   return true;
 #endif
 }
-std::atomic<uint64_t> g_search_ids{0};
-std::atomic<uint64_t> g_transient_ids{0};
 
 size_t set_bytes(uint32_t n) { return sizeof(ActiveSet) + (n ? n - 1 : 0) * sizeof(Entry); }
 
 void free_retired(Registry& r) {
   for (const ActiveSet* s : r.retired) std::free(const_cast<ActiveSet*>(s));
   r.retired.clear();
-  r.retired_bytes = 0;
+}
+
+// An array replaced in its slot: freed as soon as no reader can hold it.
+void retire(Registry& r, const ActiveSet* old) {
+  if (old) r.retired.push_back(old);
+  if (!r.retired.empty() && no_reader_inside()) free_retired(r);
+}
+
+// A free handle slot, its generation bumped (caller holds r.mutex).
+uint32_t allocate_slot(Registry& r, uint32_t* generation) {
+  uint32_t slot;
+  if (!r.free_slots.empty()) {
+    slot = r.free_slots.back();
+    r.free_slots.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(r.handles.size());
+    r.handles.emplace_back();
+  }
+  *generation = r.handles[slot].generation + 1;
+  return slot;
+}
+
+peruse_event_h handle_value(uint32_t generation, size_t slot) {
+  return (static_cast<long>(generation) << 32) | static_cast<long>(slot);
 }
 
 // Rebuild and publish the array of active handles of (events, event).
@@ -143,8 +163,7 @@ void republish(Registry& r, CommEvents* events, int event) {
     for (size_t i = 1; i < r.handles.size(); ++i) {
       const Handle& h = r.handles[i];
       if (h.live && h.active && !h.comm_freed && h.events == events && h.event == event) {
-        peruse_event_h id = (static_cast<long>(h.generation) << 32) | static_cast<long>(i);
-        set->entries[set->count++] = {id, h.callback, h.param};
+        set->entries[set->count++] = {handle_value(h.generation, i), h.callback, h.param};
       }
     }
   }
@@ -153,11 +172,7 @@ void republish(Registry& r, CommEvents* events, int event) {
   uint32_t mask = events->watched.load(std::memory_order_relaxed);
   mask = set ? (mask | bit(event)) : (mask & ~bit(event));
   events->watched.store(mask, std::memory_order_seq_cst);
-  if (old) {
-    r.retired.push_back(old);
-    r.retired_bytes += set_bytes(old->count);
-  }
-  if (!r.retired.empty() && no_reader_inside()) free_retired(r);
+  retire(r, old);
 }
 
 std::mutex g_tool_lock;
@@ -214,10 +229,6 @@ void fire_slow(CommEvents& events, int event, uint64_t unique_id, const peruse_c
   me->depth.store(depth, std::memory_order_release);  // after every read of `set`
 }
 
-uint64_t next_search_id() { return (g_search_ids.fetch_add(1, std::memory_order_relaxed) + 1) << 3 | 1; }
-uint64_t next_transient_request_id() {
-  return (g_transient_ids.fetch_add(1, std::memory_order_relaxed) + 1) << 3 | 2;
-}
 
 // ---------------------------------------------------------------- engine side
 
@@ -249,16 +260,8 @@ void comm_duplicated(CommEvents& parent, CommEvents& child, MPI_Comm child_handl
   for (size_t i = 1; i < n; ++i) {
     Handle h = r.handles[i];  // copy: the vector may grow below
     if (!h.live || h.comm_freed || h.events != &parent || !h.propagate) continue;
-    uint32_t slot;
-    if (!r.free_slots.empty()) {
-      slot = r.free_slots.back();
-      r.free_slots.pop_back();
-    } else {
-      slot = static_cast<uint32_t>(r.handles.size());
-      r.handles.emplace_back();
-    }
-    Handle& t = r.handles[slot];
-    uint32_t gen = t.generation + 1;
+    uint32_t gen;
+    Handle& t = r.handles[allocate_slot(r, &gen)];
     t = h;
     t.generation = gen;
     t.events = &child;
@@ -286,26 +289,9 @@ void comm_freed(CommEvents& events) {
   events.watched.store(0, std::memory_order_seq_cst);
   for (int e = 0; e < kNumEvents; ++e) {
     const ActiveSet* old = events.slot[e].exchange(nullptr, std::memory_order_seq_cst);
-    if (old) {
-      r.retired.push_back(old);
-      r.retired_bytes += set_bytes(old->count);
-    }
+    if (old) r.retired.push_back(old);
   }
-  if (!r.retired.empty() && no_reader_inside()) free_retired(r);
-}
-
-size_t retired_bytes() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> g(r.mutex);
-  return r.retired_bytes;
-}
-
-size_t live_handles() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> g(r.mutex);
-  size_t n = 0;
-  for (size_t i = 1; i < r.handles.size(); ++i) n += r.handles[i].live;
-  return n;
+  retire(r, nullptr);  // one fence for all of them
 }
 
 }  // namespace sonde::peruse
@@ -418,16 +404,9 @@ SONDE_API int PERUSE_Event_comm_register(int event, MPI_Comm comm, peruse_comm_c
   if (!events) return PERUSE_ERR_COMM;
   if (!callback_fn || !event_h) return PERUSE_ERR_PARAMETER;
   std::lock_guard<std::mutex> g(r.mutex);
-  uint32_t slot;
-  if (!r.free_slots.empty()) {
-    slot = r.free_slots.back();
-    r.free_slots.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(r.handles.size());
-    r.handles.emplace_back();
-  }
+  uint32_t gen;
+  uint32_t slot = allocate_slot(r, &gen);
   Handle& h = r.handles[slot];
-  uint32_t gen = h.generation + 1;
   h = Handle{};
   h.generation = gen;
   h.live = true;
@@ -436,7 +415,7 @@ SONDE_API int PERUSE_Event_comm_register(int event, MPI_Comm comm, peruse_comm_c
   h.comm = comm;
   h.callback = callback_fn;
   h.param = param;
-  *event_h = (static_cast<long>(gen) << 32) | static_cast<long>(slot);
+  *event_h = handle_value(gen, slot);
   return PERUSE_SUCCESS;
 }
 

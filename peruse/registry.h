@@ -40,9 +40,4 @@ void comm_duplicated(CommEvents& parent, CommEvents& child, MPI_Comm child_handl
 // now on, nothing fires for it, and twins made by propagation are released.
 void comm_freed(CommEvents& events);
 
-// Memory held by retired dispatch arrays not yet reclaimed (tests check that
-// toggling activation does not grow it).
-size_t retired_bytes();
-size_t live_handles();
-
 }  // namespace sonde::peruse
