@@ -48,8 +48,9 @@ inline uint32_t watched(const CommEvents& e) { return e.watched.load(std::memory
 inline constexpr uint32_t bit(int event) { return 1u << event; }
 
 // Invokes every active handle of `event` on `events`, each with its own
-// copy of `spec`. Out of line: only reached when something is active.
-void fire_slow(CommEvents& events, int event, uint64_t unique_id, const peruse_comm_spec_t& spec);
+// copy of `spec` (the last one gets `spec` itself, which it may modify). Out
+// of line: only reached when something is active.
+void fire_slow(CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec);
 
 // unique_id values are the engine's (docs/peruse.md): requests use their
 // descriptor's address (low 3 bits 0); messages, searches and request-less
@@ -62,7 +63,7 @@ void fire_slow(CommEvents& events, int event, uint64_t unique_id, const peruse_c
 #define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)      \
   do {                                                                                                        \
     if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {                                   \
-      const peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),         \
+      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),         \
                                            static_cast<int>(count), (datatype), (peer), (tag), (operation)}; \
       ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                                \
     }                                                                                                         \

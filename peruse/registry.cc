@@ -78,7 +78,6 @@ std::vector<ReaderSlot*>& reader_slots() {
 // address computation per dispatch).
 struct ThreadState {
   ReaderSlot* reader = nullptr;
-  int upcall_depth = 0;
   bool holds_tool_lock = false;
   bool not_grantable = false;  // sticky for the rest of this upcall
 };
@@ -195,9 +194,11 @@ std::mutex g_tool_lock;
   std::_Exit(1);
 }
 
-void fire_slow(CommEvents& events, int event, uint64_t unique_id, const peruse_comm_spec_t& spec_in) {
+void fire_slow(CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
   ThreadState& ts = t_state;
-  ReaderSlot* me = ts.reader ? ts.reader : register_reader();
+  ReaderSlot* me = ts.reader;
+  if (__builtin_expect(me == nullptr, 0)) me = register_reader();
+  // depth > 0 also tells PERUSE_Lock that this thread is inside an upcall.
   const uint32_t depth = me->depth.load(std::memory_order_relaxed);
   // Our depth store must be visible before we read the slot: the writer's
   // membarrier provides the fence for us; without it, fence here.
@@ -212,23 +213,36 @@ void fire_slow(CommEvents& events, int event, uint64_t unique_id, const peruse_c
     std::atomic_thread_fence(std::memory_order_seq_cst);
   const ActiveSet* set = events.slot[event].load(std::memory_order_acquire);
 #endif
-  if (set) {
-    for (uint32_t i = 0; i < set->count; ++i) {
-      const Entry& e = set->entries[i];
-      // A fresh spec per callback: the specification lets callbacks scribble.
-      peruse_comm_spec_t spec = spec_in;
-      ++ts.upcall_depth;
-      int rc = e.callback(e.handle, static_cast<MPI_Aint>(unique_id), &spec, e.param);
-      if (--ts.upcall_depth == 0) ts.not_grantable = false;
-      if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
-        me->depth.store(depth, std::memory_order_release);
-        callback_failed(event, spec_in.comm, rc);
-      }
+  if (set) {  // null: deactivated since the caller loaded the watched mask
+    // Published arrays are never empty. Every callback but the last gets its
+    // own copy of the spec (the specification lets callbacks scribble on
+    // it); the last gets the caller's, which SONDE_FIRE built for this event
+    // alone. One handle per event is the common case: no copy at all.
+    const MPI_Comm comm = spec.comm;  // callbacks may overwrite spec
+    const Entry* e = set->entries;
+    const Entry* const last = e + (set->count - 1);
+    int rc;
+    for (; e != last; ++e) {
+      peruse_comm_spec_t copy = spec;
+      rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &copy, e->param);
+      if (depth == 0) ts.not_grantable = false;  // the upcall ended
+      if (__builtin_expect(rc != MPI_SUCCESS, 0)) goto failed;
+    }
+    rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &spec, e->param);
+    if (depth == 0) ts.not_grantable = false;
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+    failed:
+      me->depth.store(depth, std::memory_order_release);
+      callback_failed(event, comm, rc);
     }
   }
   me->depth.store(depth, std::memory_order_release);  // after every read of `set`
 }
 
+bool inside_upcall() {
+  const ReaderSlot* me = t_state.reader;
+  return me && me->depth.load(std::memory_order_relaxed) != 0;
+}
 
 // ---------------------------------------------------------------- engine side
 
@@ -522,7 +536,7 @@ SONDE_API int PERUSE_Event_propagate(peruse_event_h event_h, int mode) {
 // and keeps getting it until the upcall returns.
 SONDE_API int PERUSE_Lock(void) {
   if (ready(registry()) != PERUSE_SUCCESS) return PERUSE_ERR_LOCK;  // PERUSE_Init first (5.2.1)
-  if (t_state.upcall_depth > 0 && (t_state.holds_tool_lock || t_state.not_grantable)) {
+  if (inside_upcall() && (t_state.holds_tool_lock || t_state.not_grantable)) {
     t_state.not_grantable = true;
     return PERUSE_ERR_LOCK_NOT_GRANTABLE;
   }

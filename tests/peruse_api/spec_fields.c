@@ -3,8 +3,11 @@
  * given, MPI_ANY_SOURCE included, tag as given, MPI_ANY_TAG included,
  * PERUSE_SEND/PERUSE_RECV and the user's communicator handle); message
  * events carry the envelope (sender's rank in the communicator, tag, size in
- * bytes, MPI_BYTE, buf NULL). Two ranks, on a communicator whose ranks are
+ * bytes, MPI_BYTE, buf NULL). A callback that overwrites its spec does
+ * not change what the next callback of the same event sees. Two ranks, on a communicator whose ranks are
  * the reverse of WORLD's so a world rank given by mistake shows. */
+#include <string.h>
+
 #include "tests/peruse_api/ptest.h"
 
 typedef struct {
@@ -23,6 +26,14 @@ static int log_cb(peruse_event_h h, MPI_Aint id, peruse_comm_spec_t* spec, void*
     evlog[nlog].s = *spec;
     ++nlog;
   }
+  return MPI_SUCCESS;
+}
+
+/* Overwrites every field it is given (the specification lets a callback do
+ * that); callbacks after it on the same event must still see the truth. */
+static int scribble_cb(peruse_event_h h, MPI_Aint id, peruse_comm_spec_t* spec, void* param) {
+  (void)h, (void)id, (void)param;
+  memset(spec, 0x5a, sizeof *spec);
   return MPI_SUCCESS;
 }
 
@@ -239,6 +250,42 @@ int main(int argc, char** argv) {
     check_requests("Send to MPI_PROC_NULL", PERUSE_SEND, &v, 1, MPI_INT, MPI_PROC_NULL, 38, 1, NULL, 0);
     check_requests("Recv from MPI_PROC_NULL", PERUSE_RECV, &v, 1, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, 1, NULL, 0);
     CHECK(no_messages() == 0, "MPI_PROC_NULL traffic fired %d message events", no_messages());
+  }
+
+  /* 7. Two handles on every event, the first one scribbling on its spec: the
+   * second still sees the user's arguments and the envelope. The handles
+   * are re-registered so the scribbler comes first in dispatch order. */
+  {
+    peruse_event_h scribblers[PTEST_LAST_EVENT + 1];
+    for (int e = PTEST_FIRST_EVENT; e <= PTEST_LAST_EVENT; ++e) {
+      CHECK_PERUSE_OK(PERUSE_Event_release(&hs[e]));
+      CHECK_PERUSE_OK(PERUSE_Event_comm_register(e, S, scribble_cb, NULL, &scribblers[e]));
+      CHECK_PERUSE_OK(PERUSE_Event_activate(scribblers[e]));
+      CHECK_PERUSE_OK(PERUSE_Event_comm_register(e, S, log_cb, &ids[e], &hs[e]));
+      CHECK_PERUSE_OK(PERUSE_Event_activate(hs[e]));
+    }
+    int sbuf[3] = {4, 5, 6}, rbuf[3];
+    begin_phase();
+    if (me == B) {
+      CHECK_OK(MPI_Irecv(rbuf, 3, MPI_INT, A, 39, S, &rq));
+      itest_barrier(ctl);
+      CHECK_OK(MPI_Wait(&rq, &st));
+    } else {
+      itest_barrier(ctl);
+      CHECK_OK(MPI_Send(sbuf, 3, MPI_INT, B, 39, S));
+    }
+    itest_barrier(ctl);
+    int rneed[] = {PERUSE_COMM_REQ_ACTIVATE, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, PERUSE_COMM_REQ_COMPLETE,
+                   PERUSE_COMM_REQ_NOTIFY};
+    int sneed[] = {PERUSE_COMM_REQ_ACTIVATE, PERUSE_COMM_REQ_COMPLETE, PERUSE_COMM_REQ_NOTIFY};
+    int mneed[] = {PERUSE_COMM_MSG_ARRIVED, PERUSE_COMM_MSG_MATCH_POSTED_REQ};
+    if (me == B) {
+      check_requests("Irecv after a scribbler", PERUSE_RECV, rbuf, 3, MPI_INT, A, 39, 1, rneed, 4);
+      check_messages("message after a scribbler", A, 39, 12, mneed, 2);
+    } else {
+      check_requests("Send after a scribbler", PERUSE_SEND, sbuf, 3, MPI_INT, B, 39, 1, sneed, 3);
+    }
+    for (int e = PTEST_FIRST_EVENT; e <= PTEST_LAST_EVENT; ++e) CHECK_PERUSE_OK(PERUSE_Event_release(&scribblers[e]));
   }
 
   for (int e = PTEST_FIRST_EVENT; e <= PTEST_LAST_EVENT; ++e) CHECK_PERUSE_OK(PERUSE_Event_release(&hs[e]));
