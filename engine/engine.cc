@@ -378,13 +378,13 @@ void Engine::complete_watched(Request* r, uint32_t w) { complete_as<true>(r, w);
 
 void Engine::notify_watched(Request* r) { FIRE_REQ(PERUSE_COMM_REQ_NOTIFY, r); }
 
-template <bool kWatched>
+template <bool kWatched, bool kFireComplete>
 void Engine::complete_as(Request* r, uint32_t w) {
   if constexpr (!kWatched) w = 0;
   // `active` stays set until the user's wait/test retires the request: a
   // persistent request that completed early still owes its status.
   r->complete = true;
-  FIRE_REQ_IF(w, PERUSE_COMM_REQ_COMPLETE, r);
+  if constexpr (kFireComplete) FIRE_REQ_IF(w, PERUSE_COMM_REQ_COMPLETE, r);
   if (r->mode == SendMode::kBuffered && r->kind == RequestKind::kSend && r->staged) {
     bsend_used -= int64_t(r->bytes) + MPI_BSEND_OVERHEAD;
   }
@@ -437,10 +437,10 @@ bool Engine::send_now_as(const void* buf, int64_t count, Datatype* type, int des
   // The whole life of this request fits in this call, so its events fire
   // together once the data is handed over (a transient id: no descriptor).
   if constexpr (kWatched) {
-    uint64_t id = new_id(kIdTransientRequest);
-    for (int event : {PERUSE_COMM_REQ_ACTIVATE, PERUSE_COMM_REQ_XFER_BEGIN, PERUSE_COMM_REQ_XFER_END,
-                      PERUSE_COMM_REQ_COMPLETE, PERUSE_COMM_REQ_NOTIFY})
-      SONDE_FIRE(comm->peruse, event, id, comm->handle, buf, count, type->handle, dest, tag, PERUSE_SEND);
+    SONDE_FIRE_SEQUENCE_IF(SONDE_WATCHED_MASK(comm->peruse), comm->peruse, new_id(kIdTransientRequest), comm->handle,
+                           buf, count, type->handle, dest, tag, PERUSE_SEND, PERUSE_COMM_REQ_ACTIVATE,
+                           PERUSE_COMM_REQ_XFER_BEGIN, PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE,
+                           PERUSE_COMM_REQ_NOTIFY);
   }
   return true;
 }
@@ -901,8 +901,16 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
   auto* sink = static_cast<EngineSink*>(s);
   if (sink->request) {
     if (h.type == PacketType::kEager || h.type == PacketType::kEagerSync || h.type == PacketType::kData) {
-      FIRE_REQ(PERUSE_COMM_REQ_XFER_END, sink->request);
-      complete(sink->request);
+      Request* r = sink->request;
+      const uint32_t w = SONDE_WATCHED_MASK(r->comm->peruse);
+      if (__builtin_expect(w != 0, 0)) {
+        // Back to back with one spec: one dispatch for both events.
+        SONDE_FIRE_SEQUENCE_IF(w, r->comm->peruse, uid(r), r->comm->handle, r->buf, r->count, r->type->handle,
+                               r->peer, r->tag, operation(r), PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE);
+        complete_as<true, false>(r, w);
+      } else {
+        complete_as<false>(r, 0);
+      }
     }
     return;
   }

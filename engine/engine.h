@@ -132,7 +132,8 @@ class Engine final : public transport::Delivery {
   // Twins of the hot operations: <false> has no PERUSE code and is inlined
   // into its dispatcher; <true> fires events and lives out of line, so the
   // fast path pays one load and one branch (see engine.cc).
-  template <bool kWatched>
+  // kFireComplete false: the caller fired REQ_COMPLETE itself.
+  template <bool kWatched, bool kFireComplete = true>
   [[gnu::always_inline]] inline void complete_as(Request* r, uint32_t watched);
   [[gnu::noinline, gnu::cold]] void complete_watched(Request* r, uint32_t watched);
   template <bool kWatched>

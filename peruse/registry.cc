@@ -194,49 +194,89 @@ std::mutex g_tool_lock;
   std::_Exit(1);
 }
 
-void fire_slow(CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
-  ThreadState& ts = t_state;
+namespace {
+
+// Runs the active handles of one event (the reader section is the caller's).
+// Every callback but the last gets its own copy of the spec (the
+// specification lets callbacks scribble on it); the last gets `spec` itself.
+// One handle per event is the common case: no copy at all.
+inline void dispatch_set(const ActiveSet* set, ThreadState& ts, ReaderSlot* me, uint32_t depth, int event,
+                         uint64_t unique_id, peruse_comm_spec_t& spec) {
+  const MPI_Comm comm = spec.comm;  // callbacks may overwrite spec
+  const Entry* e = set->entries;   // published arrays are never empty
+  const Entry* const last = e + (set->count - 1);
+  int rc;
+  for (; e != last; ++e) {
+    peruse_comm_spec_t copy = spec;
+    rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &copy, e->param);
+    if (depth == 0) ts.not_grantable = false;  // the upcall ended
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) goto failed;
+  }
+  rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &spec, e->param);
+  if (depth == 0) ts.not_grantable = false;
+  if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+  failed:
+    me->depth.store(depth, std::memory_order_release);
+    callback_failed(event, comm, rc);
+  }
+}
+
+// Enters the reader section: the depth store must be visible before the
+// caller reads a slot. The writer's membarrier provides the fence for us;
+// without it, fence here. depth > 0 also tells PERUSE_Lock that this thread
+// is inside an upcall.
+inline ReaderSlot* enter(ThreadState& ts, uint32_t* depth) {
   ReaderSlot* me = ts.reader;
   if (__builtin_expect(me == nullptr, 0)) me = register_reader();
-  // depth > 0 also tells PERUSE_Lock that this thread is inside an upcall.
-  const uint32_t depth = me->depth.load(std::memory_order_relaxed);
-  // Our depth store must be visible before we read the slot: the writer's
-  // membarrier provides the fence for us; without it, fence here.
+  *depth = me->depth.load(std::memory_order_relaxed);
 #if defined(__SANITIZE_THREAD__)
   me->depth.fetch_add(1, std::memory_order_seq_cst);
-  const ActiveSet* set = events.slot[event].load(std::memory_order_seq_cst);
 #else
-  me->depth.store(depth + 1, std::memory_order_relaxed);
+  me->depth.store(*depth + 1, std::memory_order_relaxed);
   if (g_membarrier.load(std::memory_order_relaxed))
     std::atomic_signal_fence(std::memory_order_seq_cst);
   else
     std::atomic_thread_fence(std::memory_order_seq_cst);
-  const ActiveSet* set = events.slot[event].load(std::memory_order_acquire);
 #endif
-  if (set) {  // null: deactivated since the caller loaded the watched mask
-    // Published arrays are never empty. Every callback but the last gets its
-    // own copy of the spec (the specification lets callbacks scribble on
-    // it); the last gets the caller's, which SONDE_FIRE built for this event
-    // alone. One handle per event is the common case: no copy at all.
-    const MPI_Comm comm = spec.comm;  // callbacks may overwrite spec
-    const Entry* e = set->entries;
-    const Entry* const last = e + (set->count - 1);
-    int rc;
-    for (; e != last; ++e) {
-      peruse_comm_spec_t copy = spec;
-      rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &copy, e->param);
-      if (depth == 0) ts.not_grantable = false;  // the upcall ended
-      if (__builtin_expect(rc != MPI_SUCCESS, 0)) goto failed;
-    }
-    rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &spec, e->param);
-    if (depth == 0) ts.not_grantable = false;
-    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
-    failed:
-      me->depth.store(depth, std::memory_order_release);
-      callback_failed(event, comm, rc);
+  return me;
+}
+
+inline const ActiveSet* load_set(const CommEvents& events, int event) {
+#if defined(__SANITIZE_THREAD__)
+  return events.slot[event].load(std::memory_order_seq_cst);
+#else
+  return events.slot[event].load(std::memory_order_acquire);
+#endif
+}
+
+}  // namespace
+
+void fire_slow(CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
+  ThreadState& ts = t_state;
+  uint32_t depth;
+  ReaderSlot* me = enter(ts, &depth);
+  // Null: deactivated since the caller loaded the watched mask.
+  if (const ActiveSet* set = load_set(events, event)) dispatch_set(set, ts, me, depth, event, unique_id, spec);
+  me->depth.store(depth, std::memory_order_release);  // after every read of a set
+}
+
+void fire_sequence(CommEvents& events, uint32_t mask, const uint8_t* event_list, int n, uint64_t unique_id,
+                   peruse_comm_spec_t& spec) {
+  ThreadState& ts = t_state;
+  uint32_t depth;
+  ReaderSlot* me = enter(ts, &depth);
+  const peruse_comm_spec_t pristine = spec;
+  bool dirty = false;  // spec was handed to a callback since it was last restored
+  for (int i = 0; i < n; ++i) {
+    const int event = event_list[i];
+    if (!(mask & bit(event))) continue;
+    if (const ActiveSet* set = load_set(events, event)) {
+      if (dirty) spec = pristine;
+      dispatch_set(set, ts, me, depth, event, unique_id, spec);
+      dirty = true;
     }
   }
-  me->depth.store(depth, std::memory_order_release);  // after every read of `set`
+  me->depth.store(depth, std::memory_order_release);
 }
 
 bool inside_upcall() {
