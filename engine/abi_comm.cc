@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "engine/abi.h"
+#include "engine/attributes.h"
+#include "engine/comm_build.h"
 #include "engine/engine.h"
 #include "engine/p2p.h"
 #include "peruse/registry.h"
@@ -31,30 +33,6 @@ int new_datatype(Datatype** out, MPI_Datatype* handle) {
   *out = t;
   *handle = h;
   return MPI_SUCCESS;
-}
-
-// Everyone's `n` ints, in rank order (linear through rank 0: communicator
-// construction is rare and this keeps the code obvious).
-int allgather_ints(Comm* c, const int* mine, int n, std::vector<int>& all) {
-  Datatype* int_t = find_datatype(MPI_INT);
-  all.assign(size_t(n) * size_t(c->size), 0);
-  int tag = collective_tag(kTagKindCommSplit);
-  int rc;
-  if (c->rank == 0) {
-    std::copy(mine, mine + n, all.begin());
-    for (int p = 1; p < c->size; ++p) {
-      rc = recv(&all[size_t(p) * size_t(n)], n, int_t, p, tag, c, MPI_STATUS_IGNORE);
-      if (rc) return rc;
-    }
-    for (int p = 1; p < c->size; ++p) {
-      rc = send(all.data(), int64_t(all.size()), int_t, p, tag, c);
-      if (rc) return rc;
-    }
-    return MPI_SUCCESS;
-  }
-  rc = send(mine, n, int_t, 0, tag, c);
-  if (rc) return rc;
-  return recv(all.data(), int64_t(all.size()), int_t, 0, tag, c, MPI_STATUS_IGNORE);
 }
 
 }  // namespace
@@ -107,6 +85,7 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
   if (!datatype) return raise(nullptr, MPI_ERR_ARG, fn);
   Datatype* t = find_datatype(*datatype);
   if (!t || t->predefined) return raise(nullptr, MPI_ERR_TYPE, fn);
+  if (int rc = attr::on_type_free(*datatype)) return raise(nullptr, rc, fn);  // delete callbacks
   engine().datatypes.release(*datatype);
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
@@ -190,14 +169,9 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
   if (!newcomm) return raise(c, MPI_ERR_ARG, fn);
-  Engine& e = engine();
-  uint32_t context;
-  int rc = e.allocate_context(c, &context);
-  if (rc) return raise(c, rc, fn);
-  c = find_comm(comm);
   Comm* out;
-  rc = e.create_comm(c, c->world, c->rank, context, &out, /*duplicate=*/true);
-  if (rc) return raise(c, rc, fn);
+  int rc = dup_comm(c, nullptr, &out);
+  if (rc) return raise(find_comm(comm), rc, fn);
   *newcomm = out->handle;
   return MPI_SUCCESS;
 }
@@ -207,38 +181,13 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   SONDE_ENTER("MPI_Comm_split");
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
+  if (c->inter) return raise(c, MPI_ERR_COMM, fn);  // intercommunicator split: not supported
   if (!newcomm) return raise(c, MPI_ERR_ARG, fn);
   if (color < 0 && color != MPI_UNDEFINED) return raise(c, MPI_ERR_ARG, fn);
-  Engine& e = engine();
-  int mine[2] = {color, key};
-  std::vector<int> all;
-  int rc = allgather_ints(c, mine, 2, all);
-  if (rc) return raise(c, rc, fn);
-  uint32_t context;
-  rc = e.allocate_context(c, &context);
-  if (rc) return raise(c, rc, fn);
-  c = find_comm(comm);
-  if (color == MPI_UNDEFINED) {
-    // We took the id like everyone else; it stays free for us.
-    e.free_contexts[context / 64] |= uint64_t(1) << (context % 64);
-    *newcomm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
-  }
-  // Members of my color ordered by (key, rank in the parent).
-  std::vector<std::tuple<int, int>> members;
-  for (int p = 0; p < c->size; ++p)
-    if (all[size_t(2 * p)] == color) members.emplace_back(all[size_t(2 * p + 1)], p);
-  std::stable_sort(members.begin(), members.end());
-  std::vector<int> world;
-  int my_rank = -1;
-  for (auto& [k, p] : members) {
-    if (p == c->rank) my_rank = int(world.size());
-    world.push_back(c->world[size_t(p)]);
-  }
   Comm* out;
-  rc = e.create_comm(c, std::move(world), my_rank, context, &out);
-  if (rc) return raise(c, rc, fn);
-  *newcomm = out->handle;
+  int rc = split_comm(c, color, key, &out);
+  if (rc) return raise(find_comm(comm), rc, fn);
+  *newcomm = out ? out->handle : MPI_COMM_NULL;
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Comm_split)
@@ -248,7 +197,8 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   if (!comm) return raise(nullptr, MPI_ERR_ARG, fn);
   Comm* c = find_comm(*comm);
   if (!c || *comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) return raise(c, MPI_ERR_COMM, fn);
-  engine().free_comm(c);
+  int rc = free_comm_checked(c);
+  if (rc) return raise(c, rc, fn);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }
@@ -277,7 +227,8 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   SONDE_ENTER("MPI_Comm_set_errhandler");
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
-  if (!engine().errhandlers.lookup(errhandler)) return raise(c, MPI_ERR_ARG, fn);
+  Errhandler* e = engine().errhandlers.lookup(errhandler);
+  if (!e || (e->fn && e->user_refs <= 0)) return raise(c, MPI_ERR_ARG, fn);  // freed user handler
   c->errhandler = errhandler;
   return MPI_SUCCESS;
 }
@@ -289,14 +240,20 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
   if (!errhandler) return raise(c, MPI_ERR_ARG, fn);
   *errhandler = c->errhandler;
+  // A new reference for the caller to free (MPI 4.1 9.3.1).
+  if (Errhandler* e = engine().errhandlers.lookup(c->errhandler); e && e->fn) ++e->user_refs;
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Comm_get_errhandler)
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   SONDE_ENTER("MPI_Errhandler_free");
-  if (!errhandler || !engine().errhandlers.lookup(*errhandler)) return raise(nullptr, MPI_ERR_ARG, fn);
-  // Predefined handlers stay alive; the user's handle becomes null (MPI 9.3.4).
+  if (!errhandler) return raise(nullptr, MPI_ERR_ARG, fn);
+  Errhandler* e = engine().errhandlers.lookup(*errhandler);
+  if (!e || (e->fn && e->user_refs <= 0)) return raise(nullptr, MPI_ERR_ARG, fn);
+  // Communicators using a user handler keep it (its slot is never reused);
+  // predefined handlers stay alive; the user's handle becomes null (MPI 9.3.4).
+  if (e->fn) --e->user_refs;
   *errhandler = MPI_ERRHANDLER_NULL;
   return MPI_SUCCESS;
 }

@@ -10,7 +10,9 @@
 #include <mutex>
 
 #include "engine/abi.h"
+#include "engine/attributes.h"
 #include "engine/engine.h"
+#include "engine/errors.h"
 #include "engine/p2p.h"
 #include "peruse/registry.h"
 
@@ -115,6 +117,7 @@ constexpr int kNumErrorStrings = int(sizeof(kErrorStrings) / sizeof(kErrorString
 
 const char* error_string(int code) {
   if (code >= 0 && code < kNumErrorStrings) return kErrorStrings[code];
+  if (const char* user = user_error_string(code)) return user;  // MPI_Add_error_string
   return "unknown error code";
 }
 
@@ -138,6 +141,7 @@ int raise(Comm* comm, int code, const char* fn) {
   int handler = MPI_ERRORS_ARE_FATAL;
   if (g_state == 1) handler = comm ? comm->errhandler : e.world()->errhandler;
   if (handler == MPI_ERRORS_RETURN) return code;
+  if (g_state == 1 && call_user_errhandler(handler, comm, &code)) return code;  // user handler (errors.h)
   char msg[512];
   std::snprintf(msg, sizeof msg, "sonde: rank %d: %s failed: %s%s", e.world_rank, fn, error_string(code),
                 g_state == 0   ? " (MPI is not initialized)"
@@ -221,7 +225,10 @@ SONDE_WEAK_ALIAS(Init_thread)
 
 int PMPI_Finalize(void) {
   SONDE_ENTER("MPI_Finalize");
+  // Attribute delete callbacks, MPI_COMM_SELF's first (MPI 4.1 11.2.3).
+  int ra = attr::finalize_comm_attributes();
   int rc = engine().finalize();
+  if (rc == MPI_SUCCESS) rc = ra;
   g_state = 2;
   return rc == MPI_SUCCESS ? MPI_SUCCESS : raise(nullptr, rc, fn);
 }
@@ -314,11 +321,16 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   if (!string || !resultlen) return raise(nullptr, MPI_ERR_ARG, "MPI_Error_string");
   int n = std::snprintf(string, MPI_MAX_ERROR_STRING, "%s", error_string(errorcode));
   *resultlen = n;
-  return errorcode >= 0 && errorcode < kNumErrorStrings ? MPI_SUCCESS : raise(nullptr, MPI_ERR_ARG, "MPI_Error_string");
+  bool known = (errorcode >= 0 && errorcode < kNumErrorStrings) || user_error_class(errorcode) >= 0;
+  return known ? MPI_SUCCESS : raise(nullptr, MPI_ERR_ARG, "MPI_Error_string");
 }
 SONDE_WEAK_ALIAS(Error_string)
 
 int PMPI_Error_class(int errorcode, int* errorclass) {
+  if (errorclass && user_error_class(errorcode) >= 0) {  // MPI_Add_error_code
+    *errorclass = user_error_class(errorcode);
+    return MPI_SUCCESS;
+  }
   if (!errorclass || errorcode < 0 || errorcode >= kNumErrorStrings)
     return raise(nullptr, MPI_ERR_ARG, "MPI_Error_class");
   *errorclass = errorcode;

@@ -5,6 +5,7 @@
 
 #include "engine/abi.h"
 #include "engine/engine.h"
+#include "engine/errors.h"
 #include "engine/op.h"
 #include "engine/p2p.h"
 
@@ -25,10 +26,10 @@ int check(MPI_Comm comm, Comm** c, MPI_Datatype type, Datatype** t, int count, c
   if (!buf && count > 0 && (*t)->size > 0 && (*t)->predefined) return MPI_ERR_BUFFER;
   if (receive) {
     if (tag != MPI_ANY_TAG && (tag < 0 || tag > kTagUb)) return MPI_ERR_TAG;
-    if (peer != MPI_ANY_SOURCE && peer != MPI_PROC_NULL && (peer < 0 || peer >= (*c)->size)) return MPI_ERR_RANK;
+    if (peer != MPI_ANY_SOURCE && peer != MPI_PROC_NULL && (peer < 0 || peer >= (*c)->peers())) return MPI_ERR_RANK;
   } else {
     if (tag < 0 || tag > kTagUb) return MPI_ERR_TAG;
-    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= (*c)->size)) return MPI_ERR_RANK;
+    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= (*c)->peers())) return MPI_ERR_RANK;
   }
   return MPI_SUCCESS;
 }
@@ -122,6 +123,7 @@ int nonblocking_recv(void* buf, int count, MPI_Datatype datatype, int source, in
 // Finish a completed request the user waited on or tested: status out, the
 // request released (or made inactive if persistent), handle nulled.
 [[gnu::always_inline]] inline int retire(MPI_Request* handle, Request* r, MPI_Status* status) {
+  if (__builtin_expect(r->kind == RequestKind::kGeneralized, 0)) return retire_generalized(handle, r, status);
   Engine::notify(r);
   Engine::fill_status(r, status);
   int rc = r->error;
@@ -583,6 +585,11 @@ int PMPI_Request_free(MPI_Request* request) {
   if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
   Request* r = find_request(*request);
   if (!r || r->user_freed) return raise(nullptr, MPI_ERR_REQUEST, fn);
+  if (r->kind == RequestKind::kGeneralized) {
+    int rc = free_generalized(r);
+    *request = MPI_REQUEST_NULL;
+    return finish(nullptr, rc, fn);
+  }
   if (r->active && !r->complete) {
     r->user_freed = true;  // released (and its REQ_NOTIFY fired) when it completes
   } else {
@@ -606,6 +613,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
   }
   if (!r->complete) engine().progress();
   *flag = r->complete;
+  if (r->complete && r->kind == RequestKind::kGeneralized) return finish(nullptr, query_generalized(r, status), fn);
   if (r->complete) Engine::fill_status(r, status);
   return MPI_SUCCESS;
 }
@@ -616,6 +624,7 @@ int PMPI_Cancel(MPI_Request* request) {
   if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
   Request* r = find_request(*request);
   if (!r || r->user_freed) return raise(nullptr, MPI_ERR_REQUEST, fn);
+  if (r->kind == RequestKind::kGeneralized) return finish(nullptr, cancel_generalized(r), fn);
   if (!r->active || r->complete) return MPI_SUCCESS;
   if (r->kind == RequestKind::kRecv) {
     engine().cancel_recv(r);
@@ -662,7 +671,7 @@ static int check_probe(int source, int tag, MPI_Comm comm, Comm** c) {
   *c = find_comm(comm);
   if (!*c) return MPI_ERR_COMM;
   if (tag != MPI_ANY_TAG && tag < 0) return MPI_ERR_TAG;
-  if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= (*c)->size))
+  if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= (*c)->peers()))
     return MPI_ERR_RANK;
   return MPI_SUCCESS;
 }

@@ -1030,6 +1030,12 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   c->errhandler = parent ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
   c->live = true;
   c->coll_seq = 0;
+  // Helper `comm`'s fields (objects.h): a slot may be reused.
+  c->inter = false;
+  c->local_world.clear();
+  c->local_comm = nullptr;
+  c->attrs.clear();
+  c->info.clear();
   by_context[context] = c;
   // Propagated handles first: the early messages adopted below must already
   // be seen by them (MSG_ARRIVED, MSG_INSERT_IN_UNEX_Q).

@@ -34,6 +34,11 @@ struct Settings {
 
 struct Errhandler {
   bool live = false;
+  // User handlers (helper `comm`, abi_errhandler.cc): the function, and the
+  // user's references (create and get add one, free drops one). The slot is
+  // never reused, so a communicator may keep using a handler its user freed.
+  MPI_Comm_errhandler_function* fn = nullptr;
+  int user_refs = 0;
 };
 
 class Engine;

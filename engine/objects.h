@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/datatype.h"
@@ -33,6 +34,20 @@ struct Comm {
   bool live = false;
   uint32_t coll_seq = 0;  // collectives started on this communicator
   peruse::CommEvents peruse;  // active PERUSE handles, per event
+
+  // ---- groups, intercommunicators, attributes, info (helper `comm`) ----
+  // An intercommunicator addresses the remote group: `world` maps remote
+  // ranks to world ranks (so sends route unchanged) and `rank`/`size` are
+  // those of the local group, whose world ranks are in `local_world`.
+  bool inter = false;
+  std::vector<int> local_world;
+  Comm* local_comm = nullptr;  // inter: hidden intracomm over the local group (context agreement)
+  std::vector<std::pair<int, void*>> attrs;  // (keyval, value) in the order set (attributes.h)
+  std::vector<std::pair<std::string, std::string>> info;  // hints from Comm_set_info / dup_with_info
+  // Ranks a send or receive may name: the remote group's on an intercommunicator.
+  int peers() const { return inter ? int(world.size()) : size; }
+  // World ranks of the local group.
+  const std::vector<int>& group_world() const { return inter ? local_world : world; }
 };
 
 enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized };

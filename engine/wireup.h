@@ -42,6 +42,9 @@ class Wireup {
   virtual std::string hostname() const = 0;
   // Number of ranks in the job's universe (MPI_UNIVERSE_SIZE).
   virtual int universe_size() const = 0;
+  // This process's application number (MPI_APPNUM), or -1 if the launcher
+  // does not say (a singleton).
+  virtual int appnum() const = 0;
 
   // Publish a value under `key` for every other rank; visible after commit()
   // and a fence(). Values are bytes (NULs allowed). Keys are short names

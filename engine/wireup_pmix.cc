@@ -102,6 +102,7 @@ class SingletonWireup final : public Wireup {
   }
   std::string hostname() const override { return hostname_; }
   int universe_size() const override { return 1; }
+  int appnum() const override { return -1; }
 
   void put(std::string_view key, std::string_view value) override {
     check_live(finalized_, "put");
@@ -221,6 +222,8 @@ class PmixWireup final : public Wireup {
     universe_ = (univ && *univ >= static_cast<uint64_t>(size_) && *univ <= INT32_MAX)
                     ? static_cast<int>(*univ)
                     : size_;
+    auto app = lookup_number(me_, PMIX_APPNUM, true);
+    appnum_ = app && *app <= INT32_MAX ? static_cast<int>(*app) : -1;
     hostname_ =
         lookup_text(me_, PMIX_HOSTNAME, true)
             .value_or(lookup_text(wildcard_, PMIX_HOSTNAME, true).value_or(local_hostname()));
@@ -237,6 +240,7 @@ class PmixWireup final : public Wireup {
   std::string job_id() const override { return job_id_; }
   std::string hostname() const override { return hostname_; }
   int universe_size() const override { return universe_; }
+  int appnum() const override { return appnum_; }
 
   int node_of(int rank) const override {
     check_rank(rank, size_, "node_of");
@@ -426,6 +430,7 @@ class PmixWireup final : public Wireup {
   pmix_proc_t wildcard_{};
   int size_ = 1;
   int universe_ = 1;
+  int appnum_ = -1;
   std::string hostname_;
   std::string job_id_;
   bool initialized_ = false;

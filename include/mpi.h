@@ -281,6 +281,43 @@ typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void 
 typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
                                           void *extra_state);
 
+
+/* ---- groups, communicators, attributes, info, errors (helper `comm`) ---- */
+#define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
+
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                                          void *extra_state);
+/* MPI-1 names (removed in MPI 3.0, still provided by MPICH). */
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                              void *attribute_val_out, int *flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+
+typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra_state);
+typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
+
+/* Predefined attribute callbacks (real functions, so they may be compared and called). */
+SONDE_API int MPI_Comm_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
+SONDE_API int MPI_Comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
+SONDE_API int MPI_Comm_null_delete_fn(MPI_Comm, int, void *, void *);
+SONDE_API int MPI_Type_null_copy_fn(MPI_Datatype, int, void *, void *, void *, int *);
+SONDE_API int MPI_Type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *);
+SONDE_API int MPI_Type_null_delete_fn(MPI_Datatype, int, void *, void *);
+#define MPI_COMM_NULL_COPY_FN MPI_Comm_null_copy_fn
+#define MPI_COMM_DUP_FN MPI_Comm_dup_fn
+#define MPI_COMM_NULL_DELETE_FN MPI_Comm_null_delete_fn
+#define MPI_TYPE_NULL_COPY_FN MPI_Type_null_copy_fn
+#define MPI_TYPE_DUP_FN MPI_Type_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN MPI_Type_null_delete_fn
+#define MPI_NULL_COPY_FN MPI_Comm_null_copy_fn
+#define MPI_DUP_FN MPI_Comm_dup_fn
+#define MPI_NULL_DELETE_FN MPI_Comm_null_delete_fn
+
 /* ---- functions: each declared as MPI_X and PMPI_X --------------------- */
 #define SONDE_DECL(ret, name, args) SONDE_API ret MPI_##name args; SONDE_API ret PMPI_##name args;
 
@@ -371,6 +408,85 @@ SONDE_DECL(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
 SONDE_DECL(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
 SONDE_DECL(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
 SONDE_DECL(int, Errhandler_free, (MPI_Errhandler *errhandler))
+
+/* groups, communicators, attributes, info, errors (helper `comm`) */
+SONDE_DECL(int, Group_size, (MPI_Group group, int *size))
+SONDE_DECL(int, Group_rank, (MPI_Group group, int *rank))
+SONDE_DECL(int, Group_free, (MPI_Group *group))
+SONDE_DECL(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+SONDE_DECL(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+SONDE_DECL(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+SONDE_DECL(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+SONDE_DECL(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]))
+SONDE_DECL(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+SONDE_DECL(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+SONDE_DECL(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+SONDE_DECL(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+SONDE_DECL(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+SONDE_DECL(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+SONDE_DECL(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+SONDE_DECL(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+SONDE_DECL(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request))
+SONDE_DECL(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+SONDE_DECL(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
+SONDE_DECL(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
+SONDE_DECL(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+SONDE_DECL(int, Comm_test_inter, (MPI_Comm comm, int *flag))
+SONDE_DECL(int, Comm_remote_size, (MPI_Comm comm, int *size))
+SONDE_DECL(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+SONDE_DECL(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
+SONDE_DECL(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                                   int tag, MPI_Comm *newintercomm))
+SONDE_DECL(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+
+SONDE_DECL(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                     MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                                     void *extra_state))
+SONDE_DECL(int, Comm_free_keyval, (int *comm_keyval))
+SONDE_DECL(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+SONDE_DECL(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag))
+SONDE_DECL(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+SONDE_DECL(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn,
+                                     MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                                     void *extra_state))
+SONDE_DECL(int, Type_free_keyval, (int *type_keyval))
+SONDE_DECL(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val))
+SONDE_DECL(int, Type_get_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag))
+SONDE_DECL(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
+SONDE_DECL(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                                void *extra_state))
+SONDE_DECL(int, Keyval_free, (int *keyval))
+SONDE_DECL(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+SONDE_DECL(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+SONDE_DECL(int, Attr_delete, (MPI_Comm comm, int keyval))
+
+SONDE_DECL(int, Info_create, (MPI_Info *info))
+SONDE_DECL(int, Info_set, (MPI_Info info, const char *key, const char *value))
+SONDE_DECL(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+SONDE_DECL(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
+SONDE_DECL(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value, int *flag))
+SONDE_DECL(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+SONDE_DECL(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+SONDE_DECL(int, Info_delete, (MPI_Info info, const char *key))
+SONDE_DECL(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+SONDE_DECL(int, Info_free, (MPI_Info *info))
+
+SONDE_DECL(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler))
+SONDE_DECL(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+SONDE_DECL(int, Errhandler_create, (MPI_Handler_function *function, MPI_Errhandler *errhandler))
+SONDE_DECL(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+SONDE_DECL(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+SONDE_DECL(int, Add_error_class, (int *errorclass))
+SONDE_DECL(int, Add_error_code, (int errorclass, int *errorcode))
+SONDE_DECL(int, Add_error_string, (int errorcode, const char *string))
+SONDE_DECL(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+SONDE_DECL(int, Free_mem, (void *base))
+SONDE_DECL(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
+SONDE_DECL(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count))
+SONDE_DECL(int, Status_set_cancelled, (MPI_Status *status, int flag))
+SONDE_DECL(int, Grequest_start, (MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                                 MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request))
+SONDE_DECL(int, Grequest_complete, (MPI_Request request))
 
 /* collectives */
 SONDE_DECL(int, Barrier, (MPI_Comm comm))

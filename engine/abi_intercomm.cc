@@ -1,0 +1,160 @@
+// C ABI: intercommunicators (MPI 4.1 section 7.6): MPI_Intercomm_create and
+// MPI_Intercomm_merge. Point-to-point on them needs nothing special: an
+// intercommunicator's `world` lists the remote group (objects.h), so ranks
+// in sends and receives name remote processes, and a message carries the
+// sender's rank in its own group, which is the receiver's remote rank.
+#include <vector>
+
+#include "engine/abi.h"
+#include "engine/comm_build.h"
+#include "engine/engine.h"
+#include "engine/group.h"
+#include "engine/p2p.h"
+
+using namespace sonde::engine;
+
+namespace {
+
+Datatype* u64_type() { return &engine().datatypes.predefined(24); }  // MPI_UINT64_T
+Datatype* int_type() { return &engine().datatypes.predefined(8); }   // MPI_INT
+
+// Leader-to-leader exchange of a vector of ints of unknown length.
+int swap_ints(Comm* via, int peer, int tag, const std::vector<int>& mine, std::vector<int>& theirs) {
+  int n = int(mine.size()), m = 0;
+  int rc = sendrecv(&n, 1, int_type(), peer, tag, &m, 1, int_type(), peer, tag, via, MPI_STATUS_IGNORE);
+  if (rc) return rc;
+  theirs.assign(size_t(m), 0);
+  return sendrecv(mine.data(), n, int_type(), peer, tag, theirs.data(), m, int_type(), peer, tag, via,
+                  MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
+extern "C" {
+
+// The leaders swap their groups' free context sets and member lists over
+// peer_comm with the user's tag (as MPI specifies); everything else runs on
+// local_comm with reserved tags. Each group also gets a hidden
+// intracommunicator of its own, which later dup/merge agreements use.
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                          MPI_Comm* newintercomm) {
+  SONDE_ENTER("MPI_Intercomm_create");
+  Comm* lc = find_comm(local_comm);
+  if (!lc || lc->inter) return raise(nullptr, MPI_ERR_COMM, fn);
+  if (!newintercomm) return raise(lc, MPI_ERR_ARG, fn);
+  if (local_leader < 0 || local_leader >= lc->size) return raise(lc, MPI_ERR_RANK, fn);
+  if (tag < 0) return raise(lc, MPI_ERR_TAG, fn);
+  bool leader = lc->rank == local_leader;
+  Comm* pc = nullptr;
+  if (leader) {
+    pc = find_comm(peer_comm);
+    if (!pc) return raise(lc, MPI_ERR_COMM, fn);
+    if (remote_leader < 0 || remote_leader >= pc->peers()) return raise(lc, MPI_ERR_RANK, fn);
+    if (!pc->inter && remote_leader == pc->rank) return raise(lc, MPI_ERR_RANK, fn);
+  }
+  Engine& e = engine();
+  std::vector<int> members{local_leader};
+  for (int r = 0; r < lc->size; ++r)
+    if (r != local_leader) members.push_back(r);
+  int me = 0;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i] == lc->rank) me = int(i);
+  int tag_local = collective_tag(kTagKindInterLocal);
+
+  // The hidden local intracommunicator.
+  uint32_t local_context;
+  int rc = agree_context(lc, members, me, tag_local, &local_context);
+  if (rc) return raise(find_comm(local_comm), rc, fn);
+  lc = find_comm(local_comm);
+  Comm* hidden;
+  rc = e.create_comm(lc, lc->world, lc->rank, local_context, &hidden);
+  if (rc) return raise(lc, rc, fn);
+
+  // The intercommunicator's context: free in both groups.
+  std::vector<uint64_t> mask;
+  rc = reduce_free_mask(lc, members, me, tag_local, mask);
+  if (rc) return raise(lc, rc, fn);
+  std::vector<int> pack;  // [context or -1, remote world ranks...]
+  if (leader) {
+    std::vector<uint64_t> other(mask.size());
+    std::vector<int> remote;
+    rc = sendrecv(mask.data(), int64_t(mask.size()), u64_type(), remote_leader, tag, other.data(),
+                  int64_t(other.size()), u64_type(), remote_leader, tag, pc, MPI_STATUS_IGNORE);
+    if (!rc) rc = swap_ints(pc, remote_leader, tag, lc->world, remote);
+    if (rc) return raise(lc, rc, fn);
+    for (size_t i = 0; i < mask.size(); ++i) mask[i] &= other[i];
+    bool disjoint = true;
+    for (int w : remote)
+      if (rank_of(lc->world, w) != MPI_UNDEFINED) disjoint = false;
+    pack.push_back(disjoint ? lowest_free(mask) : -2);
+    pack.insert(pack.end(), remote.begin(), remote.end());
+  }
+  rc = bcast_ints(lc, members, me, tag_local, pack);
+  if (rc) return raise(lc, rc, fn);
+  if (pack.empty() || pack[0] < 0) {
+    e.free_comm(hidden);
+    return raise(lc, pack.empty() || pack[0] == -1 ? MPI_ERR_INTERN : MPI_ERR_COMM, fn);  // -2: groups overlap
+  }
+  uint32_t context = uint32_t(pack[0]);
+  take_context(context);
+  std::vector<int> remote(pack.begin() + 1, pack.end());
+  Comm* out;
+  rc = make_intercomm(lc, lc->world, std::move(remote), lc->rank, context, hidden, &out);
+  if (rc) return raise(lc, rc, fn);
+  *newintercomm = out->handle;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Intercomm_create)
+
+// The group whose leader passed high=false comes first; with equal `high`
+// the group whose leader has the lower world rank does (MPI leaves that
+// order to the implementation).
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  SONDE_ENTER("MPI_Intercomm_merge");
+  Comm* c = find_comm(intercomm);
+  if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
+  if (!c->inter) return raise(c, MPI_ERR_COMM, fn);
+  if (!newintracomm) return raise(c, MPI_ERR_ARG, fn);
+  Engine& e = engine();
+  Comm* local = c->local_comm;
+  std::vector<int> members(size_t(local->size));
+  for (int i = 0; i < local->size; ++i) members[size_t(i)] = i;
+  int tag_local = collective_tag(kTagKindInterLocal);
+  int tag_leaders = collective_tag(kTagKindInterLeaders);
+  std::vector<uint64_t> mask;
+  int rc = reduce_free_mask(local, members, local->rank, tag_local, mask);
+  if (rc) return raise(c, rc, fn);
+  std::vector<int> pack(2, -1);  // [context, we come first]
+  if (local->rank == 0) {
+    std::vector<uint64_t> other(mask.size());
+    rc = sendrecv(mask.data(), int64_t(mask.size()), u64_type(), 0, tag_leaders, other.data(),
+                  int64_t(other.size()), u64_type(), 0, tag_leaders, c, MPI_STATUS_IGNORE);
+    int mine[2] = {high ? 1 : 0, e.world_rank}, theirs[2] = {0, 0};
+    if (!rc)
+      rc = sendrecv(mine, 2, int_type(), 0, tag_leaders, theirs, 2, int_type(), 0, tag_leaders, c,
+                    MPI_STATUS_IGNORE);
+    if (rc) return raise(c, rc, fn);
+    for (size_t i = 0; i < mask.size(); ++i) mask[i] &= other[i];
+    pack[0] = lowest_free(mask);
+    pack[1] = mine[0] < theirs[0] || (mine[0] == theirs[0] && mine[1] < theirs[1]);
+  }
+  rc = bcast_ints(local, members, local->rank, tag_local, pack);
+  if (rc) return raise(c, rc, fn);
+  if (pack.size() != 2 || pack[0] < 0) return raise(c, MPI_ERR_INTERN, fn);
+  uint32_t context = uint32_t(pack[0]);
+  take_context(context);
+  c = find_comm(intercomm);
+  bool first = pack[1] != 0;
+  std::vector<int> world = first ? c->local_world : c->world;
+  const std::vector<int>& second = first ? c->world : c->local_world;
+  world.insert(world.end(), second.begin(), second.end());
+  int my_rank = first ? c->rank : int(c->world.size()) + c->rank;
+  Comm* out;
+  rc = e.create_comm(c, std::move(world), my_rank, context, &out);
+  if (rc) return raise(c, rc, fn);
+  *newintracomm = out->handle;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Intercomm_merge)
+
+}  // extern "C"
