@@ -6,8 +6,10 @@
  *                          queues (PERUSE_PER_COMM is true)
  *   comm_scope propagate   PERUSE_Event_propagate(h, 1): dups and dups of
  *                          dups get twins with the same event, callback,
- *                          param and window state; not without it, not for
- *                          MPI_Comm_split; refused on an active handle
+ *                          param and window state (dup, dup_with_info,
+ *                          idup); not without it, not for MPI_Comm_split,
+ *                          create, create_group, split_type; refused on an
+ *                          active handle
  *   comm_scope dup_arrival (3 ranks) a message sent on a new dup by a rank
  *                          that finished MPI_Comm_dup first, arriving while
  *                          this rank is still inside MPI_Comm_dup, fires
@@ -237,6 +239,58 @@ static void propagate(void) {
   CHECK_OK(MPI_Comm_dup(base, &d1));
   CHECK_OK(MPI_Comm_dup(d1, &d2));
   CHECK_OK(MPI_Comm_split(base, 0, itest_rank, &s));
+  /* The other duplicating calls (dup_with_info, idup -- also of a
+   * dup_with_info) give twins exactly as dup does; the other constructors
+   * (create, create_group, split_type) make communicators that are not
+   * duplicates and get no handles (spec 5.2.15). */
+  MPI_Comm w1, i1, i2, c1, c2, t1c;
+  MPI_Request req;
+  MPI_Group g;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "sonde_hint", "1");
+  CHECK_OK(MPI_Comm_dup_with_info(base, info, &w1));
+  CHECK_OK(MPI_Comm_idup(base, &i1, &req));
+  CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  CHECK_OK(MPI_Comm_idup(w1, &i2, &req));
+  CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  MPI_Comm_group(base, &g);
+  CHECK_OK(MPI_Comm_create(base, g, &c1));
+  CHECK_OK(MPI_Comm_create_group(base, g, 3, &c2));
+  CHECK_OK(MPI_Comm_split_type(base, MPI_COMM_TYPE_SHARED, itest_rank, MPI_INFO_NULL, &t1c));
+  MPI_Group_free(&g);
+  MPI_Info_free(&info);
+  itest_barrier(ctl);
+  both_ways(base, 1);
+  both_ways(d1, 2);
+  both_ways(d2, 3);
+  both_ways(s, 4);
+  both_ways(w1, 10);
+  both_ways(i1, 11);
+  both_ways(i2, 12);
+  both_ways(c1, 13);
+  both_ways(c2, 14);
+  both_ways(t1c, 15);
+  itest_barrier(ctl);
+  CHECK(calls_on(&lp, w1) == 2, "propagated handle: %d calls on a dup_with_info, want 2", calls_on(&lp, w1));
+  CHECK(calls_on(&lp, i1) == 2, "propagated handle: %d calls on an idup, want 2", calls_on(&lp, i1));
+  CHECK(calls_on(&lp, i2) == 2, "propagated handle: %d calls on an idup of a dup_with_info, want 2",
+        calls_on(&lp, i2));
+  CHECK(calls_on(&lp, c1) == 0 && calls_on(&lp, c2) == 0 && calls_on(&lp, t1c) == 0,
+        "propagated handle: %d/%d/%d calls on create/create_group/split_type, want 0", calls_on(&lp, c1),
+        calls_on(&lp, c2), calls_on(&lp, t1c));
+  CHECK(calls_on(&ln, w1) == 0 && calls_on(&ln, i1) == 0 && calls_on(&ln, i2) == 0,
+        "non-propagated handle: %d/%d/%d calls on dup_with_info/idup/idup, want 0", calls_on(&ln, w1),
+        calls_on(&ln, i1), calls_on(&ln, i2));
+  peruse_event_h tw = check_twin(&lp, w1, hp, PERUSE_COMM_REQ_COMPLETE, "dup_with_info");
+  peruse_event_h ti = check_twin(&lp, i1, hp, PERUSE_COMM_REQ_COMPLETE, "idup");
+  peruse_event_h ti2 = check_twin(&lp, i2, hp, PERUSE_COMM_REQ_COMPLETE, "idup of dup_with_info");
+  CHECK(tw != ti && ti != ti2 && tw != ti2, "twins of different duplicates share a handle");
+  MPI_Comm* extra[] = {&w1, &i1, &i2, &c1, &c2, &t1c};
+  for (unsigned k = 0; k < sizeof extra / sizeof extra[0]; ++k) CHECK_OK(MPI_Comm_free(extra[k]));
+  lp.n = 0;
+  ln.n = 0;
+  ls.n = 0;
   itest_barrier(ctl);
   both_ways(base, 1);
   both_ways(d1, 2);

@@ -4,7 +4,7 @@
 // a handle propagated from the parent (PERUSE_Event_propagate) must see both,
 // since it sees the MSG_REMOVE_FROM_UNEX_Q that follows.
 //
-// 40 times: dup MPI_COMM_WORLD, at once pass a token around a ring on the
+// 40 times: dup MPI_COMM_WORLD (MPI_Comm_dup, _dup_with_info, _idup in turn), at once pass a token around a ring on the
 // duplicate (ranks that finish the dup first send before their neighbour has
 // it), free it. Expected: zero checker violations on every rank.
 #include <mpi.h>
@@ -24,8 +24,18 @@ int main(int argc, char** argv) {
   MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &quiet);
 
   for (int i = 0; i < 40; ++i) {
+    // The three duplicating calls in turn: each must hand its propagated
+    // handles the messages that arrived early.
     MPI_Comm dup;
-    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    if (i % 3 == 0) {
+      MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    } else if (i % 3 == 1) {
+      MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &dup);
+    } else {
+      MPI_Request dup_req;
+      MPI_Comm_idup(MPI_COMM_WORLD, &dup, &dup_req);
+      MPI_Wait(&dup_req, MPI_STATUS_IGNORE);
+    }
     int token = rank * 1000 + i, got = -1;
     MPI_Request req;
     MPI_Isend(&token, 1, MPI_INT, (rank + 1) % size, 5, dup, &req);
