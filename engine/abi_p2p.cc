@@ -590,6 +590,9 @@ int PMPI_Request_free(MPI_Request* request) {
     *request = MPI_REQUEST_NULL;
     return finish(nullptr, rc, fn);
   }
+  // MPI 4.1 section 6.12: freeing a nonblocking collective's request is erroneous.
+  // The request stays valid, to be completed by a wait or test.
+  if (r->kind == RequestKind::kCollective) return raise(nullptr, MPI_ERR_REQUEST, fn);
   if (r->active && !r->complete) {
     r->user_freed = true;  // released (and its REQ_NOTIFY fired) when it completes
   } else {
@@ -625,6 +628,8 @@ int PMPI_Cancel(MPI_Request* request) {
   Request* r = find_request(*request);
   if (!r || r->user_freed) return raise(nullptr, MPI_ERR_REQUEST, fn);
   if (r->kind == RequestKind::kGeneralized) return finish(nullptr, cancel_generalized(r), fn);
+  // MPI 4.1 section 6.12: cancelling a nonblocking collective is erroneous.
+  if (r->kind == RequestKind::kCollective) return raise(nullptr, MPI_ERR_REQUEST, fn);
   if (!r->active || r->complete) return MPI_SUCCESS;
   if (r->kind == RequestKind::kRecv) {
     engine().cancel_recv(r);

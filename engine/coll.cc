@@ -1,4 +1,6 @@
-// Collective algorithms over point-to-point (see coll.h for the contract).
+// Collective algorithms over point-to-point (see coll.h for the contract,
+// coll_schedule.h for how a Task runs, docs/collectives.md for the choice
+// of algorithms and their switch points).
 //
 // Ranks are renumbered relative to the root ("lrank") wherever the shape of
 // a tree only matters up to rotation; reductions with a non-commutative
@@ -13,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/coll_schedule.h"
+#include "engine/engine.h"
 #include "engine/op.h"
 #include "engine/p2p.h"
 
@@ -25,17 +29,19 @@ namespace {
 constexpr int64_t kBcastLarge = 64 * 1024;            // whole message
 constexpr int64_t kAllreduceLarge = 32 * 1024;        // whole vector
 constexpr int64_t kGatherBinomialMax = 64 * 1024;     // all ranks' data together
-constexpr int64_t kAllgatherDoublingMax = 64 * 1024;  // all ranks' data together
+constexpr int64_t kScatterBinomialMax = 64 * 1024;    // all ranks' data together
+constexpr int64_t kAllgatherSmallMax = 64 * 1024;     // all ranks' data together (doubling / Bruck)
+constexpr int64_t kAlltoallBruckMax = 256;            // one block
+constexpr int64_t kAlltoallScatteredMax = 32 * 1024;  // one block
+constexpr int64_t kReduceScatterPairwiseMin = 8 * 1024;  // whole vector
 
-#define SONDE_TRY(expr)                             \
-  do {                                              \
-    int sonde_rc_ = (expr);                         \
-    if (sonde_rc_ != MPI_SUCCESS) return sonde_rc_; \
-  } while (0)
-
-int begin(Comm* c, Kind kind) {
-  ++c->coll_seq;
-  return collective_tag(kind);
+// Tags: -16 - kind - 64 * (sequence mod 2^24). Every value stays above
+// INT_MIN and below the engine's own kinds' range only at sequence 0, which
+// collectives never use before wrapping (the first call takes sequence 1).
+constexpr int kKindSpan = 64;
+constexpr uint32_t kSeqWindow = 1u << 24;
+int coll_tag(int kind, uint32_t seq) {
+  return kCollectiveTagBase - kind - kKindSpan * static_cast<int>(seq % kSeqWindow);
 }
 
 // Address of element `i` of a buffer of `type` elements.
@@ -45,6 +51,12 @@ inline const uint8_t* at(const void* buf, int64_t i, const Datatype* type) {
 }
 
 inline int64_t lowbit(int64_t x) { return x & -x; }
+
+inline int pof2_below(int p) {
+  int pof2 = 1;
+  while (pof2 * 2 <= p) pof2 *= 2;
+  return pof2;
+}
 
 // Scratch laid out like `count` elements of a datatype, gaps included, so it
 // is sent, received and reduced with the user's datatype (user operations
@@ -91,102 +103,56 @@ int copy(const void* src, int64_t scount, const Datatype* stype, void* dst, int6
   return MPI_SUCCESS;
 }
 
-// The requests of one step, started together and waited for together, so a
-// node feeds all its children (or drains all of them) concurrently.
-class Step {
- public:
-  explicit Step(Comm* comm, int tag) : comm_(comm), tag_(tag) {}
-  Step(const Step&) = delete;
-  Step& operator=(const Step&) = delete;
-  ~Step() { wait(); }
-
-  void send(const void* buf, int64_t count, Datatype* type, int dest) {
-    Request* r = nullptr;
-    const int rc = start_send(buf, count, type, dest, tag_, comm_, SendMode::kStandard, &r);
-    note(rc, r);
-  }
-  void recv(void* buf, int64_t count, Datatype* type, int source) {
-    Request* r = nullptr;
-    const int rc = start_recv(buf, count, type, source, tag_, comm_, &r);
-    note(rc, r);
-  }
-  // Completes every started request; the first error wins.
-  int wait() {
-    if (!requests_.empty()) {
-      int rc = wait_all(static_cast<int>(requests_.size()), requests_.data());
-      requests_.clear();
-      if (error_ == MPI_SUCCESS) error_ = rc;
-    }
-    int rc = error_;
-    error_ = MPI_SUCCESS;
-    return rc;
-  }
-
- private:
-  // A request that failed to start is still waited for (and so released),
-  // as p2p.h's own blocking calls do.
-  void note(int rc, Request* r) {
-    if (r) requests_.push_back(r);
-    if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
-  }
-  Comm* comm_;
-  int tag_;
-  int error_ = MPI_SUCCESS;
-  std::vector<Request*> requests_;
-};
-
-template <class F>
-int guarded(F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return MPI_ERR_NO_MEM;
-  } catch (...) {
-    return MPI_ERR_INTERN;
-  }
+// Packed bytes of (buf, count, type) into out / from in, whole.
+void pack_all(const void* buf, int64_t count, const Datatype* type, uint8_t* out) {
+  const int64_t n = count * type->size;
+  if (n > 0) pack(*type, buf, count, 0, out, static_cast<uint64_t>(n));
+}
+void unpack_all(const uint8_t* in, void* buf, int64_t count, const Datatype* type) {
+  const int64_t n = count * type->size;
+  if (n > 0) unpack(*type, buf, count, 0, in, static_cast<uint64_t>(n));
 }
 
 // ---- barrier -------------------------------------------------------------
 
 // Dissemination: ceil(log2 p) rounds; in round k every rank signals rank+2^k
 // and hears from rank-2^k, whatever p is. No pair repeats within a barrier.
-int barrier_impl(Comm* c) {
-  const int tag = begin(c, kBarrier);
-  const int p = c->size, r = c->rank;
+Task barrier_task(Schedule& s) {
   // Empty messages, but from a real address: the engine's immediate-send
   // path takes only non-null contiguous sources.
   uint8_t token = 0;
-  for (int k = 1; k < p; k <<= 1) {
-    SONDE_TRY(sendrecv(&token, 0, byte_type(), (r + k) % p, tag, &token, 0, byte_type(), (r - k + p) % p, tag, c,
-                       MPI_STATUS_IGNORE));
+  for (int k = 1; k < s.p; k <<= 1) {
+    s.recv(&token, 0, byte_type(), (s.r - k + s.p) % s.p);
+    s.send(&token, 0, byte_type(), (s.r + k) % s.p);
+    SONDE_CO_TRY(co_await s.round());
   }
-  return MPI_SUCCESS;
+  co_return MPI_SUCCESS;
 }
 
 // ---- bcast -----------------------------------------------------------------
 
 // Binomial tree: log2 p rounds, the whole message on every edge.
-int bcast_binomial(void* buf, int64_t count, Datatype* type, int root, Comm* c, int tag) {
-  const int p = c->size, r = c->rank;
+Task bcast_binomial(Schedule& s, void* buf, int64_t count, Datatype* type, int root) {
+  const int p = s.p, r = s.r;
   const int lrank = (r - root + p) % p;
   int mask = 1;
   for (; mask < p; mask <<= 1) {
     if (lrank & mask) {
-      SONDE_TRY(recv(buf, count, type, (r - mask + p) % p, tag, c, MPI_STATUS_IGNORE));
+      s.recv(buf, count, type, (r - mask + p) % p);
+      SONDE_CO_TRY(co_await s.round());
       break;
     }
   }
-  Step step(c, tag);
   for (int m = mask >> 1; m > 0; m >>= 1)
-    if (lrank + m < p) step.send(buf, count, type, (r + m) % p);
-  return step.wait();
+    if (lrank + m < p) s.send(buf, count, type, (r + m) % p);
+  co_return co_await s.round();
 }
 
 // Van de Geijn: binomial scatter of p pieces, then a ring allgather. Each
 // rank moves about 2n bytes instead of n*log2(p) through the root's subtree.
 // Works on packed bytes; block j belongs to lrank j.
-int bcast_scatter_allgather(void* buf, int64_t count, Datatype* type, int root, Comm* c, int tag) {
-  const int p = c->size, r = c->rank;
+Task bcast_scatter_allgather(Schedule& s, void* buf, int64_t count, Datatype* type, int root) {
+  const int p = s.p, r = s.r;
   const int lrank = (r - root + p) % p;
   const int64_t nbytes = count * type->size;
   std::vector<uint8_t> packed;
@@ -196,51 +162,47 @@ int bcast_scatter_allgather(void* buf, int64_t count, Datatype* type, int root, 
   } else {
     packed.resize(static_cast<size_t>(nbytes));
     bytes = packed.data();
-    if (r == root) pack(*type, buf, count, 0, bytes, static_cast<uint64_t>(nbytes));
+    if (r == root) pack_all(buf, count, type, bytes);
   }
   Datatype* byte = byte_type();
   const int64_t piece = (nbytes + p - 1) / p;
-  auto edge = [&](int64_t block) { return std::min(block * piece, nbytes); };
+  auto edge = [piece, nbytes](int64_t block) { return std::min(block * piece, nbytes); };
 
   // Scatter: the subtree of lrank covers blocks [lrank, lrank + lowbit(lrank)).
   int mask = 1;
   for (; mask < p; mask <<= 1) {
     if (lrank & mask) {
       const int64_t from = edge(lrank), to = edge(std::min(lrank + mask, p));
-      if (to > from) SONDE_TRY(recv(bytes + from, to - from, byte, (r - mask + p) % p, tag, c, MPI_STATUS_IGNORE));
+      if (to > from) s.recv(bytes + from, to - from, byte, (r - mask + p) % p);
+      SONDE_CO_TRY(co_await s.round());
       break;
     }
   }
-  {
-    Step step(c, tag);
-    for (int m = mask >> 1; m > 0; m >>= 1) {
-      if (lrank + m >= p) continue;
-      const int64_t from = edge(lrank + m), to = edge(std::min(lrank + 2 * m, p));
-      if (to > from) step.send(bytes + from, to - from, byte, (r + m) % p);
-    }
-    SONDE_TRY(step.wait());
+  for (int m = mask >> 1; m > 0; m >>= 1) {
+    if (lrank + m >= p) continue;
+    const int64_t from = edge(lrank + m), to = edge(std::min(lrank + 2 * m, p));
+    if (to > from) s.send(bytes + from, to - from, byte, (r + m) % p);
   }
+  SONDE_CO_TRY(co_await s.round());
 
   // Ring: in step i, pass block lrank-i to the right, take lrank-i-1 from the left.
   const int right = (r + 1) % p, left = (r - 1 + p) % p;
   for (int i = 0; i < p - 1; ++i) {
     const int64_t sb = (lrank - i + p) % p, rb = (lrank - i - 1 + p) % p;
-    Step step(c, tag);
-    if (edge(rb + 1) > edge(rb)) step.recv(bytes + edge(rb), edge(rb + 1) - edge(rb), byte, left);
-    if (edge(sb + 1) > edge(sb)) step.send(bytes + edge(sb), edge(sb + 1) - edge(sb), byte, right);
-    SONDE_TRY(step.wait());
+    if (edge(rb + 1) > edge(rb)) s.recv(bytes + edge(rb), edge(rb + 1) - edge(rb), byte, left);
+    if (edge(sb + 1) > edge(sb)) s.send(bytes + edge(sb), edge(sb + 1) - edge(sb), byte, right);
+    SONDE_CO_TRY(co_await s.round());
   }
-  if (!type->contiguous && r != root) unpack(*type, buf, count, 0, bytes, static_cast<uint64_t>(nbytes));
-  return MPI_SUCCESS;
+  if (!type->contiguous && r != root) unpack_all(bytes, buf, count, type);
+  co_return MPI_SUCCESS;
 }
 
-int bcast_impl(void* buf, int64_t count, Datatype* type, int root, Comm* c) {
-  const int tag = begin(c, kBcast);
+Task bcast_task(Schedule& s, void* buf, int64_t count, Datatype* type, int root) {
   const int64_t nbytes = count * type->size;
-  if (c->size == 1 || nbytes == 0) return MPI_SUCCESS;
+  if (s.p == 1 || nbytes == 0) co_return MPI_SUCCESS;
   // With 2 ranks the scatter gains nothing: the single edge carries n either way.
-  if (nbytes < kBcastLarge || c->size <= 2) return bcast_binomial(buf, count, type, root, c, tag);
-  return bcast_scatter_allgather(buf, count, type, root, c, tag);
+  if (nbytes < kBcastLarge || s.p <= 2) co_return co_await bcast_binomial(s, buf, count, type, root);
+  co_return co_await bcast_scatter_allgather(s, buf, count, type, root);
 }
 
 // ---- reduce ----------------------------------------------------------------
@@ -248,18 +210,14 @@ int bcast_impl(void* buf, int64_t count, Datatype* type, int root, Comm* c) {
 // Binomial tree. Commutative ops: rooted at `root` (relative ranks).
 // Otherwise rooted at rank 0, where every subtree is a contiguous rank range
 // and a node combines (its own range) op (its child's, higher range); rank
-// 0 then hands the result to the root.
-int reduce_impl(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* c) {
-  const int tag = begin(c, kReduce);
-  const int p = c->size, r = c->rank;
-  const bool in_place = sbuf == MPI_IN_PLACE;
-  const void* input = in_place ? rbuf : sbuf;
-  if (count == 0 || type->size == 0) return MPI_SUCCESS;
-  if (p == 1) return copy(input, count, type, rbuf, count, type);
+// 0 then hands the result to the root. `input` is never MPI_IN_PLACE here.
+Task reduce_tree(Schedule& s, const void* input, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  const int p = s.p, r = s.r;
+  if (p == 1) co_return copy(input, count, type, rbuf, count, type);
 
   const bool commutative = op_is_commutative(op);
   const int lrank = commutative ? (r - root + p) % p : r;
-  auto real = [&](int l) { return commutative ? (l + root) % p : l; };
+  auto real = [commutative, root, p](int l) { return commutative ? (l + root) % p : l; };
 
   TypedScratch acc_store, tmp_store;
   const void* acc = input;  // this node's partial result
@@ -267,35 +225,44 @@ int reduce_impl(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI
   void* tmp = nullptr;      // where a child's partial lands
   for (int mask = 1; mask < p; mask <<= 1) {
     if (lrank & mask) {
-      SONDE_TRY(send(acc, count, type, real(lrank - mask), tag, c));
+      s.send(acc, count, type, real(lrank - mask));
+      SONDE_CO_TRY(co_await s.round());
       break;
     }
     if (lrank + mask >= p) continue;
     if (!acc_w) {
-      if (r == root) {
-        acc_w = rbuf;  // the root's partials accumulate where its result belongs
-      } else {
-        acc_w = acc_store.allocate(count, type);
-      }
-      SONDE_TRY(copy(input, count, type, acc_w, count, type));
+      // The root's partials accumulate where its result belongs (the input
+      // is read only here, so this holds in place too).
+      acc_w = r == root ? rbuf : acc_store.allocate(count, type);
+      SONDE_CO_TRY(copy(input, count, type, acc_w, count, type));
       tmp = tmp_store.allocate(count, type);
       acc = acc_w;
     }
-    SONDE_TRY(recv(tmp, count, type, real(lrank + mask), tag, c, MPI_STATUS_IGNORE));
+    s.recv(tmp, count, type, real(lrank + mask));
+    SONDE_CO_TRY(co_await s.round());
     if (commutative) {
-      SONDE_TRY(reduce_local(tmp, acc_w, count, *type, op));
+      SONDE_CO_TRY(reduce_local(tmp, acc_w, count, *type, op));
     } else {
-      SONDE_TRY(reduce_local(acc_w, tmp, count, *type, op));  // mine (lower ranks) op child's
+      SONDE_CO_TRY(reduce_local(acc_w, tmp, count, *type, op));  // mine (lower ranks) op child's
       std::swap(acc_w, tmp);
       acc = acc_w;
     }
   }
   if (lrank == 0) {
-    if (r == root) return copy(acc, count, type, rbuf, count, type);
-    return send(acc, count, type, root, tag, c);  // non-commutative, root != 0
+    if (r == root) co_return copy(acc, count, type, rbuf, count, type);
+    s.send(acc, count, type, root);  // non-commutative, root != 0
+    co_return co_await s.round();
   }
-  if (r == root) return recv(rbuf, count, type, 0, tag, c, MPI_STATUS_IGNORE);
-  return MPI_SUCCESS;
+  if (r == root) {
+    s.recv(rbuf, count, type, 0);
+    co_return co_await s.round();
+  }
+  co_return MPI_SUCCESS;
+}
+
+Task reduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  if (count == 0 || type->size == 0) co_return MPI_SUCCESS;
+  co_return co_await reduce_tree(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, root);
 }
 
 // ---- allreduce ---------------------------------------------------------------
@@ -307,21 +274,22 @@ inline int unfolded(int newrank, int rem) { return newrank < rem ? newrank * 2 +
 // Recursive doubling among pof2 ranks: log2 pof2 exchanges of the whole
 // vector. The group a rank has combined is always a contiguous newrank
 // range, so ordering for non-commutative ops is kept by putting the lower
-// range first. Leaves the result in *acc (which may end up being tmp).
-int allreduce_doubling(void*& acc, void*& tmp, int64_t count, Datatype* type, MPI_Op op, bool commutative,
-                       int newrank, int pof2, int rem, Comm* c, int tag) {
+// range first. Leaves the result in *acc (which may end up being *tmp).
+Task allreduce_doubling(Schedule& s, void** acc, void** tmp, int64_t count, Datatype* type, MPI_Op op,
+                        bool commutative, int newrank, int pof2, int rem) {
   for (int mask = 1; mask < pof2; mask <<= 1) {
     const int partner = newrank ^ mask;
-    SONDE_TRY(sendrecv(acc, count, type, unfolded(partner, rem), tag, tmp, count, type, unfolded(partner, rem), tag, c,
-                       MPI_STATUS_IGNORE));
+    s.recv(*tmp, count, type, unfolded(partner, rem));
+    s.send(*acc, count, type, unfolded(partner, rem));
+    SONDE_CO_TRY(co_await s.round());
     if (commutative || partner < newrank) {
-      SONDE_TRY(reduce_local(tmp, acc, count, *type, op));
+      SONDE_CO_TRY(reduce_local(*tmp, *acc, count, *type, op));
     } else {
-      SONDE_TRY(reduce_local(acc, tmp, count, *type, op));
-      std::swap(acc, tmp);
+      SONDE_CO_TRY(reduce_local(*acc, *tmp, count, *type, op));
+      std::swap(*acc, *tmp);
     }
   }
-  return MPI_SUCCESS;
+  co_return MPI_SUCCESS;
 }
 
 // Rabenseifner: reduce-scatter by recursive halving (each rank ends up
@@ -329,11 +297,11 @@ int allreduce_doubling(void*& acc, void*& tmp, int64_t count, Datatype* type, MP
 // retracing the same pairs. About 2n bytes per rank instead of n*log2 p.
 // Commutative ops only: each step folds the partner's half into this rank's
 // (partner op mine), the wrong order whenever the partner holds higher ranks.
-int allreduce_halving(void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int newrank, int pof2, int rem,
-                      Comm* c, int tag) {
+Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int newrank,
+                       int pof2, int rem) {
   // Block i of pof2: elements [first(i), first(i+1)); the first count%pof2 blocks get one extra.
   const int64_t q = count / pof2, extra = count % pof2;
-  auto first = [&](int64_t i) { return i * q + std::min(i, extra); };
+  auto first = [q, extra](int64_t i) { return i * q + std::min(i, extra); };
   struct Range { int lo, hi; };
   std::vector<Range> before;  // block range held before each halving step
   int lo = 0, hi = pof2;
@@ -343,9 +311,10 @@ int allreduce_halving(void* acc, void* tmp, int64_t count, Datatype* type, MPI_O
     const Range keep = newrank < partner ? Range{lo, mid} : Range{mid, hi};
     const Range give = newrank < partner ? Range{mid, hi} : Range{lo, mid};
     const int64_t keep_n = first(keep.hi) - first(keep.lo), give_n = first(give.hi) - first(give.lo);
-    SONDE_TRY(sendrecv(at(acc, first(give.lo), type), give_n, type, unfolded(partner, rem), tag,
-                       at(tmp, first(keep.lo), type), keep_n, type, unfolded(partner, rem), tag, c, MPI_STATUS_IGNORE));
-    SONDE_TRY(reduce_local(at(tmp, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
+    s.recv(at(tmp, first(keep.lo), type), keep_n, type, unfolded(partner, rem));
+    s.send(at(acc, first(give.lo), type), give_n, type, unfolded(partner, rem));
+    SONDE_CO_TRY(co_await s.round());
+    SONDE_CO_TRY(reduce_local(at(tmp, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
     before.push_back({lo, hi});
     lo = keep.lo;
     hi = keep.hi;
@@ -356,27 +325,25 @@ int allreduce_halving(void* acc, void* tmp, int64_t count, Datatype* type, MPI_O
     before.pop_back();
     // The partner completed the other half of `whole`.
     const Range theirs = lo == whole.lo ? Range{hi, whole.hi} : Range{whole.lo, lo};
-    SONDE_TRY(sendrecv(at(acc, first(lo), type), first(hi) - first(lo), type, unfolded(partner, rem), tag,
-                       at(acc, first(theirs.lo), type), first(theirs.hi) - first(theirs.lo), type,
-                       unfolded(partner, rem), tag, c, MPI_STATUS_IGNORE));
+    s.recv(at(acc, first(theirs.lo), type), first(theirs.hi) - first(theirs.lo), type, unfolded(partner, rem));
+    s.send(at(acc, first(lo), type), first(hi) - first(lo), type, unfolded(partner, rem));
+    SONDE_CO_TRY(co_await s.round());
     lo = whole.lo;
     hi = whole.hi;
   }
-  return MPI_SUCCESS;
+  co_return MPI_SUCCESS;
 }
 
 // Non-power-of-two sizes fold first: among the first 2*rem ranks each even
 // rank hands its vector to the odd one above it (lower rank first, so order
 // holds), leaving pof2 participants; the result is handed back at the end.
-int allreduce_impl(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* c) {
-  const int tag = begin(c, kAllreduce);
-  const int p = c->size, r = c->rank;
-  if (sbuf != MPI_IN_PLACE) SONDE_TRY(copy(sbuf, count, type, rbuf, count, type));
-  if (p == 1 || count == 0 || type->size == 0) return MPI_SUCCESS;
+Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op) {
+  const int p = s.p, r = s.r;
+  if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, count, type, rbuf, count, type));
+  if (p == 1 || count == 0 || type->size == 0) co_return MPI_SUCCESS;
 
   const bool commutative = op_is_commutative(op);
-  int pof2 = 1;
-  while (pof2 * 2 <= p) pof2 *= 2;
+  const int pof2 = pof2_below(p);
   const int rem = p - pof2;
 
   TypedScratch tmp_store;
@@ -385,11 +352,13 @@ int allreduce_impl(const void* sbuf, void* rbuf, int64_t count, Datatype* type, 
   int newrank;
   if (r < 2 * rem) {
     if (r % 2 == 0) {
-      SONDE_TRY(send(acc, count, type, r + 1, tag, c));
+      s.send(acc, count, type, r + 1);
+      SONDE_CO_TRY(co_await s.round());
       newrank = -1;
     } else {
-      SONDE_TRY(recv(tmp, count, type, r - 1, tag, c, MPI_STATUS_IGNORE));
-      SONDE_TRY(reduce_local(tmp, acc, count, *type, op));
+      s.recv(tmp, count, type, r - 1);
+      SONDE_CO_TRY(co_await s.round());
+      SONDE_CO_TRY(reduce_local(tmp, acc, count, *type, op));
       newrank = r / 2;
     }
   } else {
@@ -398,33 +367,37 @@ int allreduce_impl(const void* sbuf, void* rbuf, int64_t count, Datatype* type, 
 
   if (newrank >= 0) {
     if (commutative && count >= pof2 && count * type->size >= kAllreduceLarge) {
-      SONDE_TRY(allreduce_halving(acc, tmp, count, type, op, newrank, pof2, rem, c, tag));
+      SONDE_CO_TRY(co_await allreduce_halving(s, acc, tmp, count, type, op, newrank, pof2, rem));
     } else {
-      SONDE_TRY(allreduce_doubling(acc, tmp, count, type, op, commutative, newrank, pof2, rem, c, tag));
-      if (acc != rbuf) SONDE_TRY(copy(acc, count, type, rbuf, count, type));
+      SONDE_CO_TRY(co_await allreduce_doubling(s, &acc, &tmp, count, type, op, commutative, newrank, pof2, rem));
+      if (acc != rbuf) SONDE_CO_TRY(copy(acc, count, type, rbuf, count, type));
     }
   }
 
   if (r < 2 * rem) {
-    if (r % 2 == 1) return send(rbuf, count, type, r - 1, tag, c);
-    return recv(rbuf, count, type, r + 1, tag, c, MPI_STATUS_IGNORE);
+    if (r % 2 == 1) s.send(rbuf, count, type, r - 1);
+    else s.recv(rbuf, count, type, r + 1);
+    co_return co_await s.round();
   }
-  return MPI_SUCCESS;
+  co_return MPI_SUCCESS;
 }
 
-// ---- gather ----------------------------------------------------------------
+// ---- gather / gatherv --------------------------------------------------------
 
 // Binomial tree over packed bytes: interior nodes forward their whole
 // subtree in one message, so the root takes log2 p messages. For small data,
 // where message count dominates.
-int gather_binomial(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-                    int root, Comm* c, int tag, int64_t block) {
-  const int p = c->size, r = c->rank;
+Task gather_binomial(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                     Datatype* rtype, int root, int64_t block) {
+  const int p = s.p, r = s.r;
   const int lrank = (r - root + p) % p;
   const bool in_place = sbuf == MPI_IN_PLACE;
   const int64_t subtree = lrank == 0 ? p : std::min<int64_t>(lowbit(lrank), p - lrank);
   const int parent = (r - static_cast<int>(lowbit(lrank)) + p) % p;
-  if (subtree == 1) return send(sbuf, scount, stype, parent, tag, c);  // a leaf: straight from the user buffer
+  if (subtree == 1) {  // a leaf: straight from the user buffer
+    s.send(sbuf, scount, stype, parent);
+    co_return co_await s.round();
+  }
 
   std::vector<uint8_t> packed(static_cast<size_t>(subtree * block));
   int own_rc = MPI_SUCCESS;
@@ -439,116 +412,643 @@ int gather_binomial(const void* sbuf, int64_t scount, Datatype* stype, void* rbu
     }
     pack(*stype, sbuf, scount, 0, packed.data(), static_cast<uint64_t>(mine));
   }
-  {
-    Step step(c, tag);
-    for (int mask = 1; mask < p && !(lrank & mask); mask <<= 1) {
-      const int child = lrank + mask;
-      if (child >= p) continue;
-      const int64_t blocks = std::min<int64_t>(mask, p - child);
-      step.recv(packed.data() + mask * block, blocks * block, byte_type(), (r + mask) % p);
-    }
-    SONDE_TRY(step.wait());
+  for (int mask = 1; mask < p && !(lrank & mask); mask <<= 1) {
+    const int child = lrank + mask;
+    if (child >= p) continue;
+    const int64_t blocks = std::min<int64_t>(mask, p - child);
+    s.recv(packed.data() + mask * block, blocks * block, byte_type(), (r + mask) % p);
   }
-  if (lrank != 0) return send(packed.data(), subtree * block, byte_type(), parent, tag, c);
-
+  SONDE_CO_TRY(co_await s.round());
+  if (lrank != 0) {
+    s.send(packed.data(), subtree * block, byte_type(), parent);
+    co_return co_await s.round();
+  }
   for (int j = in_place ? 1 : 0; j < p; ++j) {
     const int owner = (j + root) % p;
     unpack(*rtype, at(rbuf, owner * rcount, rtype), rcount, 0, packed.data() + j * block, static_cast<uint64_t>(block));
   }
-  return own_rc;
+  co_return own_rc;
 }
 
 // Linear: every rank sends straight into its slot at the root, which
 // receives all of them concurrently. For large data, where the tree's
-// store-and-forward copies would dominate.
-int gather_linear(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-                  int root, Comm* c, int tag) {
-  const int p = c->size, r = c->rank;
-  if (r != root) return send(sbuf, scount, stype, root, tag, c);
-  Step step(c, tag);
+// store-and-forward copies would dominate. rcounts/displs null: rcount
+// elements per rank at slot i*rcount (Gather); otherwise Gatherv's.
+Task gather_linear(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                   const int* rcounts, const int* displs, Datatype* rtype, int root) {
+  const int p = s.p, r = s.r;
+  if (r != root) {
+    s.send(sbuf, scount, stype, root);
+    co_return co_await s.round();
+  }
+  auto count_of = [=](int i) -> int64_t { return rcounts ? rcounts[i] : rcount; };
+  auto slot = [=](int i) { return at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); };
   for (int i = 0; i < p; ++i)
-    if (i != root) step.recv(at(rbuf, i * rcount, rtype), rcount, rtype, i);
+    if (i != root) s.recv(slot(i), count_of(i), rtype, i);
   int rc = MPI_SUCCESS;
-  if (sbuf != MPI_IN_PLACE) rc = copy(sbuf, scount, stype, at(rbuf, root * rcount, rtype), rcount, rtype);
-  int wrc = step.wait();
-  return rc != MPI_SUCCESS ? rc : wrc;
+  if (sbuf != MPI_IN_PLACE) rc = copy(sbuf, scount, stype, slot(root), count_of(root), rtype);
+  const int wrc = co_await s.round();
+  co_return rc != MPI_SUCCESS ? rc : wrc;
 }
 
-int gather_impl(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-                int root, Comm* c) {
-  const int tag = begin(c, kGather);
-  const int p = c->size, r = c->rank;
+Task gather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                 Datatype* rtype, int root) {
+  const int p = s.p, r = s.r;
   // Every rank computes the same per-rank size: MPI makes each sender's
   // signature match the root's receive signature.
   const int64_t block = r == root ? rcount * rtype->size : scount * stype->size;
   if (p == 1 || block == 0) {
-    if (r == root && sbuf != MPI_IN_PLACE)
-      return copy(sbuf, scount, stype, at(rbuf, root * rcount, rtype), rcount, rtype);
-    return MPI_SUCCESS;
+    if (r == root && sbuf != MPI_IN_PLACE) co_return copy(sbuf, scount, stype, at(rbuf, root * rcount, rtype), rcount, rtype);
+    co_return MPI_SUCCESS;
   }
   if (block * p <= kGatherBinomialMax)
-    return gather_binomial(sbuf, scount, stype, rbuf, rcount, rtype, root, c, tag, block);
-  return gather_linear(sbuf, scount, stype, rbuf, rcount, rtype, root, c, tag);
+    co_return co_await gather_binomial(s, sbuf, scount, stype, rbuf, rcount, rtype, root, block);
+  co_return co_await gather_linear(s, sbuf, scount, stype, rbuf, rcount, nullptr, nullptr, rtype, root);
 }
 
-// ---- allgather ---------------------------------------------------------------
+// ---- scatter / scatterv ------------------------------------------------------
 
-// Everything happens in rbuf with rtype: slot j holds rank j's rcount elements.
-int allgather_impl(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-                   Comm* c) {
-  const int tag = begin(c, kAllgather);
-  const int p = c->size, r = c->rank;
-  if (sbuf != MPI_IN_PLACE) SONDE_TRY(copy(sbuf, scount, stype, at(rbuf, r * rcount, rtype), rcount, rtype));
-  const int64_t block = rcount * rtype->size;
-  if (p == 1 || block == 0) return MPI_SUCCESS;
-
-  if ((p & (p - 1)) == 0 && block * p <= kAllgatherDoublingMax) {
-    // Recursive doubling: log2 p exchanges of the slots gathered so far,
-    // which are always the aligned run of `mask` slots containing r.
-    for (int mask = 1; mask < p; mask <<= 1) {
-      const int partner = r ^ mask;
-      const int64_t mine = (r & ~(mask - 1)) * rcount, theirs = (partner & ~(mask - 1)) * rcount;
-      SONDE_TRY(sendrecv(at(rbuf, mine, rtype), mask * rcount, rtype, partner, tag, at(rbuf, theirs, rtype),
-                         mask * rcount, rtype, partner, tag, c, MPI_STATUS_IGNORE));
-    }
-    return MPI_SUCCESS;
+// Binomial tree over packed bytes, the mirror of gather_binomial: a node
+// receives its whole subtree's blocks from its parent and passes each
+// child its part.
+Task scatter_binomial(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                      Datatype* rtype, int root, int64_t block) {
+  const int p = s.p, r = s.r;
+  const int lrank = (r - root + p) % p;
+  const int64_t subtree = lrank == 0 ? p : std::min<int64_t>(lowbit(lrank), p - lrank);
+  const int parent = (r - static_cast<int>(lowbit(lrank)) + p) % p;
+  if (subtree == 1) {  // a leaf: straight into the user buffer
+    s.recv(rbuf, rcount, rtype, parent);
+    co_return co_await s.round();
   }
-  // Ring: p-1 steps, each passing on the slot received in the step before.
+  std::vector<uint8_t> packed(static_cast<size_t>(subtree * block));
+  if (lrank == 0) {
+    for (int j = 0; j < p; ++j)
+      pack(*stype, at(sbuf, int64_t((j + root) % p) * scount, stype), scount, 0, packed.data() + j * block,
+           static_cast<uint64_t>(block));
+  } else {
+    s.recv(packed.data(), subtree * block, byte_type(), parent);
+    SONDE_CO_TRY(co_await s.round());
+  }
+  int mask = 1;
+  while (mask < p && !(lrank & mask)) mask <<= 1;
+  for (int m = mask >> 1; m > 0; m >>= 1) {
+    const int child = lrank + m;
+    if (child >= p) continue;
+    const int64_t blocks = std::min<int64_t>(m, p - child);
+    s.send(packed.data() + m * block, blocks * block, byte_type(), (r + m) % p);
+  }
+  int rc = MPI_SUCCESS;
+  if (rbuf != MPI_IN_PLACE) {
+    if (rcount * rtype->size < block) rc = MPI_ERR_TRUNCATE;
+    else unpack(*rtype, rbuf, rcount, 0, packed.data(), static_cast<uint64_t>(block));
+  }
+  const int wrc = co_await s.round();
+  co_return rc != MPI_SUCCESS ? rc : wrc;
+}
+
+// Linear: the root sends every rank its block directly. scounts/displs
+// null: Scatter's layout.
+Task scatter_linear(Schedule& s, const void* sbuf, int64_t scount, const int* scounts, const int* displs,
+                    Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root) {
+  const int p = s.p, r = s.r;
+  if (r != root) {
+    s.recv(rbuf, rcount, rtype, root);
+    co_return co_await s.round();
+  }
+  auto count_of = [=](int i) -> int64_t { return scounts ? scounts[i] : scount; };
+  auto slot = [=](int i) { return at(sbuf, displs ? displs[i] : int64_t(i) * scount, stype); };
+  for (int i = 0; i < p; ++i)
+    if (i != root) s.send(slot(i), count_of(i), stype, i);
+  int rc = MPI_SUCCESS;
+  if (rbuf != MPI_IN_PLACE) rc = copy(slot(root), count_of(root), stype, rbuf, rcount, rtype);
+  const int wrc = co_await s.round();
+  co_return rc != MPI_SUCCESS ? rc : wrc;
+}
+
+Task scatter_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                  Datatype* rtype, int root) {
+  const int p = s.p, r = s.r;
+  const int64_t block = r == root ? scount * stype->size : rcount * rtype->size;
+  if (p == 1 || block == 0) {
+    if (r == root && rbuf != MPI_IN_PLACE) co_return copy(at(sbuf, root * scount, stype), scount, stype, rbuf, rcount, rtype);
+    co_return MPI_SUCCESS;
+  }
+  if (block * p <= kScatterBinomialMax)
+    co_return co_await scatter_binomial(s, sbuf, scount, stype, rbuf, rcount, rtype, root, block);
+  co_return co_await scatter_linear(s, sbuf, scount, nullptr, nullptr, stype, rbuf, rcount, rtype, root);
+}
+
+// ---- allgather / allgatherv -------------------------------------------------
+
+// Bruck: ceil(log2 p) rounds for any p. Rank r collects the blocks of ranks
+// r, r+1, ... in a packed buffer, doubling the run each round, then rotates
+// them into place.
+Task allgather_bruck(Schedule& s, void* rbuf, int64_t rcount, Datatype* rtype, int64_t block) {
+  const int p = s.p, r = s.r;
+  std::vector<uint8_t> tmp(static_cast<size_t>(p * block));
+  pack_all(at(rbuf, int64_t(r) * rcount, rtype), rcount, rtype, tmp.data());
+  for (int k = 1; k < p; k <<= 1) {
+    const int64_t n = std::min(k, p - k);
+    s.recv(tmp.data() + k * block, n * block, byte_type(), (r + k) % p);
+    s.send(tmp.data(), n * block, byte_type(), (r - k + p) % p);
+    SONDE_CO_TRY(co_await s.round());
+  }
+  for (int i = 1; i < p; ++i) unpack_all(tmp.data() + i * block, at(rbuf, int64_t((r + i) % p) * rcount, rtype), rcount, rtype);
+  co_return MPI_SUCCESS;
+}
+
+// Recursive doubling (p a power of two): log2 p exchanges of the slots
+// gathered so far, which are always the aligned run of `mask` slots
+// containing r.
+Task allgather_doubling(Schedule& s, void* rbuf, int64_t rcount, Datatype* rtype) {
+  const int r = s.r;
+  for (int mask = 1; mask < s.p; mask <<= 1) {
+    const int partner = r ^ mask;
+    const int64_t mine = (r & ~(mask - 1)) * rcount, theirs = (partner & ~(mask - 1)) * rcount;
+    s.recv(at(rbuf, theirs, rtype), mask * rcount, rtype, partner);
+    s.send(at(rbuf, mine, rtype), mask * rcount, rtype, partner);
+    SONDE_CO_TRY(co_await s.round());
+  }
+  co_return MPI_SUCCESS;
+}
+
+// Ring: p-1 steps, each passing on the slot received in the step before.
+// rcounts/displs null: Allgather's layout.
+Task allgather_ring(Schedule& s, void* rbuf, int64_t rcount, const int* rcounts, const int* displs, Datatype* rtype) {
+  const int p = s.p, r = s.r;
+  auto count_of = [=](int i) -> int64_t { return rcounts ? rcounts[i] : rcount; };
+  auto slot = [=](int i) { return at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); };
   const int right = (r + 1) % p, left = (r - 1 + p) % p;
   for (int i = 0; i < p - 1; ++i) {
-    const int64_t sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
-    SONDE_TRY(sendrecv(at(rbuf, sb * rcount, rtype), rcount, rtype, right, tag, at(rbuf, rb * rcount, rtype), rcount,
-                       rtype, left, tag, c, MPI_STATUS_IGNORE));
+    const int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
+    s.recv(slot(rb), count_of(rb), rtype, left);
+    s.send(slot(sb), count_of(sb), rtype, right);
+    SONDE_CO_TRY(co_await s.round());
   }
-  return MPI_SUCCESS;
+  co_return MPI_SUCCESS;
+}
+
+// Everything happens in rbuf with rtype: slot j holds rank j's rcount elements.
+Task allgather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                    Datatype* rtype) {
+  const int p = s.p, r = s.r;
+  if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, r * rcount, rtype), rcount, rtype));
+  const int64_t block = rcount * rtype->size;
+  if (p == 1 || block == 0) co_return MPI_SUCCESS;
+  if (block * p <= kAllgatherSmallMax) {
+    if ((p & (p - 1)) == 0) co_return co_await allgather_doubling(s, rbuf, rcount, rtype);
+    co_return co_await allgather_bruck(s, rbuf, rcount, rtype, block);
+  }
+  co_return co_await allgather_ring(s, rbuf, rcount, nullptr, nullptr, rtype);
+}
+
+Task allgatherv_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts,
+                     const int* displs, Datatype* rtype) {
+  const int r = s.r;
+  if (sbuf != MPI_IN_PLACE)
+    SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype));
+  if (s.p == 1) co_return MPI_SUCCESS;
+  co_return co_await allgather_ring(s, rbuf, 0, rcounts, displs, rtype);
+}
+
+// ---- alltoall(v,w) -----------------------------------------------------------
+
+// One peer's part of an exchange.
+struct Piece {
+  void* buf;
+  int64_t count;
+  Datatype* type;
+};
+
+// The general exchange behind Alltoallv/w and medium/large Alltoall:
+// `scattered` posts every transfer at once (one round); otherwise pairwise,
+// one partner per round (r+i out, r-i in), which keeps a single pair of
+// large messages in flight per rank. In place, the outgoing data is first
+// packed out of the receive pieces.
+Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool in_place, bool scattered) {
+  const int p = s.p, r = s.r;
+  std::vector<uint8_t> packed;
+  if (in_place) {
+    std::vector<int64_t> off(static_cast<size_t>(p) + 1, 0);
+    for (int j = 0; j < p; ++j) off[j + 1] = off[j] + in[j].count * in[j].type->size;
+    packed.resize(static_cast<size_t>(off[p]));
+    out.assign(static_cast<size_t>(p), Piece{});
+    for (int j = 0; j < p; ++j) {
+      if (j != r) pack_all(in[j].buf, in[j].count, in[j].type, packed.data() + off[j]);
+      out[j] = Piece{packed.data() + off[j], off[j + 1] - off[j], byte_type()};
+    }
+  } else {
+    SONDE_CO_TRY(copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type));
+  }
+  for (int i = 1; i < p; ++i) {
+    const int to = (r + i) % p, from = (r - i + p) % p;
+    s.recv(in[from].buf, in[from].count, in[from].type, from);
+    s.send(out[to].buf, out[to].count, out[to].type, to);
+    if (!scattered) SONDE_CO_TRY(co_await s.round());
+  }
+  co_return co_await s.round();
+}
+
+// Bruck: ceil(log2 p) rounds of about half the data each, for small blocks
+// where the per-message cost dominates. After a local rotation, block i
+// (destined for rank r+i) travels +2^k in round k if bit k of i is set.
+Task alltoall_bruck(Schedule& s, const void* src, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                    Datatype* rtype, int64_t block) {
+  const int p = s.p, r = s.r;
+  std::vector<uint8_t> tmp(static_cast<size_t>(p * block));
+  for (int i = 0; i < p; ++i) pack_all(at(src, int64_t((r + i) % p) * scount, stype), scount, stype, tmp.data() + i * block);
+  std::vector<uint8_t> out(static_cast<size_t>((p + 1) / 2 * block)), in(out.size());
+  for (int k = 1; k < p; k <<= 1) {
+    int64_t n = 0;
+    for (int i = k; i < p; ++i)
+      if (i & k) std::memcpy(out.data() + (n++) * block, tmp.data() + i * block, static_cast<size_t>(block));
+    s.recv(in.data(), n * block, byte_type(), (r - k + p) % p);
+    s.send(out.data(), n * block, byte_type(), (r + k) % p);
+    SONDE_CO_TRY(co_await s.round());
+    n = 0;
+    for (int i = k; i < p; ++i)
+      if (i & k) std::memcpy(tmp.data() + i * block, in.data() + (n++) * block, static_cast<size_t>(block));
+  }
+  // tmp[i] now holds what rank r-i sent to r.
+  for (int i = 0; i < p; ++i) unpack_all(tmp.data() + i * block, at(rbuf, int64_t((r - i + p) % p) * rcount, rtype), rcount, rtype);
+  co_return MPI_SUCCESS;
+}
+
+Task alltoall_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                   Datatype* rtype) {
+  const int p = s.p;
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  if (in_place) {
+    sbuf = rbuf;
+    scount = rcount;
+    stype = rtype;
+  }
+  const int64_t block = rcount * rtype->size;
+  if (block == 0 || (p == 1 && in_place)) co_return MPI_SUCCESS;
+  if (p > 2 && block <= kAlltoallBruckMax)
+    co_return co_await alltoall_bruck(s, sbuf, scount, stype, rbuf, rcount, rtype, block);
+  std::vector<Piece> out(static_cast<size_t>(p)), in(static_cast<size_t>(p));
+  for (int j = 0; j < p; ++j) {
+    out[j] = Piece{const_cast<uint8_t*>(at(sbuf, int64_t(j) * scount, stype)), scount, stype};
+    in[j] = Piece{at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype};
+  }
+  co_return co_await exchange(s, std::move(out), std::move(in), in_place, block <= kAlltoallScatteredMax);
+}
+
+// ---- reduce_scatter(_block) --------------------------------------------------
+
+// Pairwise exchange (commutative ops, larger vectors): in step i rank r
+// sends its input's block for rank r+i there and folds in the block r-i
+// sent for it. Each rank moves (p-1)/p of the vector once.
+Task reduce_scatter_pairwise(Schedule& s, const void* input, void* rbuf, const int* rcounts, const int64_t* displs,
+                             Datatype* type, MPI_Op op) {
+  const int p = s.p, r = s.r;
+  const int64_t mine = rcounts[r];
+  TypedScratch acc_store, tmp_store;
+  void* acc = acc_store.allocate(mine, type);
+  void* tmp = tmp_store.allocate(mine, type);
+  SONDE_CO_TRY(copy(at(input, displs[r], type), mine, type, acc, mine, type));
+  for (int i = 1; i < p; ++i) {
+    const int to = (r + i) % p, from = (r - i + p) % p;
+    s.recv(tmp, mine, type, from);
+    s.send(at(input, displs[to], type), rcounts[to], type, to);
+    SONDE_CO_TRY(co_await s.round());
+    SONDE_CO_TRY(reduce_local(tmp, acc, mine, *type, op));
+  }
+  co_return copy(acc, mine, type, rbuf, mine, type);
+}
+
+// rcounts: elements of the result per rank, back to back in the input.
+Task reduce_scatter_task(Schedule& s, const void* sbuf, void* rbuf, const int* rcounts, Datatype* type, MPI_Op op) {
+  const int p = s.p, r = s.r;
+  std::vector<int64_t> displs(static_cast<size_t>(p) + 1, 0);
+  for (int i = 0; i < p; ++i) displs[i + 1] = displs[i] + rcounts[i];
+  const int64_t total = displs[p];
+  const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  if (total == 0 || type->size == 0) co_return MPI_SUCCESS;
+  if (p > 1 && op_is_commutative(op) && total * type->size >= kReduceScatterPairwiseMin)
+    co_return co_await reduce_scatter_pairwise(s, input, rbuf, rcounts, displs.data(), type, op);
+  // Otherwise (small, or order matters): the whole vector reduced to rank
+  // 0, which scatters the blocks.
+  TypedScratch whole_store;
+  void* whole = r == 0 ? whole_store.allocate(total, type) : nullptr;
+  SONDE_CO_TRY(co_await reduce_tree(s, input, whole, total, type, op, 0));
+  std::vector<int> idispls(static_cast<size_t>(p));
+  for (int i = 0; i < p; ++i) idispls[i] = static_cast<int>(displs[i]);
+  if (p == 1) co_return copy(whole, total, type, rbuf, total, type);
+  co_return co_await scatter_linear(s, whole, 0, rcounts, idispls.data(), type, rbuf, rcounts[r], type, 0);
+}
+
+Task reduce_scatter_block_task(Schedule& s, const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op) {
+  std::vector<int> rcounts(static_cast<size_t>(s.p), static_cast<int>(rcount));
+  co_return co_await reduce_scatter_task(s, sbuf, rbuf, rcounts.data(), type, op);
+}
+
+// ---- scan / exscan -------------------------------------------------------------
+
+// Recursive doubling: after the round with `mask`, `partial` holds the
+// reduction over this rank's aligned group of 2*mask ranks, and the result
+// the reduction over ranks 0..r (Scan) or 0..r-1 (Exscan). Lower ranks'
+// data always goes first, so non-commutative ops are safe.
+Task scan_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, bool exclusive) {
+  const int p = s.p, r = s.r;
+  if (count == 0 || type->size == 0) co_return MPI_SUCCESS;
+  const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  if (!exclusive && input != rbuf) SONDE_CO_TRY(copy(input, count, type, rbuf, count, type));
+  if (p == 1) co_return MPI_SUCCESS;
+  const bool commutative = op_is_commutative(op);
+  TypedScratch partial_store, tmp_store;
+  void* partial = partial_store.allocate(count, type);
+  void* tmp = tmp_store.allocate(count, type);
+  SONDE_CO_TRY(copy(input, count, type, partial, count, type));
+  bool have_result = !exclusive;  // Exscan: rbuf holds nothing valid yet
+  for (int mask = 1; mask < p; mask <<= 1) {
+    const int partner = r ^ mask;
+    if (partner >= p) continue;
+    s.recv(tmp, count, type, partner);
+    s.send(partial, count, type, partner);
+    SONDE_CO_TRY(co_await s.round());
+    if (r > partner) {
+      // tmp: the lower group's reduction, which comes first.
+      if (have_result) {
+        SONDE_CO_TRY(reduce_local(tmp, rbuf, count, *type, op));
+      } else {
+        SONDE_CO_TRY(copy(tmp, count, type, rbuf, count, type));
+        have_result = true;
+      }
+      SONDE_CO_TRY(reduce_local(tmp, partial, count, *type, op));
+    } else if (commutative) {
+      SONDE_CO_TRY(reduce_local(tmp, partial, count, *type, op));
+    } else {
+      SONDE_CO_TRY(reduce_local(partial, tmp, count, *type, op));  // mine (lower) op partner's
+      std::swap(partial, tmp);
+    }
+  }
+  co_return MPI_SUCCESS;
+}
+
+// ---- nonblocking collectives: the schedules progress() advances ---------------
+
+// A nonblocking collective in flight: its schedule, its coroutine and the
+// user request that completes with it.
+struct Flight {
+  Flight(Comm* c, int kind) : schedule(c, kind) {}
+  Schedule schedule;
+  Task task;
+  Request* request = nullptr;
+};
+
+std::vector<Flight*>& flights() {
+  static auto* v = new std::vector<Flight*>;  // never destroyed: progress may run at exit
+  return *v;
+}
+
+// Resumes f's coroutine for as long as its rounds complete at once. True
+// when the collective is finished.
+bool advance(Flight& f) {
+  Schedule& s = f.schedule;
+  while (!f.task.done()) {
+    if (!s.ready()) return false;
+    std::exchange(s.waiting, {}).resume();
+  }
+  return true;
+}
+
+void finish_flight(Flight* f) {
+  Request* q = f->request;
+  q->error = f->task.result();
+  delete f;
+  engine().complete(q);
+}
+
+int run_blocking(Schedule& s, Task t) {
+  s.waiting = t.handle();
+  int idle = 0;
+  for (;;) {
+    std::exchange(s.waiting, {}).resume();
+    if (t.done()) return t.result();
+    while (!s.ready()) {
+      if (progress() == 0) engine().idle(idle);
+      else idle = 0;
+    }
+  }
+}
+
+// One entry for both forms: `make(schedule)` builds the collective's Task.
+template <class Make>
+int launch(Comm* comm, Kind kind, MPI_Request* request, Make make) {
+  try {
+    if (!request) {
+      Schedule s(comm, kind);
+      return run_blocking(s, make(s));
+    }
+    auto f = std::make_unique<Flight>(comm, kind);
+    f->task = make(f->schedule);
+    Request* q = engine().new_request(RequestKind::kCollective);
+    if (!q) return MPI_ERR_INTERN;
+    // No communicator on the request itself: PERUSE describes point-to-point
+    // requests only, and the collective's own traffic is what tools see.
+    q->active = true;
+    f->request = q;
+    f->schedule.waiting = f->task.handle();
+    *request = q->handle;
+    if (advance(*f)) {
+      finish_flight(f.release());
+    } else {
+      flights().push_back(f.release());
+      g_active_schedules = static_cast<int>(flights().size());
+    }
+    return MPI_SUCCESS;
+  } catch (const std::bad_alloc&) {
+    return MPI_ERR_NO_MEM;
+  }
 }
 
 }  // namespace
 
-int barrier(Comm* comm) {
-  return guarded([&] { return barrier_impl(comm); });
+// ---- Schedule ------------------------------------------------------------------
+
+Schedule::Schedule(Comm* c, int kind) : comm(c), tag(coll_tag(kind, ++c->coll_seq)), p(c->size), r(c->rank) {}
+
+Schedule::~Schedule() {
+  if (!pending_.empty()) wait_all(static_cast<int>(pending_.size()), pending_.data());
 }
 
-int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm) {
-  return guarded([&] { return bcast_impl(buf, count, type, root, comm); });
+void Schedule::note(int rc, Request* q) {
+  if (q) pending_.push_back(q);
+  if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
 }
 
-int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* comm) {
-  return guarded([&] { return reduce_impl(sbuf, rbuf, count, type, op, root, comm); });
+void Schedule::send(const void* buf, int64_t count, Datatype* type, int dest) {
+  if (engine().send_now(buf, count, type, dest, tag, comm)) return;
+  Request* q = nullptr;
+  const int rc = start_send(buf, count, type, dest, tag, comm, SendMode::kStandard, &q);
+  note(rc, q);
 }
 
-int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm) {
-  return guarded([&] { return allreduce_impl(sbuf, rbuf, count, type, op, comm); });
+void Schedule::recv(void* buf, int64_t count, Datatype* type, int source) {
+  Request* q = nullptr;
+  const int rc = start_recv(buf, count, type, source, tag, comm, &q);
+  note(rc, q);
+}
+
+bool Schedule::ready() const {
+  for (const Request* q : pending_)
+    if (!q->complete) return false;
+  return true;
+}
+
+int Schedule::retire() {
+  // All complete: wait_all only collects errors and releases them.
+  int rc = pending_.empty() ? MPI_SUCCESS : wait_all(static_cast<int>(pending_.size()), pending_.data());
+  pending_.clear();
+  if (error_ != MPI_SUCCESS) rc = error_;
+  error_ = MPI_SUCCESS;
+  return rc;
+}
+
+// ---- the engine's hook ---------------------------------------------------------
+
+int g_active_schedules = 0;
+
+int progress_schedules() {
+  static bool running = false;  // a user op calling MPI inside a round: no recursion
+  if (running) return 0;
+  running = true;
+  int moved = 0;
+  std::vector<Flight*>& v = flights();
+  for (size_t i = 0; i < v.size();) {
+    Flight* f = v[i];
+    if (!f->schedule.ready()) {
+      ++i;
+      continue;
+    }
+    ++moved;
+    if (!advance(*f)) {
+      ++i;
+      continue;
+    }
+    v[i] = v.back();
+    v.pop_back();
+    finish_flight(f);
+  }
+  g_active_schedules = static_cast<int>(v.size());
+  running = false;
+  return moved;
+}
+
+// ---- entry points ----------------------------------------------------------------
+
+int barrier(Comm* comm, MPI_Request* request) {
+  return launch(comm, kBarrier, request, [=](Schedule& s) { return barrier_task(s); });
+}
+
+int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Request* request) {
+  return launch(comm, kBcast, request, [=](Schedule& s) { return bcast_task(s, buf, count, type, root); });
+}
+
+int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* comm,
+           MPI_Request* request) {
+  return launch(comm, kReduce, request,
+                [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); });
+}
+
+int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
+              MPI_Request* request) {
+  return launch(comm, kAllreduce, request,
+                [=](Schedule& s) { return allreduce_task(s, sbuf, rbuf, count, type, op); });
 }
 
 int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
-           Comm* comm) {
-  return guarded([&] { return gather_impl(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
+           Comm* comm, MPI_Request* request) {
+  return launch(comm, kGather, request,
+                [=](Schedule& s) { return gather_task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); });
+}
+
+int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts, const int* displs,
+            Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
+  return launch(comm, kGatherv, request, [=](Schedule& s) {
+    return gather_linear(s, sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root);
+  });
+}
+
+int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
+            Comm* comm, MPI_Request* request) {
+  return launch(comm, kScatter, request,
+                [=](Schedule& s) { return scatter_task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); });
+}
+
+int scatterv(const void* sbuf, const int* scounts, const int* displs, Datatype* stype, void* rbuf, int64_t rcount,
+             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
+  return launch(comm, kScatterv, request, [=](Schedule& s) {
+    return scatter_linear(s, sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root);
+  });
 }
 
 int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-              Comm* comm) {
-  return guarded([&] { return allgather_impl(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
+              Comm* comm, MPI_Request* request) {
+  return launch(comm, kAllgather, request,
+                [=](Schedule& s) { return allgather_task(s, sbuf, scount, stype, rbuf, rcount, rtype); });
+}
+
+int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts, const int* displs,
+               Datatype* rtype, Comm* comm, MPI_Request* request) {
+  return launch(comm, kAllgatherv, request,
+                [=](Schedule& s) { return allgatherv_task(s, sbuf, scount, stype, rbuf, rcounts, displs, rtype); });
+}
+
+int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
+             Comm* comm, MPI_Request* request) {
+  return launch(comm, kAlltoall, request,
+                [=](Schedule& s) { return alltoall_task(s, sbuf, scount, stype, rbuf, rcount, rtype); });
+}
+
+int alltoallv(const void* sbuf, const int* scounts, const int* sdispls, Datatype* stype, void* rbuf,
+              const int* rcounts, const int* rdispls, Datatype* rtype, Comm* comm, MPI_Request* request) {
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  return launch(comm, kAlltoallv, request, [=](Schedule& s) {
+    std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
+    for (int j = 0; j < s.p; ++j) {
+      if (!in_place) out[j] = Piece{const_cast<uint8_t*>(at(sbuf, sdispls[j], stype)), scounts[j], stype};
+      in[j] = Piece{at(rbuf, rdispls[j], rtype), rcounts[j], rtype};
+    }
+    return exchange(s, std::move(out), std::move(in), in_place, true);
+  });
+}
+
+int alltoallw(const void* sbuf, const int* scounts, const int* sdispls, Datatype* const* stypes, void* rbuf,
+              const int* rcounts, const int* rdispls, Datatype* const* rtypes, Comm* comm, MPI_Request* request) {
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  return launch(comm, kAlltoallw, request, [=](Schedule& s) {
+    std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
+    for (int j = 0; j < s.p; ++j) {
+      if (!in_place) out[j] = Piece{const_cast<uint8_t*>(static_cast<const uint8_t*>(sbuf) + sdispls[j]), scounts[j], stypes[j]};
+      in[j] = Piece{static_cast<uint8_t*>(rbuf) + rdispls[j], rcounts[j], rtypes[j]};
+    }
+    return exchange(s, std::move(out), std::move(in), in_place, true);
+  });
+}
+
+int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op, Comm* comm,
+                         MPI_Request* request) {
+  return launch(comm, kReduceScatterBlock, request,
+                [=](Schedule& s) { return reduce_scatter_block_task(s, sbuf, rbuf, rcount, type, op); });
+}
+
+int reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, Datatype* type, MPI_Op op, Comm* comm,
+                   MPI_Request* request) {
+  return launch(comm, kReduceScatter, request,
+                [=](Schedule& s) { return reduce_scatter_task(s, sbuf, rbuf, rcounts, type, op); });
+}
+
+int scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm, MPI_Request* request) {
+  return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); });
+}
+
+int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
+           MPI_Request* request) {
+  return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); });
 }
 
 }  // namespace sonde::engine::coll

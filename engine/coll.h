@@ -1,19 +1,28 @@
-// Blocking collectives on intracommunicators, built only on the internal
-// point-to-point interface (p2p.h).
+// Collectives on intracommunicators, built only on the internal
+// point-to-point interface (p2p.h). Each algorithm is written once, as a
+// C++20 coroutine over rounds of sends and receives (coll.cc); the blocking
+// call drives it to the end on the spot, the nonblocking call attaches it to
+// an MPI request that progress() advances (see progress_schedules below and
+// docs/collectives.md).
 //
 // Contract shared by every function here:
 // - Arguments are already validated by the ABI layer (abi_coll.cc): live
-//   communicator, committed datatypes, counts >= 0, root in range, op valid
-//   and defined on the datatype. MPI_IN_PLACE arrives as MPI_IN_PLACE.
+//   intracommunicator, committed datatypes, counts >= 0, root in range, op
+//   valid and defined on the datatype. MPI_IN_PLACE arrives as MPI_IN_PLACE.
+// - `request`: null for the blocking form, which returns when this rank's
+//   part is done. Otherwise the collective is started and *request receives
+//   a user request (RequestKind::kCollective) that MPI_Wait/Test/... finish.
+//   Buffers, count/displacement arrays and datatypes must then stay
+//   untouched until completion, as MPI requires.
 // - Results are MPI error classes; nothing throws (allocation failure is
 //   MPI_ERR_NO_MEM) and no error handler runs here.
 // - Callers hold the engine lock, as for p2p.h.
-// - Internal traffic travels on the user's communicator with the reserved tag
-//   collective_tag(kind) of the collective's Kind below, so PERUSE/MPI_T
-//   tools see it and can filter it (tag <= kCollectiveTagBase). Messages of
-//   successive collectives never mix up: all ranks call collectives in the
-//   same order, every receive names its source, and MPI's per-pair
-//   non-overtaking order does the rest.
+// - Internal traffic travels on the user's communicator with a reserved tag
+//   (coll_tag in coll.cc: -16 - kind - 64 * (sequence number mod 2^24)), so
+//   PERUSE/MPI_T tools see it and can filter it (tag <= kCollectiveTagBase).
+//   Every collective call on a communicator takes the next sequence number
+//   on every rank (MPI makes all ranks call collectives in the same order),
+//   so the traffic of several outstanding collectives never mixes.
 // - Reductions: inout = in op inout, with `in` the lower ranks' data, so a
 //   non-commutative (user) operation sees rank 0 op rank 1 op ... op rank p-1.
 //   Intermediate results are kept in the user's datatype layout (see op.h).
@@ -26,9 +35,7 @@
 
 namespace sonde::engine::coll {
 
-// Tag kinds (collective_tag(kind)). Stable numbers: tools may key on them.
-// The later collectives (Gatherv, Scatter, Alltoall, Scan, nonblocking
-// forms) take the next numbers.
+// Tag kinds. Stable numbers: tools may key on them ((-16 - tag) % 64).
 enum Kind : int {
   kBarrier = 0,
   kBcast = 1,
@@ -36,28 +43,87 @@ enum Kind : int {
   kAllreduce = 3,
   kGather = 4,
   kAllgather = 5,
+  kGatherv = 6,
+  kScatter = 7,
+  kScatterv = 8,
+  kAllgatherv = 9,
+  kAlltoall = 10,
+  kAlltoallv = 11,
+  kAlltoallw = 12,
+  kReduceScatter = 13,
+  kReduceScatterBlock = 14,
+  kScan = 15,
+  kExscan = 16,
 };
 
-int barrier(Comm* comm);
+int barrier(Comm* comm, MPI_Request* request = nullptr);
 
-int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm);
+int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE at the root (the input is then in rbuf). rbuf
 // matters only at the root.
-int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* comm);
+int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* comm,
+           MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE (the input is then in rbuf).
-int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm);
+int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
+              MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE at the root (its contribution is already at
 // rbuf's root slot; scount/stype are then ignored). The r* arguments matter
 // only at the root.
 int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-           int root, Comm* comm);
+           int root, Comm* comm, MPI_Request* request = nullptr);
+int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts, const int* displs,
+            Datatype* rtype, int root, Comm* comm, MPI_Request* request = nullptr);
+
+// rbuf may be MPI_IN_PLACE at the root (its block stays where it is in
+// sbuf; rcount/rtype are then ignored). The s* arguments matter only at the
+// root.
+int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
+            int root, Comm* comm, MPI_Request* request = nullptr);
+int scatterv(const void* sbuf, const int* scounts, const int* displs, Datatype* stype, void* rbuf, int64_t rcount,
+             Datatype* rtype, int root, Comm* comm, MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE (each rank's contribution is already at its slot
 // of rbuf; scount/stype are then ignored).
 int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-              Comm* comm);
+              Comm* comm, MPI_Request* request = nullptr);
+int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts,
+               const int* displs, Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
+
+// sbuf may be MPI_IN_PLACE (the data to send is in rbuf, described by the
+// receive arguments, and is replaced by the result).
+int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
+             Comm* comm, MPI_Request* request = nullptr);
+int alltoallv(const void* sbuf, const int* scounts, const int* sdispls, Datatype* stype, void* rbuf,
+              const int* rcounts, const int* rdispls, Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
+// Byte displacements and one datatype per peer.
+int alltoallw(const void* sbuf, const int* scounts, const int* sdispls, Datatype* const* stypes, void* rbuf,
+              const int* rcounts, const int* rdispls, Datatype* const* rtypes, Comm* comm,
+              MPI_Request* request = nullptr);
+
+// sbuf may be MPI_IN_PLACE (the whole input vector is then in rbuf).
+int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op, Comm* comm,
+                         MPI_Request* request = nullptr);
+int reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, Datatype* type, MPI_Op op, Comm* comm,
+                   MPI_Request* request = nullptr);
+
+// sbuf may be MPI_IN_PLACE (the input is then in rbuf). Exscan leaves rank
+// 0's rbuf untouched.
+int scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
+         MPI_Request* request = nullptr);
+int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
+           MPI_Request* request = nullptr);
+
+// ---- the engine's hook (engine.cc progress()) ----
+
+// Nonblocking collectives in flight in this process. progress() tests it
+// and calls progress_schedules() only when it is non-zero, so the hook costs
+// one load and a predictable branch while none is outstanding.
+extern int g_active_schedules;
+// Advances every schedule whose current round has completed; completes the
+// user requests of those that finish. Returns the number that moved.
+int progress_schedules();
 
 }  // namespace sonde::engine::coll

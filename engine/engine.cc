@@ -251,6 +251,9 @@ int Engine::progress() {
     run_deferred();
     ++n;
   }
+  // Nonblocking collectives (engine/coll.h): schedules whose round has
+  // completed move on. Nothing but this test while none is outstanding.
+  if (__builtin_expect(coll::g_active_schedules != 0, 0)) n += coll::progress_schedules();
   return n;
 }
 

@@ -50,7 +50,9 @@ struct Comm {
   const std::vector<int>& group_world() const { return inter ? local_world : world; }
 };
 
-enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized };
+// kCollective: a nonblocking collective's user request (engine/coll.h); it
+// has no communicator or buffer of its own and completes with its schedule.
+enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized, kCollective };
 enum class SendMode : uint8_t { kStandard, kSync, kReady, kBuffered };
 
 // Where an arriving payload goes, with a way back to its owner.

@@ -83,7 +83,7 @@ unsigned classes_accepted(int op) {
 // ---- the op table --------------------------------------------------------
 
 // Predefined ops occupy slots 1..14 with generation 0, so their handles are
-// exactly mpi.h's constants; MPI_Op_create will allocate further slots.
+// exactly mpi.h's constants; MPI_Op_create allocates further slots.
 HandleTable<Op, SONDE_KIND_OP>& op_table() {
   static HandleTable<Op, SONDE_KIND_OP>* table = [] {
     auto* t = new HandleTable<Op, SONDE_KIND_OP>(kPredefinedOps);
@@ -265,6 +265,26 @@ size_t packed_basic_size(Basic b) {
     case Basic::kPacked: return 0;
     default: return basic_size(b);
   }
+}
+
+int op_create(MPI_User_function* fn, bool commutative, MPI_Op* out) {
+  Op* op = nullptr;
+  const int h = op_table().allocate(&op);
+  if (!h) return MPI_ERR_INTERN;
+  *op = Op{};
+  op->handle = h;
+  op->commutative = commutative;
+  op->user = fn;
+  *out = h;
+  return MPI_SUCCESS;
+}
+
+int op_free(MPI_Op* h) {
+  const Op* op = find_op(*h);
+  if (!op || op->predefined != 0) return MPI_ERR_OP;
+  op_table().release(*h);
+  *h = MPI_OP_NULL;
+  return MPI_SUCCESS;
 }
 
 const Op* find_op(MPI_Op h) { return op_table().lookup(h); }

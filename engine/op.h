@@ -1,5 +1,5 @@
 // Reduction operations (MPI_Op): the predefined ones of MPI 4.1 section 6.9.2
-// and the table user-defined operations (MPI_Op_create) will join.
+// and user-defined ones (MPI_Op_create), in one handle table.
 //
 // Every reduction in the engine goes through reduce_local(), which works on
 // buffers laid out like the user's datatype (gaps included). That is the
@@ -29,6 +29,15 @@ struct Op {
   int predefined = 0;
   MPI_User_function* user = nullptr;
 };
+
+// MPI_Op_create: a new user-defined operation. MPI_ERR_INTERN when the
+// table is full.
+int op_create(MPI_User_function* fn, bool commutative, MPI_Op* out);
+// MPI_Op_free: MPI_ERR_OP for predefined, null, freed or forged handles;
+// otherwise *op becomes MPI_OP_NULL. The slot is released at once: a
+// nonblocking reduction still running with the op then fails with
+// MPI_ERR_OP (MPI would let it finish).
+int op_free(MPI_Op* op);
 
 // The operation behind a handle; null for MPI_OP_NULL, freed or forged handles.
 const Op* find_op(MPI_Op h);

@@ -497,6 +497,76 @@ SONDE_DECL(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendty
                          MPI_Datatype recvtype, int root, MPI_Comm comm))
 SONDE_DECL(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm))
+/* ---- collectives and reduction operations (helper `coll`) ---- */
+SONDE_DECL(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
+SONDE_DECL(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm))
+SONDE_DECL(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+SONDE_DECL(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+SONDE_DECL(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm))
+SONDE_DECL(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm))
+SONDE_DECL(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+SONDE_DECL(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm))
+SONDE_DECL(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                       MPI_Op op, MPI_Comm comm))
+SONDE_DECL(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+SONDE_DECL(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm))
+SONDE_DECL(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+SONDE_DECL(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+SONDE_DECL(int, Op_free, (MPI_Op *op))
+SONDE_DECL(int, Op_commutative, (MPI_Op op, int *commute))
+
+/* nonblocking collectives */
+SONDE_DECL(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                         MPI_Request *request))
+SONDE_DECL(int, Ireduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                          MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                           MPI_Request *request))
+SONDE_DECL(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request))
+SONDE_DECL(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request))
+SONDE_DECL(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             MPI_Request *request))
+SONDE_DECL(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                        MPI_Op op, MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, MPI_Request *request))
+SONDE_DECL(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *request))
+/* ---- end of helper `coll`'s section ---- */
 
 #undef SONDE_DECL
 

@@ -11,57 +11,12 @@
  * rank order is reversed, so roots, ranks and sizes differ from the world's.
  * Usage: coll_check [max_count]   (default 100000)
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int g_world_rank;
-static long g_failures;
-static long g_case_failures;
-static char g_case[256];
-static long g_cases;
-
-static void begin_case(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#include <stdarg.h>
-static void begin_case(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_case, sizeof g_case, fmt, ap);
-  va_end(ap);
-  g_case_failures = 0;
-  ++g_cases;
-}
-
-static void mismatch(long index, double got, double want) {
-  ++g_failures;
-  if (++g_case_failures <= 4)
-    fprintf(stderr, "coll_check: world rank %d: %s: element %ld is %.17g, expected %.17g\n", g_world_rank, g_case,
-            index, got, want);
-}
-
-static void check_rc(int rc, const char *call) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    ++g_failures;
-    fprintf(stderr, "coll_check: world rank %d: %s: %s returned %d (%s)\n", g_world_rank, g_case, call, rc, msg);
-  }
-}
+#include "tests/coll/check.h"
 
 /* ---- deterministic data ------------------------------------------------ */
-
-static unsigned hash3(unsigned a, unsigned b, unsigned salt) {
-  unsigned x = a * 2654435761u ^ (b + 0x9e3779b9u * salt);
-  x ^= x >> 15;
-  x *= 0x2c1b3c6du;
-  x ^= x >> 12;
-  x *= 0x297a2d39u;
-  x ^= x >> 15;
-  return x;
-}
 
 enum OpKind { MAXK, MINK, SUMK, PRODK, LANDK, LORK, LXORK, BANDK, BORK, BXORK };
 struct OpInfo {
@@ -131,15 +86,6 @@ static double double_expected(enum OpKind k, long i, int p) {
   double acc = double_value(k, 0, i);
   for (int r = 1; r < p; ++r) acc = double_combine(k, acc, double_value(k, r, i));
   return acc;
-}
-
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) {
-    fprintf(stderr, "coll_check: out of memory\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  return p;
 }
 
 /* ---- barrier ----------------------------------------------------------- */
@@ -438,13 +384,6 @@ static void test_vector(MPI_Comm comm, long n, int root) {
  * exactly; other libraries skip this part (Debian's MPICH, for one, does not
  * check every argument and may crash on a negative count). */
 #ifdef SONDE_VERSION_STRING
-static void expect_error(int rc, int want_class, const char *what) {
-  begin_case("error check: %s", what);
-  int cls = MPI_SUCCESS;
-  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-  if (cls != want_class) mismatch(0, cls, want_class);
-}
-
 static void test_errors(MPI_Comm parent) {
   MPI_Comm comm;
   MPI_Comm_dup(parent, &comm);
@@ -518,6 +457,7 @@ static void suite(MPI_Comm comm, long max_count) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  g_prog = "coll_check";
   MPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
   /* Mismatches are reported, not fatal: errors return so all are seen. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -538,14 +478,7 @@ int main(int argc, char **argv) {
 
   suite(MPI_COMM_SELF, 1000);
 
-  long total = 0;
-  MPI_Reduce(&g_failures, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (g_world_rank == 0) {
-    if (total == 0)
-      printf("coll_check: %d ranks: all %ld cases passed\n", size, g_cases);
-    else
-      printf("coll_check: %d ranks: %ld mismatches\n", size, total);
-  }
+  report();
   MPI_Finalize();
   return g_failures != 0;
 }
