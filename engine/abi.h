@@ -60,9 +60,14 @@ inline int finish(Comm* comm, int code, const char* fn) {
 }
 
 Comm* find_comm(MPI_Comm h);
+// Datatypes (engine/abi_datatype.cc). A live, not user-freed type, or null.
 Datatype* find_datatype(MPI_Datatype h);
 // Committed datatype usable for communication, or null.
 Datatype* find_comm_datatype(MPI_Datatype h);
+// References that keep a derived type alive after MPI_Type_free (requests
+// using it, parents naming it); no-ops on predefined types.
+void retain_datatype(Datatype* t);
+void release_datatype(Datatype* t);
 
 }  // namespace sonde::engine
 

@@ -1,4 +1,4 @@
-// C ABI: datatypes (the subset of the foundation) and communicators.
+// C ABI: communicators (datatypes: engine/abi_datatype.cc).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -24,123 +24,9 @@ int copy_name(const std::string& name, char* out, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int new_datatype(Datatype** out, MPI_Datatype* handle) {
-  Datatype* t = nullptr;
-  int h = engine().datatypes.allocate(&t);
-  if (!h) return MPI_ERR_INTERN;
-  *t = Datatype{};
-  t->handle = h;
-  *out = t;
-  *handle = h;
-  return MPI_SUCCESS;
-}
-
 }  // namespace
 
 extern "C" {
-
-// ---------------------------------------------------------------- datatypes
-
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  SONDE_ENTER("MPI_Type_contiguous");
-  if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
-  if (!newtype) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* old = find_datatype(oldtype);
-  if (!old) return raise(nullptr, MPI_ERR_TYPE, fn);
-  Datatype* t;
-  int rc = new_datatype(&t, newtype);
-  if (rc) return raise(nullptr, rc, fn);
-  make_contiguous(*t, count, *find_datatype(oldtype));
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Type_contiguous)
-
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  SONDE_ENTER("MPI_Type_vector");
-  if (count < 0 || blocklength < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
-  if (!newtype) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* old = find_datatype(oldtype);
-  if (!old) return raise(nullptr, MPI_ERR_TYPE, fn);
-  Datatype* t;
-  int rc = new_datatype(&t, newtype);
-  if (rc) return raise(nullptr, rc, fn);
-  old = find_datatype(oldtype);  // the table may have grown
-  make_vector(*t, count, blocklength, int64_t(stride) * old->extent, *old);
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Type_vector)
-
-int PMPI_Type_commit(MPI_Datatype* datatype) {
-  SONDE_ENTER("MPI_Type_commit");
-  if (!datatype) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(*datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  t->committed = true;
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Type_commit)
-
-int PMPI_Type_free(MPI_Datatype* datatype) {
-  SONDE_ENTER("MPI_Type_free");
-  if (!datatype) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(*datatype);
-  if (!t || t->predefined) return raise(nullptr, MPI_ERR_TYPE, fn);
-  if (int rc = attr::on_type_free(*datatype)) return raise(nullptr, rc, fn);  // delete callbacks
-  engine().datatypes.release(*datatype);
-  *datatype = MPI_DATATYPE_NULL;
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Type_free)
-
-int PMPI_Type_size(MPI_Datatype datatype, int* size) {
-  SONDE_ENTER("MPI_Type_size");
-  if (!size) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  *size = t->size > std::numeric_limits<int>::max() ? MPI_UNDEFINED : int(t->size);
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Type_size)
-
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
-  SONDE_ENTER("MPI_Type_size_x");
-  if (!size) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  *size = t->size;
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Type_size_x)
-
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
-  SONDE_ENTER("MPI_Type_get_extent");
-  if (!lb || !extent) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  *lb = t->lb;
-  *extent = t->extent;
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Type_get_extent)
-
-int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
-  SONDE_ENTER("MPI_Type_get_name");
-  if (!type_name || !resultlen) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  return copy_name(t->name, type_name, resultlen);
-}
-SONDE_WEAK_ALIAS(Type_get_name)
-
-int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
-  SONDE_ENTER("MPI_Type_set_name");
-  if (!type_name) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  t->name.assign(type_name, strnlen(type_name, MPI_MAX_OBJECT_NAME - 1));
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Type_set_name)
 
 // ---------------------------------------------------------------- communicators
 

@@ -155,15 +155,6 @@ Comm* find_comm(MPI_Comm h) {
   return c && c->live ? c : nullptr;
 }
 
-Datatype* find_datatype(MPI_Datatype h) { return engine().datatypes.lookup(h); }
-
-Datatype* find_comm_datatype(MPI_Datatype h) {
-  Datatype* t = engine().datatypes.lookup(h);
-  if (!t || !t->committed) return nullptr;
-  if (h == MPI_LB || h == MPI_UB) return nullptr;
-  return t;
-}
-
 double wtime() { return now() - g_time_origin; }
 
 }  // namespace sonde::engine

@@ -832,44 +832,4 @@ int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) 
 }
 SONDE_WEAK_ALIAS(Get_count)
 
-static int elements(const MPI_Status* status, const Datatype* t, MPI_Count* out) {
-  long long bytes = status->sonde_count;
-  if (t->size == 0) {
-    *out = 0;
-    return MPI_SUCCESS;
-  }
-  // Every element made of one basic kind: count basics in the bytes received
-  // (a partial element counts the basics it holds). Pair types (value, int)
-  // are two basic elements each.
-  size_t unit = t->basic == Basic::kNone ? 0 : packed_basic_size(t->basic);
-  bool pair = t->basic >= Basic::kFloatInt && t->basic <= Basic::kLongDoubleInt;
-  if (unit && bytes % int64_t(unit) == 0) {
-    *out = bytes / int64_t(unit) * (pair ? 2 : 1);
-  } else {
-    *out = MPI_UNDEFINED;
-  }
-  return MPI_SUCCESS;
-}
-
-int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  SONDE_ENTER("MPI_Get_elements");
-  if (!status || status == MPI_STATUS_IGNORE || !count) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  MPI_Count n;
-  elements(status, t, &n);
-  *count = int(n);
-  return MPI_SUCCESS;
-}
-SONDE_WEAK_ALIAS(Get_elements)
-
-int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
-  SONDE_ENTER("MPI_Get_elements_x");
-  if (!status || status == MPI_STATUS_IGNORE || !count) return raise(nullptr, MPI_ERR_ARG, fn);
-  Datatype* t = find_datatype(datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  return elements(status, t, count);
-}
-SONDE_WEAK_ALIAS(Get_elements_x)
-
 }  // extern "C"

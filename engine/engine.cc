@@ -355,6 +355,8 @@ Request* Engine::new_request(RequestKind kind, const void* buf, int64_t count, D
   r->tag = tag;
   r->comm = comm;
   r->mode = mode;
+  // A derived type outlives MPI_Type_free while a request uses it.
+  if (!type->predefined) retain_datatype(type);
   return r;
 }
 
@@ -363,6 +365,7 @@ void Engine::release(Request* r) {
     std::free(r->staged);
     r->staged = nullptr;
   }
+  if (r->type && !r->type->predefined) release_datatype(r->type);
   requests.release(r->handle);
 }
 

@@ -128,7 +128,55 @@ typedef struct MPI_Status {
 #define MPI_LB SONDE_HANDLE(SONDE_KIND_DATATYPE, 39)
 #define MPI_UB SONDE_HANDLE(SONDE_KIND_DATATYPE, 40)
 #define MPI_CXX_BOOL SONDE_HANDLE(SONDE_KIND_DATATYPE, 41)
-#define SONDE_PREDEFINED_DATATYPES 42 /* indexes 1..41 */
+/* C++ and Fortran names (same representations as the C types). */
+#define MPI_CXX_FLOAT_COMPLEX SONDE_HANDLE(SONDE_KIND_DATATYPE, 42)
+#define MPI_CXX_DOUBLE_COMPLEX SONDE_HANDLE(SONDE_KIND_DATATYPE, 43)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX SONDE_HANDLE(SONDE_KIND_DATATYPE, 44)
+#define MPI_CHARACTER SONDE_HANDLE(SONDE_KIND_DATATYPE, 45)
+#define MPI_INTEGER SONDE_HANDLE(SONDE_KIND_DATATYPE, 46)
+#define MPI_REAL SONDE_HANDLE(SONDE_KIND_DATATYPE, 47)
+#define MPI_DOUBLE_PRECISION SONDE_HANDLE(SONDE_KIND_DATATYPE, 48)
+#define MPI_LOGICAL SONDE_HANDLE(SONDE_KIND_DATATYPE, 49)
+#define MPI_COMPLEX SONDE_HANDLE(SONDE_KIND_DATATYPE, 50)
+#define MPI_DOUBLE_COMPLEX SONDE_HANDLE(SONDE_KIND_DATATYPE, 51)
+#define MPI_INTEGER1 SONDE_HANDLE(SONDE_KIND_DATATYPE, 52)
+#define MPI_INTEGER2 SONDE_HANDLE(SONDE_KIND_DATATYPE, 53)
+#define MPI_INTEGER4 SONDE_HANDLE(SONDE_KIND_DATATYPE, 54)
+#define MPI_INTEGER8 SONDE_HANDLE(SONDE_KIND_DATATYPE, 55)
+#define MPI_REAL4 SONDE_HANDLE(SONDE_KIND_DATATYPE, 56)
+#define MPI_REAL8 SONDE_HANDLE(SONDE_KIND_DATATYPE, 57)
+#define MPI_2INTEGER SONDE_HANDLE(SONDE_KIND_DATATYPE, 58)
+#define SONDE_PREDEFINED_DATATYPES 59 /* indexes 1..58 */
+
+/* Datatype constructors and queries (MPICH's values). */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR_INTEGER 5
+#define MPI_COMBINER_HVECTOR 6
+#define MPI_COMBINER_INDEXED 7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_STRUCT_INTEGER 11
+#define MPI_COMBINER_STRUCT 12
+#define MPI_COMBINER_SUBARRAY 13
+#define MPI_COMBINER_DARRAY 14
+#define MPI_COMBINER_F90_REAL 15
+#define MPI_COMBINER_F90_COMPLEX 16
+#define MPI_COMBINER_F90_INTEGER 17
+#define MPI_COMBINER_RESIZED 18
+#define MPI_COMBINER_HINDEXED_BLOCK 19
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
 
 #define MPI_OP_NULL SONDE_HANDLE(SONDE_KIND_OP, 0)
 #define MPI_MAX SONDE_HANDLE(SONDE_KIND_OP, 1)
@@ -396,6 +444,60 @@ SONDE_DECL(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
 SONDE_DECL(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
 SONDE_DECL(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
 SONDE_DECL(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+SONDE_DECL(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_indexed, (int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                               MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
+                                       const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                       MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_indexed_block, (int count, int blocklength, const int array_of_displacements[],
+                                            MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                             MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_struct, (int count, const int array_of_blocklengths[],
+                                     const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                                     MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                                       const int array_of_starts[], int order, MPI_Datatype oldtype,
+                                       MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_darray, (int size, int rank, int ndims, const int array_of_gsizes[],
+                                     const int array_of_distribs[], const int array_of_dargs[],
+                                     const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+SONDE_DECL(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
+SONDE_DECL(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
+SONDE_DECL(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                                    int *num_datatypes, int *combiner))
+SONDE_DECL(int, Type_get_contents, (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                                    int array_of_integers[], MPI_Aint array_of_addresses[],
+                                    MPI_Datatype array_of_datatypes[]))
+SONDE_DECL(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype))
+SONDE_DECL(int, Get_address, (const void *location, MPI_Aint *address))
+SONDE_DECL(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+SONDE_DECL(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+SONDE_DECL(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+                       int *position, MPI_Comm comm))
+SONDE_DECL(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                         MPI_Datatype datatype, MPI_Comm comm))
+SONDE_DECL(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+SONDE_DECL(int, Pack_external, (const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                                void *outbuf, MPI_Aint outsize, MPI_Aint *position))
+SONDE_DECL(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                                  void *outbuf, int outcount, MPI_Datatype datatype))
+SONDE_DECL(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size))
+/* Removed in MPI-3.0; MPICH still provides them, old codes still call them. */
+SONDE_DECL(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_hindexed, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_struct, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                              MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+SONDE_DECL(int, Address, (void *location, MPI_Aint *address))
+SONDE_DECL(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+SONDE_DECL(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+SONDE_DECL(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
 
 /* communicators */
 SONDE_DECL(int, Comm_size, (MPI_Comm comm, int *size))

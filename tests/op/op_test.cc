@@ -315,11 +315,11 @@ TEST_CASE("derived types reduce element-wise over their basics and leave the gap
 }
 
 TEST_CASE("a datatype mixing basics takes only REPLACE and NO_OP") {
-  Datatype mixed;
-  mixed.blocks = {{0, 4}, {8, 8}};
-  mixed.basic = Basic::kNone;
-  mixed.extent = 16;
-  mixed.finish_layout();
+  Datatype mixed;  // {int at 0, double at 8}, extent 16
+  const int64_t lengths[] = {1, 1}, disps[] = {0, 8};
+  const Datatype* fields[] = {&types()[MPI_INT], &types()[MPI_DOUBLE]};
+  make_struct(mixed, 2, lengths, disps, fields);
+  REQUIRE(mixed.basic == Basic::kNone);
   mixed.committed = true;
   uint8_t a[16] = {1}, b[16] = {2};
   CHECK(reduce_local(a, b, 1, mixed, MPI_SUM) == MPI_ERR_TYPE);
