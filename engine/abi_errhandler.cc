@@ -211,6 +211,37 @@ int PMPI_Add_error_string(int errorcode, const char* string) {
 }
 SONDE_WEAK_ALIAS(Add_error_string)
 
+// MPI 4.1 9.5: the reverse of the Add_ calls. A class goes only when no
+// code of it is left; predefined classes, codes and strings cannot go.
+int PMPI_Remove_error_class(int errorclass) {
+  SONDE_ENTER("MPI_Remove_error_class");
+  auto it = user_codes().find(errorclass);
+  if (it == user_codes().end() || it->second.error_class != errorclass) return raise(nullptr, MPI_ERR_ARG, fn);
+  for (auto& [code, uc] : user_codes())
+    if (code != errorclass && uc.error_class == errorclass) return raise(nullptr, MPI_ERR_ARG, fn);
+  user_codes().erase(it);
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Remove_error_class)
+
+int PMPI_Remove_error_code(int errorcode) {
+  SONDE_ENTER("MPI_Remove_error_code");
+  auto it = user_codes().find(errorcode);
+  if (it == user_codes().end() || it->second.error_class == errorcode) return raise(nullptr, MPI_ERR_ARG, fn);
+  user_codes().erase(it);
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Remove_error_code)
+
+int PMPI_Remove_error_string(int errorcode) {
+  SONDE_ENTER("MPI_Remove_error_string");
+  auto it = user_codes().find(errorcode);
+  if (it == user_codes().end()) return raise(nullptr, MPI_ERR_ARG, fn);
+  it->second.text.clear();
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Remove_error_string)
+
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   SONDE_ENTER("MPI_Alloc_mem");
   (void)info;  // no placement hints are acted on

@@ -104,6 +104,18 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Comm_call_errhandler(c, mycode));
   expect_call(c, myclass, "user code through the handler");
 
+  /* MPI 4.1 removal: a class only without codes, predefined ones never. */
+  CHECK_CLASS(MPI_Remove_error_class(myclass), MPI_ERR_ARG);  /* mycode is left */
+  CHECK_OK(MPI_Remove_error_string(mycode));
+  CHECK_OK(MPI_Error_string(mycode, text, &len));
+  CHECK(len == 0, "string removed: \"%s\"", text);
+  CHECK_OK(MPI_Remove_error_code(mycode));
+  CHECK_CLASS(MPI_Error_class(mycode, &cls), MPI_ERR_ARG);
+  CHECK_OK(MPI_Remove_error_class(myclass));
+  CHECK_CLASS(MPI_Remove_error_code(MPI_ERR_OTHER), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Remove_error_class(MPI_ERR_OTHER), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Remove_error_string(MPI_ERR_OTHER), MPI_ERR_ARG);
+
   /* Errors. */
   CHECK_CLASS(MPI_Comm_create_errhandler(NULL, &got), MPI_ERR_ARG);
   CHECK_CLASS(MPI_Comm_set_errhandler(c, MPI_ERRHANDLER_NULL), MPI_ERR_ARG);
