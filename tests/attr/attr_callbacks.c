@@ -187,8 +187,21 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Type_set_attr(MPI_DOUBLE, tk, (void*)13));
   CHECK_OK(MPI_Type_delete_attr(MPI_DOUBLE, tk));
   expect_events("t6:13", "type delete_attr");
+  /* Type_dup runs the copy callbacks: MPI_TYPE_DUP_FN copies, null copy not. */
+  int tk2;
+  CHECK_OK(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, type_delete_record, &tk2, (void*)7));
+  CHECK_OK(MPI_Type_set_attr(t, tk2, (void*)14));
+  MPI_Datatype t2;
+  CHECK_OK(MPI_Type_dup(t, &t2));
+  CHECK_OK(MPI_Type_get_attr(t2, tk2, &v, &flag));
+  CHECK(flag && v == (void*)14, "Type_dup copied with MPI_TYPE_DUP_FN");
+  CHECK_OK(MPI_Type_get_attr(t2, tk, &v, &flag));
+  CHECK(flag == 0, "Type_dup copied a null-copy attribute");
+  CHECK_OK(MPI_Type_free(&t2));
+  expect_events("t7:14", "free of the dup type");
   CHECK_OK(MPI_Type_free(&t));
-  expect_events("t6:12", "type free");
+  expect_events("t7:14 t6:12", "type free");
+  CHECK_OK(MPI_Type_free_keyval(&tk2));
   CHECK_CLASS(MPI_Type_set_attr(MPI_INT, k1, (void*)1), MPI_ERR_KEYVAL);  /* a comm keyval */
   CHECK_CLASS(MPI_Comm_set_attr(c, tk, (void*)1), MPI_ERR_KEYVAL);        /* a type keyval */
   CHECK_CLASS(MPI_Type_get_attr(MPI_DATATYPE_NULL, tk, &v, &flag), MPI_ERR_TYPE);
