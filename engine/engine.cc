@@ -71,6 +71,27 @@ bool is_message(PacketType t) {
   return t == PacketType::kEager || t == PacketType::kEagerSync || t == PacketType::kRts;
 }
 
+// --- datatypes in the rendezvous (docs/datatypes.md) ---
+// kRts flag: the sender's data is non-contiguous, so there is no address
+// to pull from (recv_cookie is 0).
+constexpr uint8_t kRtsScattered = 1;
+
+// Single copy between the packed bytes [0, n) of r's (buf, count, type)
+// and the peer's contiguous range at `remote`, through the iovecs of r's
+// layout, a window at a time (no staging copy). False when refused.
+bool copy_scattered(transport::Transport& t, int peer, bool read, uint64_t remote, const Request& r, uint64_t n) {
+  constexpr size_t kWindow = 256;
+  iovec iov[kWindow];
+  for (uint64_t off = 0; off < n;) {
+    uint64_t covered = 0;
+    size_t k = gather_iov(*r.type, r.buf, r.count, off, n - off, iov, kWindow, &covered);
+    if (!(read ? t.read_remote_iov(peer, remote + off, iov, k) : t.write_remote_iov(peer, remote + off, iov, k)))
+      return false;
+    off += covered;
+  }
+  return true;
+}
+
 }  // namespace
 
 // PERUSE firing helpers: a request's id is its descriptor's address; the spec
@@ -513,15 +534,14 @@ int Engine::issue_send(Request* r) {
     return MPI_SUCCESS;
   }
 
-  // Rendezvous: announce; the receiver pulls (single copy) or asks us to stream.
-  if (!data) {
-    r->staged = static_cast<uint8_t*>(std::malloc(r->bytes));
-    pack(*r->type, r->buf, r->count, 0, r->staged, r->bytes);
-    data = r->staged;
-  }
+  // Rendezvous: announce; the receiver pulls (single copy) or asks us to
+  // stream. Non-contiguous data is not staged: the receiver has us write
+  // it straight from our layout into its buffer, or asks for a stream we
+  // pack into the transport (docs/datatypes.md).
   h.type = PacketType::kRts;
   h.payload = 0;
   h.recv_cookie = reinterpret_cast<uint64_t>(data);
+  if (!data) h.flags = kRtsScattered;
   r->item.payload = data;
   r->item.header = h;
   r->item.handed = 0;
@@ -601,7 +621,8 @@ void Engine::send_control(int peer, PacketType type, uint64_t send_cookie, uint6
 // receiver's buffer while it reads the rest.
 void Engine::coop_write(Request* r, int peer, uint64_t recv_cookie) {
   xfer_begin(r);  // the sender's share of a cooperative copy
-  bool ok = route[peer]->write_remote(peer, r->coop_addr, r->item.payload, r->coop_split);
+  bool ok = r->item.payload ? route[peer]->write_remote(peer, r->coop_addr, r->item.payload, r->coop_split)
+                            : copy_scattered(*route[peer], peer, /*read=*/false, r->coop_addr, *r, r->coop_split);
   send_control(peer, PacketType::kWriteDone, reinterpret_cast<uint64_t>(r), recv_cookie, r->coop_split, ok ? 0 : 1);
   // Refused: the receiver reads our head itself and says so with a second
   // kFin; until then our buffer must stay untouched, so we are not done.
@@ -733,7 +754,8 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
   uint64_t n = std::min<uint64_t>(h.total, r->bytes);
   setup_sink(r, h.total);
   bool pulled = false;
-  bool coop = settings.coop_threshold && n >= settings.coop_threshold && r->type->contiguous &&
+  const bool scattered = h.flags & kRtsScattered;  // the sender's data has no single address
+  bool coop = !scattered && settings.coop_threshold && n >= settings.coop_threshold && r->type->contiguous &&
               peer != world_rank && single_copy_state_[size_t(peer)] > 0;
   if (coop) {
     // Both cores copy: the sender writes [0, split) into our buffer while we
@@ -758,6 +780,25 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
     return;
   }
+  if (scattered && n > 0) {
+    if (r->type->contiguous && peer != world_rank && single_copy_state_[size_t(peer)] >= 0) {
+      // Only the sender knows its layout: it writes all n bytes straight
+      // into our buffer (the cooperative exchange with an empty share for
+      // us). coop_addr 0 says a refused write falls back to streaming.
+      uint64_t dst_addr = reinterpret_cast<uint64_t>(contiguous_start(*r->type, r->buf));
+      r->coop_addr = 0;
+      r->coop_split = n;
+      r->coop_waiting = 1;  // its kWriteDone
+      send_control(peer, PacketType::kCtsWrite, h.send_cookie, reinterpret_cast<uint64_t>(r), n, 0, &dst_addr);
+      xfer_begin(r);
+      send_control(peer, PacketType::kFin, h.send_cookie, 0);  // our (empty) share is done
+      return;
+    }
+    // Scattered on both sides: the sender packs into the transport and we
+    // unpack from it, two copies and no staging buffer.
+    send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
+    return;
+  }
   if (n == 0) {
     xfer_begin(r);  // nothing to move (truncated to 0 bytes), but the transfer still happens
     pulled = true;
@@ -765,10 +806,9 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     xfer_begin(r);
     pulled = route[peer]->read_remote(peer, h.recv_cookie, contiguous_start(*r->type, r->buf), n);
   } else {
-    std::vector<uint8_t> tmp(n);
+    // Straight into our scattered buffer: the iovecs of our layout.
     xfer_begin(r);
-    pulled = route[peer]->read_remote(peer, h.recv_cookie, tmp.data(), n);
-    if (pulled) unpack(*r->type, r->buf, r->count, 0, tmp.data(), n);
+    pulled = copy_scattered(*route[peer], peer, /*read=*/true, h.recv_cookie, *r, n);
   }
   if (n) single_copy_state_[size_t(peer)] = pulled ? 1 : -1;
   if (pulled) {
@@ -938,6 +978,7 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
   switch (h.type) {
     case PacketType::kCts: {
       auto* r = reinterpret_cast<Request*>(h.send_cookie);
+      r->coop_waiting = 0;  // streaming replaces any single-copy exchange
       PacketHeader d{};
       d.type = PacketType::kData;
       d.payload = r->bytes;
@@ -973,6 +1014,20 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
     case PacketType::kWriteDone: {
       auto* r = reinterpret_cast<Request*>(h.recv_cookie);
       if (!r->coop_waiting) break;  // we fell back to streaming meanwhile
+      if ((h.flags & 1) && r->coop_addr == 0) {
+        // A scattered sender could not write, and there is no address to
+        // read from: have it stream instead.
+        single_copy_state_[size_t(peer)] = -1;
+        r->coop_waiting = 0;
+        deferred_.push_back({Deferred::kControl, peer, r, [&] {
+          PacketHeader cts{};
+          cts.type = PacketType::kCts;
+          cts.send_cookie = h.send_cookie;
+          cts.recv_cookie = reinterpret_cast<uint64_t>(r);
+          return cts;
+        }()});
+        break;
+      }
       if (h.flags & 1) {
         // The sender could not write its part: read it ourselves, then let
         // it go (it waits for this second kFin before reusing its buffer).

@@ -12,6 +12,8 @@
 // calls into a transport.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -122,6 +124,21 @@ class Transport {
   // the range may have been written (never a byte outside it). The default
   // refuses.
   virtual bool write_remote(int peer, uint64_t remote_addr, const void* src, size_t len) { return false; }
+  // Single-copy with a scattered local side (a non-contiguous datatype's
+  // memory, engine/datatype.h gather_iov): the remote range starting at
+  // `remote_addr` is as long as the `n` local iovecs together, and is read
+  // into / written from them in order. Same refusal rules as above. The
+  // defaults go piece by piece through read_remote / write_remote.
+  virtual bool read_remote_iov(int peer, uint64_t remote_addr, const iovec* local, size_t n) {
+    for (size_t i = 0; i < n; remote_addr += local[i].iov_len, ++i)
+      if (!read_remote(peer, remote_addr, local[i].iov_base, local[i].iov_len)) return false;
+    return true;
+  }
+  virtual bool write_remote_iov(int peer, uint64_t remote_addr, const iovec* local, size_t n) {
+    for (size_t i = 0; i < n; remote_addr += local[i].iov_len, ++i)
+      if (!write_remote(peer, remote_addr, local[i].iov_base, local[i].iov_len)) return false;
+    return true;
+  }
   // Called once before MPI_Finalize returns, after all traffic has drained.
   virtual void shutdown() {}
 };

@@ -37,28 +37,55 @@ constexpr size_t kBounceBytes = 16 * 1024;
 // process_vm_readv or process_vm_writev: same signature, opposite direction.
 using VmCopy = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*, unsigned long, unsigned long);
 
-// All-or-nothing copy of `len` bytes between `local` here and `remote` in
-// process `pid`. A failed write may leave a prefix of the range written.
-bool copy_process(VmCopy copy, pid_t pid, uint64_t remote, char* local, size_t len) {
-  size_t done = 0;
-  while (done < len) {
-    iovec here{local + done, len - done};
-    iovec far{reinterpret_cast<void*>(remote + done), len - done};
-    ssize_t n = copy(pid, &here, 1, &far, 1, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;  // EPERM, ESRCH, ENOSYS, EFAULT: let the engine stream instead
-    done += static_cast<size_t>(n);
+// All-or-nothing copy between the `n` iovecs of `local` here, in order, and
+// the bytes from `remote` on in process `pid` (as many as the iovecs hold).
+// A failed write may leave a prefix of the range written. The kernel may
+// move fewer bytes than asked (and takes at most IOV_MAX iovecs): resume
+// where it stopped.
+bool copy_process(VmCopy copy, pid_t pid, uint64_t remote, const iovec* local, size_t n) {
+  constexpr size_t kMaxIov = 1024;  // IOV_MAX on Linux
+  iovec here[kMaxIov];
+  size_t next = 0;  // first iovec of `local` not yet copied into `here`
+  size_t used = 0, first = 0;
+  uint64_t done = 0;
+  for (;;) {
+    // Refill: the unfinished iovecs, then as many more as fit.
+    if (first == used) {
+      used = first = 0;
+      while (next < n && used < kMaxIov) here[used++] = local[next++];
+      if (used == 0) return true;
+    }
+    size_t len = 0;
+    for (size_t i = first; i < used; ++i) len += here[i].iov_len;
+    if (len == 0) {
+      first = used;
+      continue;
+    }
+    iovec far{reinterpret_cast<void*>(remote + done), len};
+    ssize_t got = copy(pid, here + first, used - first, &far, 1, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;  // EPERM, ESRCH, ENOSYS, EFAULT: let the engine stream instead
+    done += static_cast<uint64_t>(got);
+    for (size_t left = static_cast<size_t>(got); left > 0;) {
+      size_t take = std::min(left, here[first].iov_len);
+      here[first].iov_base = static_cast<char*>(here[first].iov_base) + take;
+      here[first].iov_len -= take;
+      left -= take;
+      if (here[first].iov_len == 0) ++first;
+    }
+    while (first < used && here[first].iov_len == 0) ++first;
   }
-  return true;
 }
 
 bool read_process(pid_t pid, uint64_t remote, void* dst, size_t len) {
-  return copy_process(process_vm_readv, pid, remote, static_cast<char*>(dst), len);
+  iovec here{dst, len};
+  return copy_process(process_vm_readv, pid, remote, &here, 1);
 }
 
 bool write_process(pid_t pid, uint64_t remote, const void* src, size_t len) {
   // process_vm_writev only reads the local iovec.
-  return copy_process(process_vm_writev, pid, remote, const_cast<char*>(static_cast<const char*>(src)), len);
+  iovec here{const_cast<void*>(src), len};
+  return copy_process(process_vm_writev, pid, remote, &here, 1);
 }
 
 // A switch read at construction: unset or anything but "0" means on.
@@ -184,6 +211,18 @@ class ShmTransport final : public Transport {
     if (!reaches(peer)) return false;
     const Peer& p = peers_[peer_index_[peer]];
     return p.single_copy && write_process(p.pid, remote_addr, src, len);
+  }
+
+  bool read_remote_iov(int peer, uint64_t remote_addr, const iovec* local, size_t n) override {
+    if (!reaches(peer)) return false;
+    const Peer& p = peers_[peer_index_[peer]];
+    return p.single_copy && copy_process(process_vm_readv, p.pid, remote_addr, local, n);
+  }
+
+  bool write_remote_iov(int peer, uint64_t remote_addr, const iovec* local, size_t n) override {
+    if (!reaches(peer)) return false;
+    const Peer& p = peers_[peer_index_[peer]];
+    return p.single_copy && copy_process(process_vm_writev, p.pid, remote_addr, local, n);
   }
 
   void shutdown() override {
