@@ -82,6 +82,44 @@ TEST_CASE("shm read_remote returns false for unmapped addresses and for a peer t
   CHECK_MESSAGE(run.ok, run.report);
 }
 
+// Scattered local sides (a non-contiguous datatype's memory): more iovecs
+// than one process_vm_readv/writev call takes, of uneven sizes, some empty.
+TEST_CASE("shm read_remote_iov and write_remote_iov scatter and gather across more than IOV_MAX iovecs") {
+  const std::string job = unique_job_id();
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+    Endpoint shm(make_shm(ex, job));
+    constexpr size_t kPieces = 3000;
+    size_t total = 0;
+    for (size_t i = 0; i < kPieces; ++i) total += i % 7;  // lengths 0..6
+    std::vector<uint8_t> buffer = pattern(2, 5, ex.rank() == 1 ? total : 0);
+    const uint64_t remote = share_buffer(ex, buffer);
+    if (ex.rank() == 0) {
+      // Local pieces every 8 bytes: piece i has i % 7 bytes, the rest a gap.
+      std::vector<uint8_t> local(kPieces * 8, 0xEE);
+      std::vector<iovec> iov;
+      for (size_t i = 0; i < kPieces; ++i) iov.push_back({local.data() + i * 8, i % 7});
+      RANK_CHECK(shm->read_remote_iov(1, remote, iov.data(), iov.size()));
+      const std::vector<uint8_t> want = pattern(2, 5, total);
+      size_t at = 0;
+      bool same = true;
+      for (size_t i = 0; i < kPieces; ++i)
+        for (size_t j = 0; j < 8; ++j) same &= local[i * 8 + j] == (j < i % 7 ? want[at++] : 0xEE);
+      RANK_CHECK(same);
+      // And back, reversed in value, into rank 1's buffer.
+      for (uint8_t& b : local) b = uint8_t(~b);
+      RANK_CHECK(shm->write_remote_iov(1, remote, iov.data(), iov.size()));
+    }
+    ex.fence();
+    if (ex.rank() == 1) {
+      std::vector<uint8_t> want = pattern(2, 5, total);
+      for (uint8_t& b : want) b = uint8_t(~b);
+      RANK_CHECK(buffer == want);
+    }
+    ex.fence();
+  });
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
 TEST_CASE("shm write_remote fills a sibling rank's buffer in one call") {
   const std::string job = unique_job_id();
   RunResult run = run_ranks(2, [&](FakeExchange& ex) {
