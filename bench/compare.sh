@@ -5,17 +5,20 @@
 # reports medians over its trials, and this script reports the median of the
 # rounds plus Sonde's ratio to the faster peer.
 #
-# usage: bench/compare.sh [--rounds N] [--sonde-prefix DIR] [latency bandwidth match_worst]
+# usage: bench/compare.sh [--rounds N] [--np N] [--sonde-prefix DIR] [latency bandwidth match_worst coll]
+# --np: ranks per job (default 2); beyond the number of cores, ranks are not bound.
 # Needs: mpich libmpich-dev openmpi-bin libopenmpi-dev (apt-get install them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 rounds=5
+np=2
 prefix="$top/build/prefix"
 benches=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
+    --np) np=$2; shift 2 ;;
     --sonde-prefix) prefix=$2; shift 2 ;;
     *) benches+=("$1"); shift ;;
   esac
@@ -39,12 +42,14 @@ for b in "${benches[@]}"; do
   mpicc.openmpi -O2 -o "$work/$b.ompi" "$here/$b.c"
 done
 
+bind=core
+[ "$np" -le "$(nproc)" ] || bind=none
 run() {  # impl bench -> lines "name size value"
   local impl=$1 b=$2
   case $impl in
-    sonde) "$prefix/bin/mpiexec" --bind-to core -n 2 "$work/$b.sonde" ;;
-    mpich) mpiexec.mpich -bind-to core -n 2 "$work/$b.mpich" ;;
-    ompi) mpirun.openmpi --oversubscribe --bind-to core --mca pml ob1 --mca btl self,vader -n 2 "$work/$b.ompi" ;;
+    sonde) "$prefix/bin/mpiexec" --bind-to $bind -n "$np" "$work/$b.sonde" ;;
+    mpich) mpiexec.mpich -bind-to $bind -n "$np" "$work/$b.mpich" ;;
+    ompi) mpirun.openmpi --oversubscribe --bind-to $bind --mca pml ob1 --mca btl self,vader -n "$np" "$work/$b.ompi" ;;
   esac
 }
 
@@ -65,14 +70,14 @@ for line in open(sys.argv[1]):
     rows[(bench, int(size), impl)].append(float(value))
 keys = sorted({(b, s) for b, s, _ in rows})
 higher_is_better = {"bandwidth"}
-unit = {"latency": "us", "bandwidth": "GB/s", "match_worst": "us/msg"}
+unit = {"bandwidth": "GB/s", "match_worst": "us/msg"}  # everything else: us
 print(f"{'benchmark':<12} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'openmpi':>9}  sonde/best-peer")
 for b, s in keys:
     med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi") if rows.get((b, s, i))}
     peers = [med[i] for i in ("mpich", "ompi") if i in med]
     best = max(peers) if b in higher_is_better else min(peers)
     ratio = med["sonde"] / best if best else float("nan")
-    print(f"{b:<12} {s:>8} {unit[b]:>7} {med.get('sonde', float('nan')):>9.3f} {med.get('mpich', float('nan')):>9.3f} "
+    print(f"{b:<12} {s:>8} {unit.get(b, 'us'):>7} {med.get('sonde', float('nan')):>9.3f} {med.get('mpich', float('nan')):>9.3f} "
           f"{med.get('ompi', float('nan')):>9.3f}  {ratio:.2f}" + ("  (higher is better)" if b in higher_is_better else ""))
 print(f"(median of {len(next(iter(rows.values())))} interleaved rounds; each round itself a median of trials)")
 PY

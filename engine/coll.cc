@@ -28,6 +28,7 @@ namespace {
 // log(p) extra copies of the payload.
 constexpr int64_t kBcastLarge = 64 * 1024;            // whole message
 constexpr int64_t kAllreduceLarge = 32 * 1024;        // whole vector
+constexpr int64_t kReduceLarge = 32 * 1024;           // whole vector
 constexpr int64_t kGatherBinomialMax = 64 * 1024;     // all ranks' data together
 constexpr int64_t kScatterBinomialMax = 64 * 1024;    // all ranks' data together
 constexpr int64_t kAllgatherSmallMax = 64 * 1024;     // all ranks' data together (doubling / Bruck)
@@ -260,11 +261,6 @@ Task reduce_tree(Schedule& s, const void* input, void* rbuf, int64_t count, Data
   co_return MPI_SUCCESS;
 }
 
-Task reduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
-  if (count == 0 || type->size == 0) co_return MPI_SUCCESS;
-  co_return co_await reduce_tree(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, root);
-}
-
 // ---- allreduce ---------------------------------------------------------------
 
 // Real rank of a rank in the power-of-two group left after folding: the
@@ -295,10 +291,12 @@ Task allreduce_doubling(Schedule& s, void** acc, void** tmp, int64_t count, Data
 // Rabenseifner: reduce-scatter by recursive halving (each rank ends up
 // owning the full reduction of 1/pof2 of the vector), then an allgather
 // retracing the same pairs. About 2n bytes per rank instead of n*log2 p.
-// Commutative ops only: each step folds the partner's half into this rank's
-// (partner op mine), the wrong order whenever the partner holds higher ranks.
+// `gather_only` (Reduce): the retrace is a binomial gather of the blocks to
+// newrank 0 instead. Commutative ops only: each step folds the partner's
+// half into this rank's (partner op mine), the wrong order whenever the
+// partner holds higher ranks.
 Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int newrank,
-                       int pof2, int rem) {
+                       int pof2, int rem, bool gather_only) {
   // Block i of pof2: elements [first(i), first(i+1)); the first count%pof2 blocks get one extra.
   const int64_t q = count / pof2, extra = count % pof2;
   auto first = [q, extra](int64_t i) { return i * q + std::min(i, extra); };
@@ -325,9 +323,12 @@ Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatyp
     before.pop_back();
     // The partner completed the other half of `whole`.
     const Range theirs = lo == whole.lo ? Range{hi, whole.hi} : Range{whole.lo, lo};
-    s.recv(at(acc, first(theirs.lo), type), first(theirs.hi) - first(theirs.lo), type, unfolded(partner, rem));
-    s.send(at(acc, first(lo), type), first(hi) - first(lo), type, unfolded(partner, rem));
+    if (!gather_only || !(newrank & mask))
+      s.recv(at(acc, first(theirs.lo), type), first(theirs.hi) - first(theirs.lo), type, unfolded(partner, rem));
+    if (!gather_only || (newrank & mask))
+      s.send(at(acc, first(lo), type), first(hi) - first(lo), type, unfolded(partner, rem));
     SONDE_CO_TRY(co_await s.round());
+    if (gather_only && (newrank & mask)) break;  // handed over: done
     lo = whole.lo;
     hi = whole.hi;
   }
@@ -335,8 +336,53 @@ Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatyp
 }
 
 // Non-power-of-two sizes fold first: among the first 2*rem ranks each even
-// rank hands its vector to the odd one above it (lower rank first, so order
-// holds), leaving pof2 participants; the result is handed back at the end.
+// rank hands its vector (acc) to the odd one above it, which folds it in
+// (lower rank first, so order holds), leaving pof2 participants. Sets
+// *newrank to this rank's place among them, or -1 for a rank folded away.
+Task fold(Schedule& s, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int rem, int* newrank) {
+  const int r = s.r;
+  if (r >= 2 * rem) {
+    *newrank = r - rem;
+    co_return MPI_SUCCESS;
+  }
+  if (r % 2 == 0) {
+    *newrank = -1;
+    s.send(acc, count, type, r + 1);
+    co_return co_await s.round();
+  }
+  *newrank = r / 2;
+  s.recv(tmp, count, type, r - 1);
+  SONDE_CO_TRY(co_await s.round());
+  co_return reduce_local(tmp, acc, count, *type, op);
+}
+
+// Rabenseifner's reduce (commutative ops, large vectors): fold, the
+// allreduce's reduce-scatter by recursive halving, a binomial gather of the
+// reduced blocks to newrank 0, which hands the result to the root. About 2n
+// bytes into the root instead of n*log2 p.
+Task reduce_halving(Schedule& s, const void* input, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  const int r = s.r;
+  const int pof2 = pof2_below(s.p), rem = s.p - pof2;
+  TypedScratch acc_store, tmp_store;
+  void* acc = acc_store.allocate(count, type);
+  void* tmp = tmp_store.allocate(count, type);
+  SONDE_CO_TRY(copy(input, count, type, acc, count, type));
+  int newrank = -1;
+  SONDE_CO_TRY(co_await fold(s, acc, tmp, count, type, op, rem, &newrank));
+  if (newrank >= 0) SONDE_CO_TRY(co_await allreduce_halving(s, acc, tmp, count, type, op, newrank, pof2, rem, true));
+  const int holder = unfolded(0, rem);
+  if (r == holder) {
+    if (r == root) co_return copy(acc, count, type, rbuf, count, type);
+    s.send(acc, count, type, root);
+    co_return co_await s.round();
+  }
+  if (r == root) {
+    s.recv(rbuf, count, type, holder);
+    co_return co_await s.round();
+  }
+  co_return MPI_SUCCESS;
+}
+
 Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op) {
   const int p = s.p, r = s.r;
   if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, count, type, rbuf, count, type));
@@ -349,25 +395,12 @@ Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Da
   TypedScratch tmp_store;
   void* acc = rbuf;
   void* tmp = tmp_store.allocate(count, type);
-  int newrank;
-  if (r < 2 * rem) {
-    if (r % 2 == 0) {
-      s.send(acc, count, type, r + 1);
-      SONDE_CO_TRY(co_await s.round());
-      newrank = -1;
-    } else {
-      s.recv(tmp, count, type, r - 1);
-      SONDE_CO_TRY(co_await s.round());
-      SONDE_CO_TRY(reduce_local(tmp, acc, count, *type, op));
-      newrank = r / 2;
-    }
-  } else {
-    newrank = r - rem;
-  }
+  int newrank = -1;
+  SONDE_CO_TRY(co_await fold(s, acc, tmp, count, type, op, rem, &newrank));
 
   if (newrank >= 0) {
     if (commutative && count >= pof2 && count * type->size >= kAllreduceLarge) {
-      SONDE_CO_TRY(co_await allreduce_halving(s, acc, tmp, count, type, op, newrank, pof2, rem));
+      SONDE_CO_TRY(co_await allreduce_halving(s, acc, tmp, count, type, op, newrank, pof2, rem, false));
     } else {
       SONDE_CO_TRY(co_await allreduce_doubling(s, &acc, &tmp, count, type, op, commutative, newrank, pof2, rem));
       if (acc != rbuf) SONDE_CO_TRY(copy(acc, count, type, rbuf, count, type));
@@ -380,6 +413,14 @@ Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Da
     co_return co_await s.round();
   }
   co_return MPI_SUCCESS;
+}
+
+Task reduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  if (count == 0 || type->size == 0) co_return MPI_SUCCESS;
+  const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  if (s.p > 2 && op_is_commutative(op) && count >= pof2_below(s.p) && count * type->size >= kReduceLarge)
+    co_return co_await reduce_halving(s, input, rbuf, count, type, op, root);
+  co_return co_await reduce_tree(s, input, rbuf, count, type, op, root);
 }
 
 // ---- gather / gatherv --------------------------------------------------------
@@ -793,10 +834,12 @@ Task scan_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatyp
 // A nonblocking collective in flight: its schedule, its coroutine and the
 // user request that completes with it.
 struct Flight {
-  Flight(Comm* c, int kind) : schedule(c, kind) {}
+  Flight(Comm* c, int kind, MPI_Op o) : schedule(c, kind), op(o) { op_hold(op); }
+  ~Flight() { op_release(op); }
   Schedule schedule;
   Task task;
   Request* request = nullptr;
+  MPI_Op op;  // a reduction's op, held while it runs (MPI_Op_free may come meanwhile)
 };
 
 std::vector<Flight*>& flights() {
@@ -835,15 +878,16 @@ int run_blocking(Schedule& s, Task t) {
   }
 }
 
-// One entry for both forms: `make(schedule)` builds the collective's Task.
+// One entry for both forms: `make(schedule)` builds the collective's Task;
+// `op` is a reduction's operation.
 template <class Make>
-int launch(Comm* comm, Kind kind, MPI_Request* request, Make make) {
+int launch(Comm* comm, Kind kind, MPI_Request* request, Make make, MPI_Op op = MPI_OP_NULL) {
   try {
     if (!request) {
       Schedule s(comm, kind);
       return run_blocking(s, make(s));
     }
-    auto f = std::make_unique<Flight>(comm, kind);
+    auto f = std::make_unique<Flight>(comm, kind, op);
     f->task = make(f->schedule);
     Request* q = engine().new_request(RequestKind::kCollective);
     if (!q) return MPI_ERR_INTERN;
@@ -951,13 +995,13 @@ int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Re
 int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* comm,
            MPI_Request* request) {
   return launch(comm, kReduce, request,
-                [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); });
+                [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); }, op);
 }
 
 int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
               MPI_Request* request) {
   return launch(comm, kAllreduce, request,
-                [=](Schedule& s) { return allreduce_task(s, sbuf, rbuf, count, type, op); });
+                [=](Schedule& s) { return allreduce_task(s, sbuf, rbuf, count, type, op); }, op);
 }
 
 int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
@@ -1033,22 +1077,22 @@ int alltoallw(const void* sbuf, const int* scounts, const int* sdispls, Datatype
 int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op, Comm* comm,
                          MPI_Request* request) {
   return launch(comm, kReduceScatterBlock, request,
-                [=](Schedule& s) { return reduce_scatter_block_task(s, sbuf, rbuf, rcount, type, op); });
+                [=](Schedule& s) { return reduce_scatter_block_task(s, sbuf, rbuf, rcount, type, op); }, op);
 }
 
 int reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, Datatype* type, MPI_Op op, Comm* comm,
                    MPI_Request* request) {
   return launch(comm, kReduceScatter, request,
-                [=](Schedule& s) { return reduce_scatter_task(s, sbuf, rbuf, rcounts, type, op); });
+                [=](Schedule& s) { return reduce_scatter_task(s, sbuf, rbuf, rcounts, type, op); }, op);
 }
 
 int scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm, MPI_Request* request) {
-  return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); });
+  return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); }, op);
 }
 
 int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
            MPI_Request* request) {
-  return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); });
+  return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); }, op);
 }
 
 }  // namespace sonde::engine::coll

@@ -280,11 +280,23 @@ int op_create(MPI_User_function* fn, bool commutative, MPI_Op* out) {
 }
 
 int op_free(MPI_Op* h) {
-  const Op* op = find_op(*h);
-  if (!op || op->predefined != 0) return MPI_ERR_OP;
-  op_table().release(*h);
+  Op* op = op_table().lookup(*h);
+  if (!op || op->predefined != 0 || op->freed) return MPI_ERR_OP;
+  if (op->holds > 0) op->freed = true;
+  else op_table().release(*h);
   *h = MPI_OP_NULL;
   return MPI_SUCCESS;
+}
+
+void op_hold(MPI_Op h) {
+  Op* op = op_table().lookup(h);
+  if (op && op->predefined == 0) ++op->holds;
+}
+
+void op_release(MPI_Op h) {
+  Op* op = op_table().lookup(h);
+  if (!op || op->predefined != 0) return;
+  if (--op->holds == 0 && op->freed) op_table().release(h);
 }
 
 const Op* find_op(MPI_Op h) { return op_table().lookup(h); }

@@ -28,16 +28,21 @@ struct Op {
   // kernels in op.cc. 0: user-defined, applied by calling `user`.
   int predefined = 0;
   MPI_User_function* user = nullptr;
+  int holds = 0;       // running nonblocking reductions using it
+  bool freed = false;  // MPI_Op_free came while held
 };
 
 // MPI_Op_create: a new user-defined operation. MPI_ERR_INTERN when the
 // table is full.
 int op_create(MPI_User_function* fn, bool commutative, MPI_Op* out);
 // MPI_Op_free: MPI_ERR_OP for predefined, null, freed or forged handles;
-// otherwise *op becomes MPI_OP_NULL. The slot is released at once: a
-// nonblocking reduction still running with the op then fails with
-// MPI_ERR_OP (MPI would let it finish).
+// otherwise *op becomes MPI_OP_NULL. An op held by a running nonblocking
+// reduction (op_hold) lives on until the last op_release.
 int op_free(MPI_Op* op);
+// A nonblocking reduction holds its user op from start to completion, as
+// MPI lets the user free the handle meanwhile. No-ops on predefined ops.
+void op_hold(MPI_Op op);
+void op_release(MPI_Op op);
 
 // The operation behind a handle; null for MPI_OP_NULL, freed or forged handles.
 const Op* find_op(MPI_Op h);

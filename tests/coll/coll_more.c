@@ -583,6 +583,26 @@ static void test_user_ops(void) {
   MPI_Op_free(&mat);
 }
 
+/* MPI_Op_free right after starting a nonblocking reduction with that op:
+ * the reduction still completes with it. */
+static void test_op_freed_while_running(MPI_Comm comm, long count) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  begin_case("Iallreduce with a user op freed before completion, count %ld (size %d)", count, size);
+  MPI_Op add;
+  MPI_Op_create(sum_op, 1, &add);
+  int *in = ints(count), *out = ints(count);
+  for (long i = 0; i < count; ++i) in[i] = val(rank, i, 60);
+  MPI_Request req;
+  check_rc(MPI_Iallreduce(in, out, (int)count, MPI_INT, add, comm, &req), "MPI_Iallreduce");
+  check_rc(MPI_Op_free(&add), "MPI_Op_free");
+  check_rc(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
+  for (long i = 0; i < count; ++i)
+    if (out[i] != sum_upto(size, i, 60)) mismatch(i, out[i], sum_upto(size, i, 60));
+  free(in), free(out);
+}
+
 /* ---- argument errors (Sonde's classes; each detected by every rank) ------------------- */
 
 #ifdef SONDE_VERSION_STRING
@@ -685,6 +705,8 @@ static void suite(MPI_Comm comm, MPI_Op matop, long max_count) {
   for (int c = 0; c < 3; ++c)
     for (int ip = 0; ip < 2; ++ip) test_matrix(comm, matop, mat_counts[c], ip);
   test_loc(comm, 1000);
+  test_op_freed_while_running(comm, 1);
+  test_op_freed_while_running(comm, 20000);
   test_nonblocking(comm, 1, matop);
   test_nonblocking(comm, 1000, matop);
   if (max_count >= 20000) test_nonblocking(comm, 20000, matop);

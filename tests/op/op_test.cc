@@ -345,3 +345,65 @@ TEST_CASE("floating MAX/MIN/SUM agree with the reference on special values") {
   CHECK(b[1] == 0.0);
   CHECK(std::isinf(b[2]));
 }
+
+namespace {
+// A user function that records what it was given: inout = in - inout, an
+// order-revealing, non-commutative combination.
+int g_user_calls = 0;
+MPI_Datatype g_user_type = MPI_DATATYPE_NULL;
+void subtract(void* in, void* inout, int* len, MPI_Datatype* type) {
+  ++g_user_calls;
+  g_user_type = *type;
+  const int* a = static_cast<const int*>(in);
+  int* b = static_cast<int*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = a[i] - b[i];
+}
+}  // namespace
+
+TEST_CASE("user ops: created with their commutativity, applied as in op inout, refused once freed") {
+  MPI_Op op = MPI_OP_NULL;
+  REQUIRE(op_create(subtract, false, &op) == MPI_SUCCESS);
+  CHECK(op_valid(op));
+  CHECK_FALSE(op_is_commutative(op));
+  // Any datatype: user functions decide what they accept.
+  CHECK(op_check(op, types()[MPI_INT]) == MPI_SUCCESS);
+  CHECK(op_check(op, types()[MPI_PACKED]) == MPI_SUCCESS);
+  int in[3] = {10, 20, 30}, inout[3] = {1, 2, 3};
+  g_user_calls = 0;
+  REQUIRE(reduce_local(in, inout, 3, types()[MPI_INT], op) == MPI_SUCCESS);
+  CHECK(g_user_calls == 1);
+  CHECK(g_user_type == MPI_INT);
+  CHECK(inout[0] == 9);
+  CHECK(inout[2] == 27);
+
+  MPI_Op commutative = MPI_OP_NULL;
+  REQUIRE(op_create(subtract, true, &commutative) == MPI_SUCCESS);
+  CHECK(commutative != op);
+  CHECK(op_is_commutative(commutative));
+
+  const MPI_Op stale = op;
+  REQUIRE(op_free(&op) == MPI_SUCCESS);
+  CHECK(op == MPI_OP_NULL);
+  CHECK_FALSE(op_valid(stale));
+  CHECK(reduce_local(in, inout, 3, types()[MPI_INT], stale) == MPI_ERR_OP);
+  MPI_Op again = stale;
+  CHECK(op_free(&again) == MPI_ERR_OP);
+  // The freed slot is reused under a new generation: the stale handle stays dead.
+  MPI_Op reused = MPI_OP_NULL;
+  REQUIRE(op_create(subtract, false, &reused) == MPI_SUCCESS);
+  CHECK(reused != stale);
+  CHECK_FALSE(op_valid(stale));
+  CHECK(op_free(&reused) == MPI_SUCCESS);
+  CHECK(op_free(&commutative) == MPI_SUCCESS);
+}
+
+TEST_CASE("predefined ops cannot be freed") {
+  for (MPI_Op op : kAllOps) {
+    MPI_Op h = op;
+    CHECK(op_free(&h) == MPI_ERR_OP);
+    CHECK(h == op);
+    CHECK(op_valid(op));
+  }
+  MPI_Op null = MPI_OP_NULL;
+  CHECK(op_free(&null) == MPI_ERR_OP);
+}
