@@ -663,6 +663,25 @@ static void test_errors(MPI_Comm parent) {
   begin_case("Allreduce after refused calls");
   check_rc(MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
   if (b[0] != 0) mismatch(0, b[0], 0);
+  /* Freed communicators, and intercommunicators (no collectives on them yet). */
+  MPI_Comm stale;
+  MPI_Comm_dup(comm, &stale);
+  MPI_Comm dead = stale;
+  MPI_Comm_free(&stale);
+  expect_error(MPI_Barrier(dead), MPI_ERR_COMM, "Barrier on a freed communicator");
+  expect_error(MPI_Ibarrier(dead, &req), MPI_ERR_COMM, "Ibarrier on a freed communicator");
+  if (size >= 2) {
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm half, inter;
+    MPI_Comm_split(comm, rank % 2, rank, &half);
+    check_rc(MPI_Intercomm_create(half, 0, comm, rank % 2 ? 0 : 1, 99, &inter), "MPI_Intercomm_create");
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    expect_error(MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "Allreduce on an intercommunicator");
+    expect_error(MPI_Ibcast(a, 1, MPI_INT, 0, inter, &req), MPI_ERR_COMM, "Ibcast on an intercommunicator");
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+  }
   MPI_Comm_free(&comm);
 }
 #else
