@@ -35,7 +35,10 @@ bool subset_of(const std::vector<int>& group, const std::vector<int>& members) {
   return true;
 }
 
-// MPI_Comm_idup(_with_info): `info` null for the plain form.
+// MPI_Comm_idup(_with_info): `info` null for the plain form. On an
+// intracommunicator the agreement runs in the background (progress());
+// an intercommunicator is duplicated at once and the request returned
+// complete.
 int idup(MPI_Comm comm, const MPI_Info* info, MPI_Comm* newcomm, MPI_Request* request, const char* fn) {
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
@@ -43,19 +46,22 @@ int idup(MPI_Comm comm, const MPI_Info* info, MPI_Comm* newcomm, MPI_Request* re
   if (info && !info_arg(*info, &hints)) return raise(c, MPI_ERR_INFO, fn);
   if (!newcomm || !request) return raise(c, MPI_ERR_ARG, fn);
   Engine& e = engine();
-  Request* r = e.new_request(RequestKind::kSend);
+  // No communicator on the request: it is not point-to-point traffic, so
+  // PERUSE sees none of it (the agreement's own messages it does see).
+  Request* r = e.new_request(RequestKind::kCollective);
   if (!r) return raise(c, MPI_ERR_INTERN, fn);
+  *request = r->handle;
+  if (!c->inter) return finish(c, start_idup(c, info ? &hints : nullptr, newcomm, r), fn);
   Comm* out;
   int rc = dup_comm(c, info ? &hints : nullptr, &out);
   if (rc) {
     e.release(r);
+    *request = MPI_REQUEST_NULL;
     return raise(find_comm(comm), rc, fn);
   }
-  // No communicator on the request: it is not traffic, so PERUSE sees none of it.
   r->active = true;
   r->complete = true;
   *newcomm = out->handle;
-  *request = r->handle;
   return MPI_SUCCESS;
 }
 
@@ -78,11 +84,9 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
 }
 SONDE_WEAK_ALIAS(Comm_dup_with_info)
 
-// The duplicate is made at once (the agreement is the same as MPI_Comm_dup's)
-// and the request returned is already complete: MPI_Wait/Test retire it and
-// report an empty status. A program whose processes call MPI_Comm_idup at
-// different points relative to other blocking traffic between them can
-// therefore block here where a fully nonblocking idup would not.
+// Nonblocking: the new communicator's context is agreed on in the
+// background (engine/comm_build.h); *newcomm is written when the request
+// completes, so it must stay valid until then.
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   SONDE_ENTER("MPI_Comm_idup");
   return idup(comm, nullptr, newcomm, request, fn);

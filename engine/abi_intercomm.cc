@@ -28,6 +28,22 @@ int swap_ints(Comm* via, int peer, int tag, const std::vector<int>& mine, std::v
                   MPI_STATUS_IGNORE);
 }
 
+// Intercomm_create's leader swap of context offers over peer_comm.
+struct LeaderPeer {
+  Comm* peer;
+  int remote_leader;
+  int tag;
+};
+int swap_with_peer(void* arg, std::vector<uint64_t>& words) {
+  auto* p = static_cast<LeaderPeer*>(arg);
+  std::vector<uint64_t> other(words.size());
+  int rc = sendrecv(words.data(), int64_t(words.size()), u64_type(), p->remote_leader, p->tag, other.data(),
+                    int64_t(other.size()), u64_type(), p->remote_leader, p->tag, p->peer, MPI_STATUS_IGNORE);
+  if (!rc)
+    for (size_t i = 0; i < words.size(); ++i) words[i] &= other[i];
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -70,34 +86,33 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
   rc = e.create_comm(lc, lc->world, lc->rank, local_context, &hidden);
   if (rc) return raise(lc, rc, fn);
 
-  // The intercommunicator's context: free in both groups.
-  std::vector<uint64_t> mask;
-  rc = reduce_free_mask(lc, members, me, tag_local, mask);
-  if (rc) return raise(lc, rc, fn);
-  std::vector<int> pack;  // [context or -1, remote world ranks...]
+  // The leaders swap their groups' member lists; everyone learns the remote
+  // group (or that the groups overlap: -1 first).
+  std::vector<int> pack;
   if (leader) {
-    std::vector<uint64_t> other(mask.size());
-    std::vector<int> remote;
-    rc = sendrecv(mask.data(), int64_t(mask.size()), u64_type(), remote_leader, tag, other.data(),
-                  int64_t(other.size()), u64_type(), remote_leader, tag, pc, MPI_STATUS_IGNORE);
-    if (!rc) rc = swap_ints(pc, remote_leader, tag, lc->world, remote);
+    rc = swap_ints(pc, remote_leader, tag, lc->world, pack);
     if (rc) return raise(lc, rc, fn);
-    for (size_t i = 0; i < mask.size(); ++i) mask[i] &= other[i];
     bool disjoint = true;
-    for (int w : remote)
+    for (int w : pack)
       if (rank_of(lc->world, w) != MPI_UNDEFINED) disjoint = false;
-    pack.push_back(disjoint ? lowest_free(mask) : -2);
-    pack.insert(pack.end(), remote.begin(), remote.end());
+    if (!disjoint) pack.insert(pack.begin(), -1);
   }
   rc = bcast_ints(lc, members, me, tag_local, pack);
   if (rc) return raise(lc, rc, fn);
   if (pack.empty() || pack[0] < 0) {
     e.free_comm(hidden);
-    return raise(lc, pack.empty() || pack[0] == -1 ? MPI_ERR_INTERN : MPI_ERR_COMM, fn);  // -2: groups overlap
+    return raise(lc, MPI_ERR_COMM, fn);  // the groups overlap (or one is empty)
   }
-  uint32_t context = uint32_t(pack[0]);
-  take_context(context);
-  std::vector<int> remote(pack.begin() + 1, pack.end());
+  // The intercommunicator's context: free in both groups (the leaders AND
+  // their groups' offers over peer_comm with the user's tag).
+  LeaderPeer peer{pc, remote_leader, tag};
+  uint32_t context;
+  rc = agree_context(lc, members, me, tag_local, &context, leader ? swap_with_peer : nullptr, &peer);
+  if (rc) {
+    e.free_comm(hidden);
+    return raise(lc, rc, fn);
+  }
+  std::vector<int> remote = std::move(pack);
   Comm* out;
   rc = make_intercomm(lc, lc->world, std::move(remote), lc->rank, context, hidden, &out);
   if (rc) return raise(lc, rc, fn);
@@ -121,28 +136,21 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   for (int i = 0; i < local->size; ++i) members[size_t(i)] = i;
   int tag_local = collective_tag(kTagKindInterLocal);
   int tag_leaders = collective_tag(kTagKindInterLeaders);
-  std::vector<uint64_t> mask;
-  int rc = reduce_free_mask(local, members, local->rank, tag_local, mask);
-  if (rc) return raise(c, rc, fn);
-  std::vector<int> pack(2, -1);  // [context, we come first]
+  // Leaders (rank 0 of each group) settle the order, then the context.
+  std::vector<int> order(1, 0);
+  int rc = MPI_SUCCESS;
   if (local->rank == 0) {
-    std::vector<uint64_t> other(mask.size());
-    rc = sendrecv(mask.data(), int64_t(mask.size()), u64_type(), 0, tag_leaders, other.data(),
-                  int64_t(other.size()), u64_type(), 0, tag_leaders, c, MPI_STATUS_IGNORE);
     int mine[2] = {high ? 1 : 0, e.world_rank}, theirs[2] = {0, 0};
-    if (!rc)
-      rc = sendrecv(mine, 2, int_type(), 0, tag_leaders, theirs, 2, int_type(), 0, tag_leaders, c,
-                    MPI_STATUS_IGNORE);
+    rc = sendrecv(mine, 2, int_type(), 0, tag_leaders, theirs, 2, int_type(), 0, tag_leaders, c, MPI_STATUS_IGNORE);
     if (rc) return raise(c, rc, fn);
-    for (size_t i = 0; i < mask.size(); ++i) mask[i] &= other[i];
-    pack[0] = lowest_free(mask);
-    pack[1] = mine[0] < theirs[0] || (mine[0] == theirs[0] && mine[1] < theirs[1]);
+    order[0] = mine[0] < theirs[0] || (mine[0] == theirs[0] && mine[1] < theirs[1]);
   }
-  rc = bcast_ints(local, members, local->rank, tag_local, pack);
+  rc = bcast_ints(local, members, local->rank, tag_local, order);
   if (rc) return raise(c, rc, fn);
-  if (pack.size() != 2 || pack[0] < 0) return raise(c, MPI_ERR_INTERN, fn);
-  uint32_t context = uint32_t(pack[0]);
-  take_context(context);
+  uint32_t context;
+  rc = agree_inter_context(c, &context);
+  if (rc) return raise(find_comm(intercomm), rc, fn);
+  std::vector<int> pack{int(context), order.empty() ? 0 : order[0]};
   c = find_comm(intercomm);
   bool first = pack[1] != 0;
   std::vector<int> world = first ? c->local_world : c->world;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "engine/attributes.h"
 #include "engine/engine.h"
@@ -44,20 +45,6 @@ std::vector<int> all_ranks(int n) {
 
 }  // namespace
 
-int reduce_free_mask(Comm* via, const std::vector<int>& members, int me, int tag, std::vector<uint64_t>& mask) {
-  Engine& e = engine();
-  mask = e.free_contexts;
-  int n = int(mask.size());
-  if (me != 0) return send(mask.data(), n, u64_type(), members[0], tag, via);
-  std::vector<uint64_t> other(mask.size());
-  for (size_t p = 1; p < members.size(); ++p) {
-    int rc = recv(other.data(), n, u64_type(), members[p], tag, via, MPI_STATUS_IGNORE);
-    if (rc) return rc;
-    for (int i = 0; i < n; ++i) mask[size_t(i)] &= other[size_t(i)];
-  }
-  return MPI_SUCCESS;
-}
-
 int bcast_ints(Comm* via, const std::vector<int>& members, int me, int tag, std::vector<int>& v) {
   int rc;
   if (me == 0) {
@@ -76,52 +63,286 @@ int bcast_ints(Comm* via, const std::vector<int>& members, int me, int tag, std:
   return n ? recv(v.data(), n, int_type(), members[0], tag, via, MPI_STATUS_IGNORE) : MPI_SUCCESS;
 }
 
-int lowest_free(const std::vector<uint64_t>& mask) {
-  for (size_t i = 0; i < mask.size(); ++i)
-    if (mask[i]) return int(i * 64) + __builtin_ctzll(mask[i]);
-  return -1;
-}
-
 void take_context(uint32_t id) { engine().free_contexts[id / 64] &= ~(uint64_t(1) << (id % 64)); }
 void give_back_context(uint32_t id) { engine().free_contexts[id / 64] |= uint64_t(1) << (id % 64); }
 
-int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out) {
-  std::vector<uint64_t> mask;
-  int rc = reduce_free_mask(via, members, me, tag, mask);
-  if (rc) return rc;
-  std::vector<int> pick(1, me == 0 ? lowest_free(mask) : -1);
-  rc = bcast_ints(via, members, me, tag, pick);
-  if (rc) return rc;
-  if (pick.size() != 1 || pick[0] < 0) return MPI_ERR_INTERN;  // every context id in use
-  *out = uint32_t(pick[0]);
-  take_context(*out);
-  return MPI_SUCCESS;
+namespace {
+
+int g_offers_out = 0;  // rounds in flight in this process holding an offer
+
+// A round's offer: the free ids (taken out of free_contexts) plus a last
+// word that is 1 when they are all this process has (no other round holds
+// any). `give` false: an empty offer (an idup that is not this process's
+// first in line).
+std::vector<uint64_t> make_offer(bool give) {
+  Engine& e = engine();
+  std::vector<uint64_t> words(e.free_contexts.size() + 1, 0);
+  if (!give) return words;
+  words.back() = g_offers_out == 0;
+  for (size_t i = 0; i < e.free_contexts.size(); ++i) words[i] = std::exchange(e.free_contexts[i], 0);
+  ++g_offers_out;
+  return words;
 }
+
+// End of a round: the offer goes back, except the pick (>= 0), now taken.
+void settle_offer(const std::vector<uint64_t>& words, bool gave, int pick) {
+  if (!gave) return;
+  Engine& e = engine();
+  for (size_t i = 0; i < e.free_contexts.size(); ++i) e.free_contexts[i] |= words[i];
+  if (pick >= 0) take_context(uint32_t(pick));
+  --g_offers_out;
+}
+
+// The leader's decision on the ANDed words: the lowest id, -2 when every
+// member offered everything and nothing is common (ids used up), -1 when
+// the round must be repeated.
+int decide(const std::vector<uint64_t>& words) {
+  for (size_t i = 0; i + 1 < words.size(); ++i)
+    if (words[i]) return int(i * 64) + __builtin_ctzll(words[i]);
+  return words.back() ? -2 : -1;
+}
+
+void and_into(std::vector<uint64_t>& acc, const uint64_t* other) {
+  for (size_t i = 0; i < acc.size(); ++i) acc[i] &= other[i];
+}
+
+}  // namespace
+
+int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out, LeaderSwap swap,
+                  void* swap_arg) {
+  for (int attempt = 0;; ++attempt) {
+    std::vector<uint64_t> words = make_offer(true);
+    std::vector<uint64_t> offer = words;
+    int n = int(words.size()), rc = MPI_SUCCESS;
+    std::vector<int> pick(1, -1);
+    if (me != 0) {
+      rc = send(words.data(), n, u64_type(), members[0], tag, via);
+    } else {
+      std::vector<uint64_t> other(words.size());
+      for (size_t p = 1; p < members.size() && !rc; ++p) {
+        rc = recv(other.data(), n, u64_type(), members[p], tag, via, MPI_STATUS_IGNORE);
+        and_into(words, other.data());
+      }
+      if (!rc && swap) rc = swap(swap_arg, words);
+      pick[0] = decide(words);
+    }
+    if (!rc) rc = bcast_ints(via, members, me, tag, pick);
+    int chosen = !rc && pick.size() == 1 ? pick[0] : -1;
+    settle_offer(offer, true, chosen);
+    if (rc) return rc;
+    if (chosen >= 0) {
+      *out = uint32_t(chosen);
+      return MPI_SUCCESS;
+    }
+    if (chosen == -2 || pick.size() != 1) return MPI_ERR_INTERN;
+    // Some member's ids were out on another round (an idup in flight): let
+    // that one move, then try again.
+    int idle = 0;
+    if (progress() == 0) engine().idle(idle);
+  }
+}
+
+namespace {
+// Leaders of an intercommunicator's groups (rank 0 of each) swap their
+// groups' ANDs over the intercommunicator itself.
+int swap_over_inter(void* arg, std::vector<uint64_t>& words) {
+  Comm* inter = static_cast<Comm*>(arg);
+  std::vector<uint64_t> other(words.size());
+  int tag = collective_tag(kTagKindInterLeaders);
+  int rc = sendrecv(words.data(), int64_t(words.size()), u64_type(), 0, tag, other.data(), int64_t(other.size()),
+                    u64_type(), 0, tag, inter, MPI_STATUS_IGNORE);
+  if (!rc) and_into(words, other.data());
+  return rc;
+}
+}  // namespace
 
 int agree_inter_context(Comm* inter, uint32_t* out) {
   Comm* local = inter->local_comm;
-  std::vector<int> members = all_ranks(local->size);
-  int tag_local = collective_tag(kTagKindInterLocal);
-  std::vector<uint64_t> mask;
-  int rc = reduce_free_mask(local, members, local->rank, tag_local, mask);
-  if (rc) return rc;
-  std::vector<int> pick(1, -1);
-  if (local->rank == 0) {
-    // Leaders are rank 0 of each group; they swap their groups' sets.
-    std::vector<uint64_t> other(mask.size());
-    rc = sendrecv(mask.data(), int64_t(mask.size()), u64_type(), 0, collective_tag(kTagKindInterLeaders),
-                  other.data(), int64_t(other.size()), u64_type(), 0, collective_tag(kTagKindInterLeaders), inter,
-                  MPI_STATUS_IGNORE);
-    if (rc) return rc;
-    for (size_t i = 0; i < mask.size(); ++i) mask[i] &= other[i];
-    pick[0] = lowest_free(mask);
+  return agree_context(local, all_ranks(local->size), local->rank, collective_tag(kTagKindInterLocal), out,
+                       swap_over_inter, inter);
+}
+
+// ---- nonblocking MPI_Comm_idup -------------------------------------------------
+
+namespace {
+
+struct Idup {
+  MPI_Comm parent;
+  uint64_t key;  // (parent context, sequence): the same on every member
+  int tag;
+  MPI_Comm* out;
+  Request* request;
+  bool has_info = false;
+  InfoPairs info;
+  std::vector<int> members;
+  int me = 0;
+  // The current round.
+  enum State { kGather, kSent, kAwaitPick } state = kGather;
+  bool gave = false;
+  std::vector<uint64_t> offer, words, gathered;
+  int pick = -1;
+  int error = MPI_SUCCESS;  // a transfer of the round that failed to start
+  std::vector<Request*> pending;
+};
+
+std::vector<Idup*>& idups() {
+  static auto* v = new std::vector<Idup*>;
+  return *v;
+}
+
+bool first_in_line(const Idup* d) {
+  for (const Idup* o : idups())
+    if (o->key < d->key) return false;
+  return true;
+}
+
+// Start one transfer of the round (the request pointer is read after the
+// call that fills it).
+void post_recv(Idup* d, void* buf, int64_t n, Datatype* t, int peer, Comm* c) {
+  Request* q = nullptr;
+  int rc = start_recv(buf, n, t, peer, d->tag, c, &q);
+  if (q) d->pending.push_back(q);
+  if (rc && !d->error) d->error = rc;
+}
+void post_send(Idup* d, const void* buf, int64_t n, Datatype* t, int peer, Comm* c) {
+  Request* q = nullptr;
+  int rc = start_send(buf, n, t, peer, d->tag, c, SendMode::kStandard, &q);
+  if (q) d->pending.push_back(q);
+  if (rc && !d->error) d->error = rc;
+}
+
+void start_round(Idup* d) {
+  Comm* c = engine().comms.lookup(d->parent);
+  d->gave = first_in_line(d);
+  if (!c || !c->live) {
+    // The parent was freed under the idup (erroneous): fail, offering nothing.
+    d->gave = false;
+    d->words = d->offer = make_offer(false);
+    d->error = MPI_ERR_COMM;
+    d->state = Idup::kSent;
+    return;
   }
-  rc = bcast_ints(local, members, local->rank, tag_local, pick);
+  d->words = make_offer(d->gave);
+  d->offer = d->words;
+  int n = int(d->words.size());
+  if (d->me == 0) {
+    d->gathered.assign(d->words.size() * (d->members.size() - 1), 0);
+    for (size_t p = 1; p < d->members.size(); ++p)
+      post_recv(d, &d->gathered[(p - 1) * d->words.size()], n, u64_type(), d->members[p], c);
+    d->state = Idup::kGather;
+  } else {
+    post_send(d, d->words.data(), n, u64_type(), d->members[0], c);
+    post_recv(d, &d->pick, 1, int_type(), d->members[0], c);
+    d->state = Idup::kAwaitPick;
+  }
+}
+
+// The round's requests are done: their first error, and they are released.
+int retire_round(Idup* d) {
+  int rc = d->pending.empty() ? MPI_SUCCESS : wait_all(int(d->pending.size()), d->pending.data());
+  d->pending.clear();
+  return std::exchange(d->error, MPI_SUCCESS) ?: rc;
+}
+
+// Make the communicator (as dup_comm does) and complete the request.
+int finish(Idup* d, uint32_t context) {
+  Engine& e = engine();
+  Comm* c = e.comms.lookup(d->parent);
+  if (!c || !c->live) {
+    give_back_context(context);
+    return MPI_ERR_COMM;  // the parent was freed under the idup: erroneous
+  }
+  Comm* n;
+  int rc = e.create_comm(c, c->world, c->rank, context, &n, /*duplicate=*/true);
   if (rc) return rc;
-  if (pick.size() != 1 || pick[0] < 0) return MPI_ERR_INTERN;
-  *out = uint32_t(pick[0]);
-  take_context(*out);
+  c = e.comms.lookup(d->parent);
+  n->info = d->has_info ? d->info : c->info;
+  attr::AttrList from = c->attrs;
+  rc = attr::copy_all(attr::Kind::kComm, d->parent, from, n->handle, n->attrs);
+  if (rc) {
+    e.free_comm(n);
+    return rc;
+  }
+  *d->out = n->handle;
   return MPI_SUCCESS;
+}
+
+// Advance d as far as its requests allow. True when it is finished (the
+// user's request is then complete).
+bool advance(Idup* d) {
+  for (;;) {
+    for (Request* q : d->pending)
+      if (!q->complete) return false;
+    int rc = retire_round(d);
+    if (!rc && d->state == Idup::kGather) {
+      Comm* c = engine().comms.lookup(d->parent);
+      size_t w = d->words.size();
+      for (size_t p = 1; p < d->members.size(); ++p) and_into(d->words, &d->gathered[(p - 1) * w]);
+      d->pick = decide(d->words);
+      for (size_t p = 1; p < d->members.size(); ++p) post_send(d, &d->pick, 1, int_type(), d->members[p], c);
+      d->state = Idup::kSent;
+      continue;
+    }
+    int chosen = rc ? -1 : d->pick;
+    settle_offer(d->offer, d->gave, chosen);
+    if (!rc && chosen == -1) {
+      start_round(d);  // ids were out elsewhere: another round, on a later pass
+      return false;
+    }
+    if (!rc) rc = chosen >= 0 ? finish(d, uint32_t(chosen)) : MPI_ERR_INTERN;
+    d->request->error = rc;
+    return true;
+  }
+}
+
+}  // namespace
+
+int g_idups_in_flight = 0;
+
+int start_idup(Comm* c, const InfoPairs* info, MPI_Comm* newcomm, Request* request) {
+  auto* d = new Idup;
+  d->parent = c->handle;
+  uint32_t seq = c->idup_seq++;
+  d->key = (uint64_t(c->context) << 32) | seq;
+  d->tag = kCollectiveTagBase - kTagKindIdup - 64 * int(seq % (1u << 24));
+  d->out = newcomm;
+  d->request = request;
+  if (info) {
+    d->has_info = true;
+    d->info = *info;
+  }
+  d->members = all_ranks(c->size);
+  d->me = c->rank;
+  request->active = true;
+  idups().push_back(d);
+  g_idups_in_flight = int(idups().size());
+  start_round(d);
+  progress_idups();
+  return MPI_SUCCESS;
+}
+
+int progress_idups() {
+  static bool running = false;  // attribute copy callbacks may call MPI
+  if (running) return 0;
+  running = true;
+  int moved = 0;
+  std::vector<Idup*>& v = idups();
+  for (size_t i = 0; i < v.size();) {
+    Idup* d = v[i];
+    if (!advance(d)) {
+      ++i;
+      continue;
+    }
+    ++moved;
+    v.erase(v.begin() + long(i));
+    g_idups_in_flight = int(v.size());
+    Request* q = d->request;
+    delete d;
+    engine().complete(q);
+  }
+  g_idups_in_flight = int(v.size());
+  running = false;
+  return moved;
 }
 
 int make_intercomm(Comm* parent, std::vector<int> local, std::vector<int> remote, int my_rank, uint32_t context,

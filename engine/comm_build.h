@@ -1,18 +1,26 @@
 // Building communicators: agreeing on context ids among a subset of a
 // communicator or across the two groups of an intercommunicator, and the
-// constructors shared by several MPI calls (dup, split).
+// constructors shared by several MPI calls (dup, idup, split).
 //
 // Context ids: every process keeps a bit set of ids it has free
 // (Engine::free_contexts). A new communicator takes the lowest id free on
-// all its members: each member's set is ANDed together (gathered to a
-// leader, linear: construction is rare), the leader picks, everyone takes.
-// A process takes part in one construction at a time, so two constructions
-// never race for an id on a member they share. For an intercommunicator the
-// two groups' leaders AND their groups' sets before picking.
+// all its members: in one *round* each member offers its free ids, the
+// offers are ANDed at a leader (linear: construction is rare), the leader
+// picks, every member takes the pick and gets the rest of its offer back.
+// While a round runs, its offer is out of free_contexts, so rounds in flight
+// at the same time in one process -- a blocking construction progressing a
+// nonblocking MPI_Comm_idup, idups on overlapping communicators, threads --
+// never offer the same id twice. A round whose AND is empty because some
+// member had its ids out on another round is repeated; to make sure one of
+// several idups in flight wins, a process offers its ids only to the idup
+// with the smallest key (parent context id, sequence number) among its own.
+// A round in which every member offered all it had and the AND is still
+// empty means the 4096 ids are used up: MPI_ERR_INTERN.
 //
 // Internal traffic uses reserved negative tags (p2p.h) on the communicator
 // the construction runs on, so it never matches user receives and tools can
-// tell it apart.
+// tell it apart. Kinds stay below 64 and clear of the collectives' kinds
+// (coll.h: tags -16 - kind - 64 * sequence).
 //
 // Callers hold the engine lock. Results are MPI error classes.
 #pragma once
@@ -27,23 +35,35 @@ namespace sonde::engine {
 
 // Tag kinds of this module (collective_tag(kind), p2p.h). 61/62 are the
 // engine's own (split, context id).
-inline constexpr int kTagKindCreateGroup = 63;   // MPI_Comm_create_group's agreement
-inline constexpr int kTagKindInterLocal = 64;    // inside one group of an intercommunicator
-inline constexpr int kTagKindInterLeaders = 65;  // between the two groups' leaders
+inline constexpr int kTagKindIdup = 57;          // MPI_Comm_idup (plus 64 * sequence)
+inline constexpr int kTagKindCreateGroup = 58;   // MPI_Comm_create_group's agreement
+inline constexpr int kTagKindInterLocal = 59;    // inside one group of an intercommunicator
+inline constexpr int kTagKindInterLeaders = 60;  // between the two groups' leaders
 
-// AND of the members' free-context sets at members[0]. `members` are ranks
-// of `via`, `me` my index in it.
-int reduce_free_mask(Comm* via, const std::vector<int>& members, int me, int tag, std::vector<uint64_t>& mask);
 // members[0]'s vector to every member (lengths may differ beforehand).
 int bcast_ints(Comm* via, const std::vector<int>& members, int me, int tag, std::vector<int>& v);
-// Lowest id set in mask, or -1.
-int lowest_free(const std::vector<uint64_t>& mask);
 void take_context(uint32_t id);
 void give_back_context(uint32_t id);
-// A context id free on every member of `members`, taken on each.
-int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out);
+
+// Combines the group's AND (at its leader) with another group's; null for
+// a single group. Used for intercommunicators.
+using LeaderSwap = int (*)(void* arg, std::vector<uint64_t>& words);
+// A context id free on every member of `members` (ranks of `via`, `me` my
+// index, members[0] the leader), taken on each; rounds repeat as described
+// above. With `swap`, the leaders also AND in the other group's offers.
+int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out,
+                  LeaderSwap swap = nullptr, void* swap_arg = nullptr);
 // A context id free on every process of both groups of `inter`, taken on each.
 int agree_inter_context(Comm* inter, uint32_t* out);
+
+// MPI_Comm_idup(_with_info) on an intracommunicator: starts the agreement
+// and returns; the request completes (and *newcomm is written) when
+// progress() has finished it. `info` null: the parent's hints.
+int start_idup(Comm* c, const InfoPairs* info, MPI_Comm* newcomm, Request* request);
+// The engine's hook (engine.cc progress()): idups in flight, and advancing
+// them. Costs one load and a branch while none is.
+extern int g_idups_in_flight;
+int progress_idups();
 
 // MPI_Comm_dup and friends on an intra- or intercommunicator: new context,
 // propagated PERUSE handles, copied attributes (copy callbacks run), and the

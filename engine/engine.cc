@@ -23,6 +23,7 @@
 
 #include "engine/abi.h"
 #include "engine/coll.h"
+#include "engine/comm_build.h"
 #include "engine/p2p.h"
 #include "peruse/registry.h"
 #include "transports/exchange.h"
@@ -275,6 +276,8 @@ int Engine::progress() {
   // Nonblocking collectives (engine/coll.h): schedules whose round has
   // completed move on. Nothing but this test while none is outstanding.
   if (__builtin_expect(coll::g_active_schedules != 0, 0)) n += coll::progress_schedules();
+  // Nonblocking MPI_Comm_idup agreements (engine/comm_build.h), likewise.
+  if (__builtin_expect(g_idups_in_flight != 0, 0)) n += progress_idups();
   return n;
 }
 
@@ -1097,6 +1100,7 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   c->local_comm = nullptr;
   c->attrs.clear();
   c->info.clear();
+  c->idup_seq = 0;
   by_context[context] = c;
   // Propagated handles first: the early messages adopted below must already
   // be seen by them (MSG_ARRIVED, MSG_INSERT_IN_UNEX_Q).
@@ -1120,40 +1124,14 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   return MPI_SUCCESS;
 }
 
-// Agree on a context id free on every member of `parent`: AND the members'
-// free sets (gathered to rank 0, result sent back), take the lowest.
+// A context id free on every member of `parent`, taken on each: the
+// reservation protocol of engine/comm_build.h, which keeps blocking
+// constructions and nonblocking MPI_Comm_idup rounds from picking one id
+// twice.
 int Engine::allocate_context(Comm* parent, uint32_t* out) {
-  Datatype* u64 = &datatypes.predefined(24);  // MPI_UINT64_T
-  std::vector<uint64_t> mask = free_contexts, other(mask.size());
-  int n = int(mask.size());
-  int tag = collective_tag(kTagKindContextId);
-  int rc;
-  if (parent->rank == 0) {
-    for (int p = 1; p < parent->size; ++p) {
-      rc = recv(other.data(), n, u64, p, tag, parent, MPI_STATUS_IGNORE);
-      if (rc) return rc;
-      for (int i = 0; i < n; ++i) mask[i] &= other[i];
-    }
-    for (int p = 1; p < parent->size; ++p) {
-      rc = send(mask.data(), n, u64, p, tag, parent);
-      if (rc) return rc;
-    }
-  } else {
-    rc = send(mask.data(), n, u64, 0, tag, parent);
-    if (rc) return rc;
-    rc = recv(mask.data(), n, u64, 0, tag, parent, MPI_STATUS_IGNORE);
-    if (rc) return rc;
-  }
-  for (int i = 0; i < n; ++i) {
-    if (mask[i]) {
-      int bit = __builtin_ctzll(mask[i]);
-      uint32_t id = uint32_t(i * 64 + bit);
-      free_contexts[i] &= ~(uint64_t(1) << bit);
-      *out = id;
-      return MPI_SUCCESS;
-    }
-  }
-  return MPI_ERR_INTERN;  // 4096 communicators alive at once
+  std::vector<int> members(size_t(parent->size));
+  for (int i = 0; i < parent->size; ++i) members[size_t(i)] = i;
+  return agree_context(parent, members, parent->rank, collective_tag(kTagKindContextId), out);
 }
 
 void Engine::free_comm(Comm* c) {

@@ -44,6 +44,7 @@ struct Comm {
   Comm* local_comm = nullptr;  // inter: hidden intracomm over the local group (context agreement)
   std::vector<std::pair<int, void*>> attrs;  // (keyval, value) in the order set (attributes.h)
   std::vector<std::pair<std::string, std::string>> info;  // hints from Comm_set_info / dup_with_info
+  uint32_t idup_seq = 0;  // MPI_Comm_idup calls started on this communicator (their tags)
   // Ranks a send or receive may name: the remote group's on an intercommunicator.
   int peers() const { return inter ? int(world.size()) : size; }
   // World ranks of the local group.
