@@ -182,7 +182,7 @@ struct Bounds {
 
   void store(Datatype& out, bool pad) const {
     int64_t l = elb ? xlb : (any_lb ? lb : 0);
-    int64_t u = eub ? xub : (any_ub ? ub : l);
+    int64_t u = eub ? xub : (any_ub ? ub : 0);  // {(LB,10)} alone: ub 0, extent -10 (as MPICH)
     if (pad && !eub && !elb && align > 1) {
       int64_t e = u - l;
       int64_t r = ((e % align) + align) % align;
@@ -244,7 +244,7 @@ const PredefinedInfo kPredefined[] = {
     {23, Basic::kUInt32, "MPI_UINT32_T"},
     {24, Basic::kUInt64, "MPI_UINT64_T"},
     {25, Basic::kBool, "MPI_C_BOOL"},
-    {26, Basic::kFloatComplex, "MPI_C_FLOAT_COMPLEX"},
+    {26, Basic::kFloatComplex, "MPI_C_COMPLEX"},  // = MPI_C_FLOAT_COMPLEX; MPICH names it so
     {27, Basic::kDoubleComplex, "MPI_C_DOUBLE_COMPLEX"},
     {28, Basic::kLongDoubleComplex, "MPI_C_LONG_DOUBLE_COMPLEX"},
     {29, Basic::kAint, "MPI_AINT"},
@@ -279,6 +279,10 @@ const PredefinedInfo kPredefined[] = {
     {56, Basic::kFloat, "MPI_REAL4"},
     {57, Basic::kDouble, "MPI_REAL8"},
     {58, Basic::k2Int, "MPI_2INTEGER"},
+    {59, Basic::kFloatComplex, "MPI_COMPLEX8"},
+    {60, Basic::kDoubleComplex, "MPI_COMPLEX16"},
+    {61, Basic::kFloat, "MPI_2REAL"},                // two REALs: data 8 bytes
+    {62, Basic::kDouble, "MPI_2DOUBLE_PRECISION"},   // two DOUBLE PRECISIONs
 };
 static_assert(sizeof(kPredefined) / sizeof(kPredefined[0]) == SONDE_PREDEFINED_DATATYPES - 1,
               "every predefined datatype index of mpi.h has an entry");
@@ -307,7 +311,7 @@ void pair_leaves(LayoutBuilder& b, Basic value) {
   b.add_leaf(int64_t(offsetof(ValueInt<V>, i)), sizeof(int), Basic::kInt);
 }
 
-std::shared_ptr<const Layout> predefined_layout(Basic b) {
+std::shared_ptr<const Layout> predefined_layout(Basic b, int copies) {
   LayoutBuilder l;
   switch (b) {
     case Basic::kFloatInt: pair_leaves<float>(l, Basic::kFloat); break;
@@ -318,7 +322,7 @@ std::shared_ptr<const Layout> predefined_layout(Basic b) {
     // whole value slot (as MPICH and Open MPI do).
     case Basic::kLongDoubleInt: pair_leaves<long double>(l, Basic::kLongDouble); break;
     case Basic::k2Int: l.add_leaf(0, 2 * sizeof(int), Basic::kInt); break;
-    default: l.add_leaf(0, int64_t(basic_size(b)), b); break;
+    default: l.add_leaf(0, int64_t(basic_size(b)) * copies, b); break;
   }
   return l.finish();
 }
@@ -422,12 +426,13 @@ void init_predefined_datatypes(std::vector<Datatype*>& slots) {
     t.envelope.combiner = MPI_COMBINER_NAMED;
     t.lb = 0;
     t.extent = int64_t(basic_size(p.basic));
+    if (p.index == 61 || p.index == 62) t.extent *= 2;  // MPI_2REAL, MPI_2DOUBLE_PRECISION
     t.true_lb = 0;
     t.true_extent = t.extent;
     t.align = basic_align(p.basic);
     if (p.index == 39) t.explicit_lb = true;  // MPI_LB
     if (p.index == 40) t.explicit_ub = true;  // MPI_UB
-    t.layout = predefined_layout(p.basic);
+    t.layout = predefined_layout(p.basic, int(t.extent / std::max<int64_t>(1, int64_t(basic_size(p.basic)))));
     t.size = t.layout->size;
     // True extent: the data, not the padding after it (pair types).
     const Layout& l = *t.layout;
@@ -653,12 +658,14 @@ namespace {
 
 static_assert(LDBL_MANT_DIG == 64, "external32 long double conversion assumes the x87 80-bit format");
 
-// Bytes of one basic element in external32, and of each byte-swapped
-// component of it (complex numbers are two components).
+// Bytes of one basic element in external32 (MPI 4.1 table 14.8: long is 4
+// bytes there, wchar 2; wider values are truncated as the table allows).
+// Complex numbers are two components, each swapped on its own.
 int64_t ext_size(Basic b) {
   switch (b) {
-    case Basic::kWChar: return 4;
-    case Basic::kLong: case Basic::kULong: case Basic::kAint: case Basic::kOffset: case Basic::kCount: return 8;
+    case Basic::kWChar: return 2;
+    case Basic::kLong: case Basic::kULong: return 4;
+    case Basic::kAint: case Basic::kOffset: case Basic::kCount: return 8;
     case Basic::kLongDouble: return 16;
     case Basic::kLongDoubleComplex: return 32;
     default: return int64_t(basic_size(b));
@@ -727,10 +734,10 @@ void to_ext(Basic b, const uint8_t* in, uint8_t* out, int64_t n) {
       ld_to_quad(src, dst);
     } else if (nc == ec) {
       for (int64_t k = 0; k < ec; ++k) dst[k] = src[ec - 1 - k];
-    } else {  // a narrower native integer (none on x86-64 today): widen
+    } else {  // a different width: keep the low bytes (sign-extended when widening)
       uint64_t v = 0;
       std::memcpy(&v, src, size_t(nc));
-      if (is_signed_integer(b) && (v >> (8 * nc - 1)) & 1) v |= ~uint64_t(0) << (8 * nc);
+      if (is_signed_integer(b) && nc < 8 && (v >> (8 * nc - 1)) & 1) v |= ~uint64_t(0) << (8 * nc);
       store_be(dst, v, int(ec));
     }
   }
@@ -748,6 +755,7 @@ void from_ext(Basic b, const uint8_t* in, uint8_t* out, int64_t n) {
       for (int64_t k = 0; k < ec; ++k) dst[k] = src[ec - 1 - k];
     } else {
       uint64_t v = load_be(src, int(ec));
+      if (is_signed_integer(b) && ec < 8 && (v >> (8 * ec - 1)) & 1) v |= ~uint64_t(0) << (8 * ec);
       std::memcpy(dst, &v, size_t(nc));
     }
   }

@@ -107,6 +107,8 @@ TEST_CASE("predefined types have the C sizes, extents and names") {
   CHECK(p[MPI_2INT].contiguous);
   CHECK(p[MPI_FLOAT_INT].contiguous);
   // Markers: no data, no extent.
+  CHECK(p[MPI_2REAL].size == 8);
+  CHECK(p[MPI_2REAL].extent == 8);
   CHECK(p[MPI_LB].size == 0);
   CHECK(p[MPI_UB].extent == 0);
 }
@@ -273,6 +275,13 @@ TEST_CASE("MPI_LB and MPI_UB markers are sticky through every constructor") {
   make_contiguous(c, 3, t);
   CHECK(c.lb == -16);
   CHECK(c.extent == 3 * 56);
+  // An lb marker alone: ub stays 0, so the extent is negative (as MPICH).
+  int64_t one = 1, ten = 10;
+  const Datatype* lb_only[] = {&p[MPI_LB]};
+  Datatype m;
+  make_struct(m, 1, &one, &ten, lb_only);
+  CHECK(m.lb == 10);
+  CHECK(m.extent == -10);
 }
 
 TEST_CASE("subarrays in C and Fortran order select the same elements of the transposed array") {
@@ -403,8 +412,13 @@ TEST_CASE("external32 is big-endian with the standard's sizes") {
   CHECK(image(p[MPI_INT], &i, 1) == std::vector<uint8_t>{1, 2, 3, 4});
   double d = 1.0;
   CHECK(image(p[MPI_DOUBLE], &d, 1) == std::vector<uint8_t>{0x3f, 0xf0, 0, 0, 0, 0, 0, 0});
-  long l = -2;
-  CHECK(image(p[MPI_LONG], &l, 1) == std::vector<uint8_t>{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe});
+  long l = -2;  // external32 long is 4 bytes
+  CHECK(image(p[MPI_LONG], &l, 1) == std::vector<uint8_t>{0xff, 0xff, 0xff, 0xfe});
+  long lb = 0;
+  unpack_external32(p[MPI_LONG], image(p[MPI_LONG], &l, 1).data(), &lb, 1);
+  CHECK(lb == -2);
+  MPI_Aint a = -3;
+  CHECK(image(p[MPI_AINT], &a, 1) == std::vector<uint8_t>{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd});
   float cf[2] = {1.0f, -2.0f};
   CHECK(image(p[MPI_C_FLOAT_COMPLEX], cf, 1) == std::vector<uint8_t>{0x3f, 0x80, 0, 0, 0xc0, 0, 0, 0});
   long double ld = -1.5L;  // binary128: sign 1, exponent 0x3fff, fraction .1
@@ -418,7 +432,8 @@ TEST_CASE("external32 is big-endian with the standard's sizes") {
   CHECK(image(p[MPI_FLOAT_INT], &fi, 1) == std::vector<uint8_t>{0x40, 0, 0, 0, 0, 0, 0, 7});
   CHECK(external32_size(p[MPI_DOUBLE_INT]) == 12);
   CHECK(external32_size(p[MPI_LONG_DOUBLE_INT]) == 20);
-  CHECK(external32_size(p[MPI_WCHAR]) == 4);
+  CHECK(external32_size(p[MPI_WCHAR]) == 2);
+  CHECK(external32_size(p[MPI_LONG_INT]) == 8);
   // Round trip of a struct with gaps through external32 (gaps untouched).
   struct S {
     char c;
