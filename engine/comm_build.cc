@@ -70,16 +70,32 @@ namespace {
 
 int g_offers_out = 0;  // rounds in flight in this process holding an offer
 
-// A round's offer: the free ids (taken out of free_contexts) plus a last
-// word that is 1 when they are all this process has (no other round holds
-// any). `give` false: an empty offer (an idup that is not this process's
-// first in line).
-std::vector<uint64_t> make_offer(bool give) {
+// A round's offer: free ids taken out of free_contexts, plus a last word
+// that is 1 when they are all this process has (no other round holds any,
+// none kept back). `give` false: an empty offer (an idup that is not this
+// process's first in line). `keep`: that many of the lowest free ids stay
+// behind -- an idup keeps a few for blocking constructions, which may have
+// to finish before the idup's other members even start it.
+std::vector<uint64_t> make_offer(bool give, int keep = 0) {
   Engine& e = engine();
   std::vector<uint64_t> words(e.free_contexts.size() + 1, 0);
   if (!give) return words;
-  words.back() = g_offers_out == 0;
-  for (size_t i = 0; i < e.free_contexts.size(); ++i) words[i] = std::exchange(e.free_contexts[i], 0);
+  int total = 0;
+  for (uint64_t w : e.free_contexts) total += __builtin_popcountll(w);
+  if (total <= 2 * keep) keep = 0;  // nearly used up: everything is offered
+  int kept = 0;
+  for (size_t i = 0; i < e.free_contexts.size(); ++i) {
+    uint64_t w = e.free_contexts[i];
+    while (w && kept < keep) {
+      w &= w - 1;  // the lowest free id stays
+      ++kept;
+    }
+    words[i] = w;
+    e.free_contexts[i] &= ~w;
+  }
+  int free_left = 0;
+  for (uint64_t w : e.free_contexts) free_left += __builtin_popcountll(w);
+  words.back() = g_offers_out == 0 && free_left == 0;
   ++g_offers_out;
   return words;
 }
@@ -166,6 +182,9 @@ int agree_inter_context(Comm* inter, uint32_t* out) {
 
 namespace {
 
+// Ids an idup round leaves to blocking constructions (make_offer).
+constexpr int kKeptForBlocking = 64;
+
 struct Idup {
   MPI_Comm parent;
   uint64_t key;  // (parent context, sequence): the same on every member
@@ -222,7 +241,7 @@ void start_round(Idup* d) {
     d->state = Idup::kSent;
     return;
   }
-  d->words = make_offer(d->gave);
+  d->words = make_offer(d->gave, kKeptForBlocking);
   d->offer = d->words;
   int n = int(d->words.size());
   if (d->me == 0) {

@@ -13,7 +13,9 @@
 // never offer the same id twice. A round whose AND is empty because some
 // member had its ids out on another round is repeated; to make sure one of
 // several idups in flight wins, a process offers its ids only to the idup
-// with the smallest key (parent context id, sequence number) among its own.
+// with the smallest key (parent context id, sequence number) among its own,
+// and an idup keeps its 64 lowest free ids back for blocking constructions
+// (which other members may have to finish before they start the idup).
 // A round in which every member offered all it had and the AND is still
 // empty means the 4096 ids are used up: MPI_ERR_INTERN.
 //

@@ -4,6 +4,7 @@
  *     then the one it shares with its left neighbour, and only then waits
  *     (with blocking dups every rank would wait for its right neighbour);
  *   - rank 0 idups, then sends to rank 1, which receives before its idup;
+ *   - rank 0 idups X and then dups Y, the others dup Y and then idup X;
  *   - several idups of one communicator outstanding, waited in reverse
  *     order, with a blocking dup and an Ibarrier in between: every result
  *     is a distinct working duplicate. */
@@ -75,6 +76,25 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
   CHECK(me != 1 || token == 42, "token %d", token);
   exercise(d, 3, "idup of world");
+
+  /* An idup in flight on one rank while a blocking dup of another
+   * communicator runs that the other ranks call before their idup: the
+   * idup must not hold the ids the dup needs. */
+  MPI_Comm x, y, xd, yd;
+  MPI_Comm_dup(MPI_COMM_WORLD, &x);
+  MPI_Comm_dup(MPI_COMM_WORLD, &y);
+  if (me == 0) {
+    CHECK_OK(MPI_Comm_idup(x, &xd, &r));
+    CHECK_OK(MPI_Comm_dup(y, &yd));
+  } else {
+    CHECK_OK(MPI_Comm_dup(y, &yd));
+    CHECK_OK(MPI_Comm_idup(x, &xd, &r));
+  }
+  CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+  exercise(xd, 6, "idup racing a dup");
+  exercise(yd, 7, "dup racing an idup");
+  MPI_Comm* xs[] = {&x, &y, &xd, &yd};
+  for (int i = 0; i < 4; ++i) MPI_Comm_free(xs[i]);
 
   /* Five outstanding idups of `d`, a blocking dup and an Ibarrier among
    * them, completed in reverse order. */
