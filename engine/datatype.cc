@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <complex>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "include/mpi.h"
@@ -74,7 +75,7 @@ class LayoutBuilder {
   std::shared_ptr<const Layout> finish() {
     Layout& l = *l_;
     l.start.resize(l.items.size());
-    int64_t pos = 0, elements = 0;
+    int64_t pos = 0, elements = 0, runs = 0;
     bool dense = true;
     int64_t at = 0, next = 0;
     for (size_t i = 0; i < l.items.size(); ++i) {
@@ -82,6 +83,7 @@ class LayoutBuilder {
       l.start[i] = pos;
       pos += it.count * it.size;
       elements += it.count * (it.sub ? it.sub->elements : it.size / int64_t(basic_size(it.basic)));
+      runs += it.count * (it.sub ? it.sub->runs : 1);
       bool item_dense = (it.count == 1 || it.stride == it.size) && (!it.sub || it.sub->dense);
       int64_t first = it.disp + (it.sub ? it.sub->dense_at : 0);
       if (i == 0) at = first;
@@ -90,6 +92,7 @@ class LayoutBuilder {
     }
     l.size = pos;
     l.elements = elements;
+    l.runs = runs;
     l.dense = dense;
     l.dense_at = l.items.empty() ? 0 : at;
     return std::move(l_);
@@ -331,6 +334,29 @@ std::shared_ptr<const Layout> predefined_layout(Basic b, int copies) {
 
 // Sinks receive the user memory of consecutive packed bytes as runs
 // (address, length); returning false stops the walk.
+// Copies `k` leaves of `size` bytes, `stride` apart, between user memory
+// at p and the packed stream at s: the inner loop of strided types (a
+// vector of doubles), with the common sizes unrolled to fixed-size moves.
+template <bool kPack>
+inline void strided(uint8_t* p, int64_t stride, uint64_t size, int64_t k, uint8_t*& s) {
+  auto loop = [&](auto width) {
+    for (int64_t i = 0; i < k; ++i, p += stride, s += width) {
+      if constexpr (kPack) std::memcpy(s, p, width);
+      else std::memcpy(p, s, width);
+    }
+  };
+  switch (size) {
+    case 4: loop(std::integral_constant<size_t, 4>{}); break;
+    case 8: loop(std::integral_constant<size_t, 8>{}); break;
+    case 16: loop(std::integral_constant<size_t, 16>{}); break;
+    default:
+      for (int64_t i = 0; i < k; ++i, p += stride, s += size) {
+        if constexpr (kPack) std::memcpy(s, p, size);
+        else std::memcpy(p, s, size);
+      }
+  }
+}
+
 struct PackSink {
   uint8_t* out;
   bool run(uint8_t* p, uint64_t n) {
@@ -338,6 +364,7 @@ struct PackSink {
     out += n;
     return true;
   }
+  void copies(uint8_t* p, int64_t stride, uint64_t size, int64_t k) { strided<true>(p, stride, size, k, out); }
 };
 struct UnpackSink {
   const uint8_t* in;
@@ -345,6 +372,11 @@ struct UnpackSink {
     std::memcpy(p, in, n);
     in += n;
     return true;
+  }
+  void copies(uint8_t* p, int64_t stride, uint64_t size, int64_t k) {
+    uint8_t* s = const_cast<uint8_t*>(in);
+    strided<false>(p, stride, size, k, s);
+    in = s;
   }
 };
 struct IovSink {
@@ -373,6 +405,16 @@ bool walk_item(const Item& it, uint8_t* base, uint64_t off, uint64_t n, S& s) {
   int64_t i = int64_t(off / size);
   uint64_t within = off % size;
   uint8_t* p = base + it.disp + i * it.stride;
+  if constexpr (requires { s.copies(p, it.stride, size, i); }) {
+    if (!it.sub && within == 0 && n >= size) {
+      // Whole leaves in a row: no per-leaf bookkeeping.
+      int64_t k = std::min<int64_t>(it.count - i, int64_t(n / size));
+      s.copies(p, it.stride, size, k);
+      i += k;
+      p += k * it.stride;
+      n -= uint64_t(k) * size;
+    }
+  }
   while (n > 0 && i < it.count) {
     uint64_t take = std::min<uint64_t>(size - within, n);
     if (!it.sub) {

@@ -55,6 +55,7 @@ struct Layout {
   std::vector<int64_t> start;  // packed offset where items[i] begins
   int64_t size = 0;            // packed bytes
   int64_t elements = 0;        // basic elements (MPI_Get_elements)
+  int64_t runs = 0;            // separate leaf runs (adjacent copies not merged): an upper bound
   // Dense: the data is one run of `size` bytes starting at `dense_at`.
   bool dense = true;
   int64_t dense_at = 0;
@@ -115,6 +116,12 @@ inline uint8_t* contiguous_start(const Datatype& t, void* buf) { return static_c
 // how many of the n bytes they hold (less than n when `max` ran out).
 size_t gather_iov(const Datatype& type, const void* buf, int64_t count, uint64_t offset, uint64_t n, iovec* out,
                   size_t max, uint64_t* covered);
+
+// Mean bytes per contiguous run of t's data (its size for contiguous types):
+// below a few hundred bytes an iovec per run costs more than a copy.
+inline int64_t mean_run(const Datatype& t) {
+  return t.contiguous || !t.layout || t.layout->runs == 0 ? t.size : t.size / t.layout->runs;
+}
 
 // Constructors: fill `out` (a fresh object) from the old type(s). They set
 // the layout, size, bounds, basic, alignment and contiguity, not the

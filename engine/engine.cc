@@ -79,8 +79,27 @@ constexpr uint8_t kRtsScattered = 1;
 
 // Single copy between the packed bytes [0, n) of r's (buf, count, type)
 // and the peer's contiguous range at `remote`, through the iovecs of r's
-// layout, a window at a time (no staging copy). False when refused.
+// layout, a window at a time (no staging copy). Layouts of small runs (the
+// kernel's per-iovec cost exceeds a memcpy of the run; bench/
+// datatype_bandwidth.c) go through a bounded bounce buffer instead: pack or
+// unpack a chunk, one remote copy per chunk. False when refused.
 bool copy_scattered(transport::Transport& t, int peer, bool read, uint64_t remote, const Request& r, uint64_t n) {
+  constexpr int64_t kMinIovRun = 1024;
+  if (mean_run(*r.type) < kMinIovRun) {
+    constexpr uint64_t kChunk = 256 * 1024;
+    static thread_local std::vector<uint8_t> bounce(kChunk);
+    for (uint64_t off = 0; off < n; off += kChunk) {
+      uint64_t k = std::min(kChunk, n - off);
+      if (read) {
+        if (!t.read_remote(peer, remote + off, bounce.data(), k)) return false;
+        unpack(*r.type, r.buf, r.count, off, bounce.data(), k);
+      } else {
+        pack(*r.type, r.buf, r.count, off, bounce.data(), k);
+        if (!t.write_remote(peer, remote + off, bounce.data(), k)) return false;
+      }
+    }
+    return true;
+  }
   constexpr size_t kWindow = 256;
   iovec iov[kWindow];
   for (uint64_t off = 0; off < n;) {
