@@ -67,11 +67,10 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   SONDE_ENTER("MPI_Comm_split");
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
-  if (c->inter) return raise(c, MPI_ERR_COMM, fn);  // intercommunicator split: not supported
   if (!newcomm) return raise(c, MPI_ERR_ARG, fn);
   if (color < 0 && color != MPI_UNDEFINED) return raise(c, MPI_ERR_ARG, fn);
   Comm* out;
-  int rc = split_comm(c, color, key, &out);
+  int rc = c->inter ? split_intercomm(c, color, key, &out) : split_comm(c, color, key, &out);
   if (rc) return raise(find_comm(comm), rc, fn);
   *newcomm = out ? out->handle : MPI_COMM_NULL;
   return MPI_SUCCESS;

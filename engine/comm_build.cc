@@ -450,6 +450,77 @@ int split_comm(Comm* c, int color, int key, Comm** out) {
   return e.create_comm(c, std::move(world), my_rank, context, out);
 }
 
+namespace {
+// Ranks of `table` (pairs color, key by rank) with color `color`, ordered
+// by (key, rank).
+std::vector<int> members_of(const std::vector<int>& table, int color) {
+  std::vector<std::tuple<int, int>> m;
+  for (size_t p = 0; 2 * p < table.size(); ++p)
+    if (table[2 * p] == color) m.emplace_back(table[2 * p + 1], int(p));
+  std::stable_sort(m.begin(), m.end());
+  std::vector<int> out;
+  for (auto& [k, p] : m) out.push_back(p);
+  return out;
+}
+}  // namespace
+
+// MPI 4.1 7.4.2 on an intercommunicator: the processes of each color form
+// an intercommunicator between their local and remote parts (MPI_COMM_NULL
+// when either part is empty). Colors are disjoint, so one context id free
+// on both groups serves every color, and one id free on the local group
+// serves every color's hidden local communicator.
+int split_intercomm(Comm* c, int color, int key, Comm** out) {
+  Engine& e = engine();
+  int handle = c->handle;
+  Comm* local = c->local_comm;
+  int mine[2] = {color, key};
+  std::vector<int> table, remote_table;
+  int rc = allgather_ints(local, mine, 2, table);
+  if (rc) return rc;
+  std::vector<int> members = all_ranks(local->size);
+  int tag_local = collective_tag(kTagKindInterLocal);
+  if (local->rank == 0) {
+    int tag = collective_tag(kTagKindInterLeaders);
+    int n = int(table.size()), m = 0;
+    rc = sendrecv(&n, 1, int_type(), 0, tag, &m, 1, int_type(), 0, tag, c, MPI_STATUS_IGNORE);
+    if (rc) return rc;
+    remote_table.assign(size_t(m), 0);
+    rc = sendrecv(table.data(), n, int_type(), 0, tag, remote_table.data(), m, int_type(), 0, tag, c,
+                  MPI_STATUS_IGNORE);
+    if (rc) return rc;
+  }
+  rc = bcast_ints(local, members, local->rank, tag_local, remote_table);
+  if (rc) return rc;
+  uint32_t local_context, context;
+  rc = e.allocate_context(local, &local_context);
+  if (rc) return rc;
+  rc = agree_inter_context(e.comms.lookup(handle), &context);
+  if (rc) {
+    give_back_context(local_context);
+    return rc;
+  }
+  c = e.comms.lookup(handle);
+  local = c->local_comm;
+  std::vector<int> mine_ranks = members_of(table, color), theirs = members_of(remote_table, color);
+  if (color == MPI_UNDEFINED || theirs.empty()) {
+    give_back_context(local_context);
+    give_back_context(context);
+    *out = nullptr;
+    return MPI_SUCCESS;
+  }
+  std::vector<int> local_world, remote_world;
+  int my_rank = 0;
+  for (int p : mine_ranks) {
+    if (p == local->rank) my_rank = int(local_world.size());
+    local_world.push_back(c->local_world[size_t(p)]);
+  }
+  for (int p : theirs) remote_world.push_back(c->world[size_t(p)]);
+  Comm* hidden;
+  rc = e.create_comm(local, local_world, my_rank, local_context, &hidden);
+  if (rc) return rc;
+  return make_intercomm(c, std::move(local_world), std::move(remote_world), my_rank, context, hidden, out);
+}
+
 int free_comm_checked(Comm* c) {
   int rc = attr::delete_all(attr::Kind::kComm, c->handle, c->attrs);
   if (rc) return rc;

@@ -73,6 +73,9 @@ int progress_idups();
 int dup_comm(Comm* c, const InfoPairs* info, Comm** out);
 // MPI_Comm_split on an intracommunicator; *out is null for MPI_UNDEFINED.
 int split_comm(Comm* c, int color, int key, Comm** out);
+// MPI_Comm_split on an intercommunicator; *out is null for MPI_UNDEFINED or
+// when no remote process has my color.
+int split_intercomm(Comm* c, int color, int key, Comm** out);
 // An intercommunicator over `remote` (world ranks), my rank `my_rank` in a
 // local group of world ranks `local`, with hidden local intracomm `local_comm`.
 int make_intercomm(Comm* parent, std::vector<int> local, std::vector<int> remote, int my_rank, uint32_t context,

@@ -2,7 +2,7 @@
  * groups at odd sizes, a leader that is not local rank 0): queries,
  * point-to-point where ranks name the remote group (specific and
  * MPI_ANY_SOURCE receives, status.MPI_SOURCE a remote rank), dup (traffic
- * and attributes), merge in both orders, and error paths. 2..7 ranks. */
+ * and attributes), merge in both orders, split, and error paths. 2..7 ranks. */
 #include "tests/integration/itest.h"
 
 static int nsize(int n, int color) { return color ? n / 2 : (n + 1) / 2; }
@@ -158,13 +158,61 @@ int main(int argc, char** argv) {
   all_to_remote(ic3, 1 - color, 14, "idup of intercomm");
   MPI_Comm_free(&ic3);
 
+  /* Split of an intercommunicator: color = world rank % 3, keys reverse
+   * the order. Each color's local and remote parts form an
+   * intercommunicator; a color missing on the other side gives
+   * MPI_COMM_NULL. */
+  MPI_Comm sic;
+  int scolor = itest_rank % 3;
+  CHECK_OK(MPI_Comm_split(ic2, scolor, -itest_rank, &sic));
+  int want_local[8], nl = 0, want_remote[8], nr = 0;
+  for (int w = n - 1; w >= 0; --w) {
+    if (w % 3 != scolor) continue;
+    if (w % 2 == color) want_local[nl++] = w;
+    else want_remote[nr++] = w;
+  }
+  if (nr == 0) {
+    CHECK(sic == MPI_COMM_NULL, "split: no remote process of color %d, yet a communicator", scolor);
+  } else if (sic == MPI_COMM_NULL) {
+    CHECK(0, "split: color %d gave MPI_COMM_NULL", scolor);
+  } else {
+    int sr = -1, ss = -1, srs = -1;
+    MPI_Comm_rank(sic, &sr);
+    MPI_Comm_size(sic, &ss);
+    MPI_Comm_remote_size(sic, &srs);
+    CHECK(ss == nl && srs == nr && sr >= 0 && sr < nl && want_local[sr] == itest_rank,
+          "split: rank %d size %d remote %d, want size %d remote %d", sr, ss, srs, nl, nr);
+    MPI_Group srg, wg2;
+    MPI_Comm_remote_group(sic, &srg);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg2);
+    int idx[8], wr[8];
+    for (int i = 0; i < srs && i < 8; ++i) idx[i] = i;
+    MPI_Group_translate_ranks(srg, srs, idx, wg2, wr);
+    for (int i = 0; i < srs && i < nr; ++i) CHECK(wr[i] == want_remote[i], "split remote %d is world %d", i, wr[i]);
+    /* Everyone sends its world rank to every remote process. */
+    MPI_Request sr8[8];
+    for (int i = 0; i < srs; ++i) MPI_Isend(&itest_rank, 1, MPI_INT, i, 21, sic, &sr8[i]);
+    for (int i = 0; i < srs; ++i) {
+      int got = -1;
+      MPI_Status st;
+      CHECK_OK(MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 21, sic, &st));
+      CHECK(st.MPI_SOURCE >= 0 && st.MPI_SOURCE < nr && got == want_remote[st.MPI_SOURCE],
+            "split traffic: %d from remote %d", got, st.MPI_SOURCE);
+    }
+    MPI_Waitall(srs, sr8, MPI_STATUSES_IGNORE);
+    MPI_Group_free(&srg);
+    MPI_Group_free(&wg2);
+    MPI_Comm_free(&sic);
+  }
+  CHECK_OK(MPI_Comm_split(ic2, MPI_UNDEFINED, 0, &sic));
+  CHECK(sic == MPI_COMM_NULL, "split with MPI_UNDEFINED");
+
   /* Errors. */
   MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN);
   CHECK_CLASS(MPI_Intercomm_merge(local, 0, &merged), MPI_ERR_COMM);
   CHECK_CLASS(MPI_Intercomm_create(local, lsize, MPI_COMM_WORLD, 0, 1, &merged), MPI_ERR_RANK);
   CHECK_CLASS(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 0, -1, &merged), MPI_ERR_TAG);
   CHECK_CLASS(MPI_Intercomm_create(ic2, 0, MPI_COMM_WORLD, 0, 1, &merged), MPI_ERR_COMM);
-  CHECK_CLASS(MPI_Comm_split(ic2, 0, 0, &merged), MPI_ERR_COMM);
   MPI_Comm_free(&ic2);
   MPI_Comm_free_keyval(&key);
   MPI_Comm_free(&local);
