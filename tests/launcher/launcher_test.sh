@@ -170,6 +170,17 @@ case "$CASE" in
     expect_tmp_clean
     ;;
 
+  timeout_environment)
+    # MPICH's test suite sets the limit through the environment.
+    start=$(now_ms)
+    MPIEXEC_TIMEOUT=3 run "$MPIEXEC" -n 2 "$PROBE" --hang --shm --info-dir "$INFO"
+    expect_rc 124
+    took=$((END_MS - start))
+    [ "$took" -lt 8000 ] || fail "MPIEXEC_TIMEOUT=3 took $took ms"
+    expect_info_files 2
+    expect_ranks_gone
+    ;;
+
   signal_forwarding)
     "$MPIEXEC" -n 2 "$PROBE" --hang --info-dir "$INFO" >"$SCRATCH/out" 2>"$SCRATCH/err" &
     launcher=$!

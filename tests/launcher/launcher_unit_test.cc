@@ -65,6 +65,21 @@ TEST_CASE("flags and their values") {
   CHECK(parse({"-h", "-n", "nonsense"}).help);
 }
 
+TEST_CASE("MPIEXEC_TIMEOUT is the time limit unless --timeout gives one") {
+  Options o = parse({"prog"});
+  apply_timeout_environment(o, nullptr);
+  CHECK(o.timeout_seconds == 0);
+  apply_timeout_environment(o, "30");
+  CHECK(o.timeout_seconds == doctest::Approx(30));
+  Options given = parse({"--timeout", "5", "prog"});
+  apply_timeout_environment(given, "30");
+  CHECK(given.timeout_seconds == doctest::Approx(5));
+  for (const char* bad : {"", "0", "-3", "ten", "5s"}) {
+    Options b = parse({"prog"});
+    CHECK_THROWS_AS(apply_timeout_environment(b, bad), UsageError);
+  }
+}
+
 TEST_CASE("bad command lines are usage errors") {
   CHECK_THROWS_AS(parse({}), UsageError);
   CHECK_THROWS_AS(parse({"-n", "4"}), UsageError);

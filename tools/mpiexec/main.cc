@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
   Options opt;
   try {
     opt = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+    apply_timeout_environment(opt, std::getenv("MPIEXEC_TIMEOUT"));
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", name.c_str(), e.what(), name.c_str());
     return 2;

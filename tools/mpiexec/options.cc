@@ -21,12 +21,12 @@ int parse_ranks(const std::string& flag, const std::string& v) {
   return static_cast<int>(n);
 }
 
-double parse_timeout(const std::string& v) {
+double parse_timeout(const std::string& what, const std::string& v) {
   char* end = nullptr;
   errno = 0;
   double s = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || errno != 0 || !std::isfinite(s) || s <= 0 || s > 1e7) {
-    throw UsageError("--timeout wants a positive number of seconds, not '" + v + "'");
+    throw UsageError(what + " wants a positive number of seconds, not '" + v + "'");
   }
   return s;
 }
@@ -73,7 +73,7 @@ Options parse_options(const std::vector<std::string>& args) {
       if (has_inline) throw UsageError("--tag-output takes no value");
       o.tag_output = true;
     } else if (name == "timeout") {
-      o.timeout_seconds = parse_timeout(value_of(flag, inline_value, has_inline));
+      o.timeout_seconds = parse_timeout("--timeout", value_of(flag, inline_value, has_inline));
     } else if (name == "h" || name == "help") {
       o.help = true;
       return o;
@@ -84,6 +84,11 @@ Options parse_options(const std::vector<std::string>& args) {
   o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (o.command.empty()) throw UsageError("no program to run");
   return o;
+}
+
+void apply_timeout_environment(Options& o, const char* value) {
+  if (value == nullptr || o.timeout_seconds > 0) return;
+  o.timeout_seconds = parse_timeout("MPIEXEC_TIMEOUT", value);
 }
 
 std::string usage(const std::string& p) {
@@ -98,6 +103,7 @@ std::string usage(const std::string& p) {
          "  --bind-to none     do not bind (default)\n"
          "  --tag-output       prefix each output line with [1,rank]<stdout>: or <stderr>:\n"
          "  --timeout S        end the job after S seconds and exit with 124\n"
+         "                     (default: $MPIEXEC_TIMEOUT if set, else no limit)\n"
          "  -h, --help         this text\n"
          "\n"
          "Exit status: 0 if every rank exited 0; otherwise the first failure: a rank's\n"

@@ -28,6 +28,13 @@ class UsageError : public std::runtime_error {
 // Open MPI's single-dash long forms (-tag-output). `--` ends our options.
 Options parse_options(const std::vector<std::string>& args);
 
+// MPICH's launcher takes a job time limit in seconds from MPIEXEC_TIMEOUT,
+// and test suites written for it (MPICH's runtests) set that instead of
+// passing an option. `value` is the variable's value or null; it applies
+// only when the command line gave no --timeout. A value that is not a
+// positive number of seconds is a UsageError, not silently no limit.
+void apply_timeout_environment(Options& o, const char* value);
+
 std::string usage(const std::string& program_name);
 
 }  // namespace sonde::mpiexec
