@@ -1120,6 +1120,8 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   c->attrs.clear();
   c->info.clear();
   c->idup_seq = 0;
+  // Helper `conform`: a duplicate keeps its parent's topology (MPI_Comm_dup).
+  c->topo = duplicate ? parent->topo : nullptr;
   by_context[context] = c;
   // Propagated handles first: the early messages adopted below must already
   // be seen by them (MSG_ARRIVED, MSG_INSERT_IN_UNEX_Q).

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@ namespace sonde::engine {
 
 struct Request;
 struct Message;
+struct Topology;
 
 struct Comm {
   int handle = MPI_COMM_NULL;
@@ -49,6 +51,10 @@ struct Comm {
   int peers() const { return inter ? int(world.size()) : size; }
   // World ranks of the local group.
   const std::vector<int>& group_world() const { return inter ? local_world : world; }
+
+  // ---- process topology (helper `conform`, topo.h) ----
+  // Null when the communicator has none; shared with its duplicates.
+  std::shared_ptr<const Topology> topo;
 };
 
 // kCollective: a nonblocking collective's user request (engine/coll.h); it

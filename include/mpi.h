@@ -374,6 +374,16 @@ SONDE_API int MPI_Type_null_delete_fn(MPI_Datatype, int, void *, void *);
 #define MPI_DUP_FN MPI_Comm_dup_fn
 #define MPI_NULL_DELETE_FN MPI_Comm_null_delete_fn
 
+/* ---- process topologies (helper `conform`) ----------------------------- */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+/* Sentinels for the weight arguments of the distributed-graph calls: the
+   addresses of objects in the library (as MPICH does), so compilers see no
+   out-of-bounds access where a program passes them for an array. */
+SONDE_API extern int *const MPI_UNWEIGHTED;
+SONDE_API extern int *const MPI_WEIGHTS_EMPTY;
+
 /* ---- functions: each declared as MPI_X and PMPI_X --------------------- */
 #define SONDE_DECL(ret, name, args) SONDE_API ret MPI_##name args; SONDE_API ret PMPI_##name args;
 
@@ -680,6 +690,36 @@ SONDE_DECL(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datat
 SONDE_DECL(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                           MPI_Comm comm, MPI_Request *request))
 /* ---- end of helper `coll`'s section ---- */
+
+/* process topologies (helper `conform`) */
+SONDE_DECL(int, Dims_create, (int nnodes, int ndims, int dims[]))
+SONDE_DECL(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                              MPI_Comm *comm_cart))
+SONDE_DECL(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+SONDE_DECL(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+SONDE_DECL(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+SONDE_DECL(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+SONDE_DECL(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+SONDE_DECL(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
+SONDE_DECL(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank))
+SONDE_DECL(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                               MPI_Comm *comm_graph))
+SONDE_DECL(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
+SONDE_DECL(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]))
+SONDE_DECL(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors))
+SONDE_DECL(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]))
+SONDE_DECL(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank))
+SONDE_DECL(int, Dist_graph_create_adjacent, (MPI_Comm comm_old, int indegree, const int sources[],
+                                             const int sourceweights[], int outdegree, const int destinations[],
+                                             const int destweights[], MPI_Info info, int reorder,
+                                             MPI_Comm *comm_dist_graph))
+SONDE_DECL(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                                    const int destinations[], const int weights[], MPI_Info info, int reorder,
+                                    MPI_Comm *comm_dist_graph))
+SONDE_DECL(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree, int *weighted))
+SONDE_DECL(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                                       int maxoutdegree, int destinations[], int destweights[]))
+SONDE_DECL(int, Topo_test, (MPI_Comm comm, int *status))
 
 #undef SONDE_DECL
 
