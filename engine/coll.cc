@@ -982,6 +982,12 @@ int progress_schedules() {
   return moved;
 }
 
+bool pending_on(const Comm* comm) {
+  for (const Flight* f : flights())
+    if (f->schedule.comm == comm) return true;
+  return false;
+}
+
 // ---- entry points ----------------------------------------------------------------
 
 int barrier(Comm* comm, MPI_Request* request) {

@@ -125,5 +125,8 @@ extern int g_active_schedules;
 // Advances every schedule whose current round has completed; completes the
 // user requests of those that finish. Returns the number that moved.
 int progress_schedules();
+// Whether a nonblocking collective on `comm` is still running (MPI_Comm_free
+// must then leave the communicator usable until it completes).
+bool pending_on(const Comm* comm);
 
 }  // namespace sonde::engine::coll

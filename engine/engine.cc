@@ -1156,18 +1156,22 @@ int Engine::allocate_context(Comm* parent, uint32_t* out) {
 }
 
 void Engine::free_comm(Comm* c) {
+  // A nonblocking collective still running on c (engine/coll.h) receives on
+  // it until it completes; MPI lets the user free the handle meanwhile.
+  const bool collectives_pending = coll::pending_on(c);
   // Messages nobody can receive any more (no new receive can be posted).
-  while (!c->queues.unexpected().empty()) {
+  while (!collectives_pending && !c->queues.unexpected().empty()) {
     auto* m = static_cast<Message*>(&c->queues.unexpected().front());
     c->queues.unexpected().pop_front();
     free_message(m);
   }
   c->live = false;  // the user's handle is dead from now on
   peruse::comm_freed(c->peruse);  // its handles answer PERUSE_ERR_MPI_OBJECT
-  if (!c->queues.posted().empty()) {
-    // Receives still posted complete normally (MPI 6.4.3): keep the context
-    // matching. The slot and context id are not reused, a deliberate small
-    // leak for a rare case.
+  if (!c->queues.posted().empty() || collectives_pending) {
+    // Receives still posted complete normally (MPI 6.4.3), and so do
+    // nonblocking collectives (engine/coll.h): keep the context matching.
+    // The slot and context id are not reused, a deliberate small leak for a
+    // rare case.
     return;
   }
   by_context[c->context] = nullptr;

@@ -546,6 +546,34 @@ static void test_nonblocking_v(MPI_Comm comm, long scale) {
   free(counts), free(displs), free(send), free(a), free(b), free(c), free(d), free(sv);
 }
 
+/* MPI_Comm_free while nonblocking collectives on the communicator are
+ * still running: they complete normally. */
+static void test_comm_freed_while_running(MPI_Comm parent, long count) {
+  int rank, size;
+  MPI_Comm_rank(parent, &rank);
+  MPI_Comm_size(parent, &size);
+  begin_case("Iallreduce and Ibarrier on a communicator freed before completion, count %ld (size %d)", count, size);
+  MPI_Comm comm;
+  MPI_Comm_dup(parent, &comm);
+  int *in = ints(count), *out = ints(count);
+  for (long i = 0; i < count; ++i) in[i] = val(rank, i, 61);
+  MPI_Request req[2];
+  check_rc(MPI_Iallreduce(in, out, (int)count, MPI_INT, MPI_SUM, comm, &req[0]), "MPI_Iallreduce");
+  check_rc(MPI_Ibarrier(comm, &req[1]), "MPI_Ibarrier");
+  check_rc(MPI_Comm_free(&comm), "MPI_Comm_free");
+  /* New communicators made meanwhile must not pick up the old one's traffic. */
+  MPI_Comm other;
+  MPI_Comm_dup(parent, &other);
+  int one = 1, total = 0;
+  check_rc(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, other), "MPI_Allreduce");
+  if (total != size) mismatch(-1, total, size);
+  check_rc(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+  for (long i = 0; i < count; ++i)
+    if (out[i] != sum_upto(size, i, 61)) mismatch(i, out[i], sum_upto(size, i, 61));
+  MPI_Comm_free(&other);
+  free(in), free(out);
+}
+
 /* ---- user ops: Op_create/free/commutative, Reduce_local ------------------------------- */
 
 static void sum_op(void *in, void *inout, int *len, MPI_Datatype *type) {
@@ -724,6 +752,8 @@ static void suite(MPI_Comm comm, MPI_Op matop, long max_count) {
   for (int c = 0; c < 3; ++c)
     for (int ip = 0; ip < 2; ++ip) test_matrix(comm, matop, mat_counts[c], ip);
   test_loc(comm, 1000);
+  test_comm_freed_while_running(comm, 1);
+  test_comm_freed_while_running(comm, 20000);
   test_op_freed_while_running(comm, 1);
   test_op_freed_while_running(comm, 20000);
   test_nonblocking(comm, 1, matop);
