@@ -176,12 +176,19 @@ class SearchEvents final : public matching::SearchObserver {
 
 // ---------------------------------------------------------------- life cycle
 
-int Engine::init(int required) {
+void Engine::load_settings() {
+  if (settings_loaded) return;
+  settings_loaded = true;
   settings.eager_limit = env_u64("SONDE_EAGER_LIMIT", settings.eager_limit, settings);
   settings.spin_before_yield = int(env_u64("SONDE_SPIN", uint64_t(settings.spin_before_yield), settings));
   settings.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings) != 0;
   settings.coop_threshold = env_u64("SONDE_COOP_THRESHOLD", settings.coop_threshold, settings);
   settings.fast_boxes = env_u64("SONDE_SHM_FAST_BOXES", 1, settings) != 0;
+}
+
+int Engine::init(int required) {
+  load_settings();  // MPI_T cvar writes made before MPI_Init are kept
+  settings.single_copy_at_init = settings.single_copy;
   thread_level = std::min(required, int(MPI_THREAD_MULTIPLE));
   if (thread_level < MPI_THREAD_SINGLE) thread_level = MPI_THREAD_SINGLE;
 
@@ -221,6 +228,7 @@ int Engine::init(int required) {
       config.job_id = wireup->job_id();
       config.single_copy = settings.single_copy;
       config.fast_boxes = settings.fast_boxes;
+      config.ring_bytes = settings.ring_bytes;  // MPI_T cvar sonde_shm_ring_bytes
       auto shm = transport::make_shm_transport(config, exchange);
       for (int r : local)
         if (r != world_rank) route[r] = shm.get();
@@ -263,6 +271,9 @@ int Engine::init(int required) {
   s->name = "MPI_COMM_SELF";
   s->live = true;
   by_context[1] = s;
+  // MPI_T bridge (mpit/): follows every communicator's life.
+  peruse::comm_created(w->peruse, w->handle);
+  peruse::comm_created(s->peruse, s->handle);
   return MPI_SUCCESS;
 }
 
@@ -775,6 +786,11 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
   r->world_peer = peer;
   uint64_t n = std::min<uint64_t>(h.total, r->bytes);
   setup_sink(r, h.total);
+  if (!settings.single_copy) {
+    // Single copy turned off at run time (MPI_T cvar sonde_shm_single_copy): stream.
+    send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
+    return;
+  }
   bool pulled = false;
   const bool scattered = h.flags & kRtsScattered;  // the sender's data has no single address
   bool coop = !scattered && settings.coop_threshold && n >= settings.coop_threshold && r->type->contiguous &&
@@ -1126,6 +1142,7 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   // Propagated handles first: the early messages adopted below must already
   // be seen by them (MSG_ARRIVED, MSG_INSERT_IN_UNEX_Q).
   if (duplicate) peruse::comm_duplicated(parent->peruse, c->peruse, c->handle);
+  peruse::comm_created(c->peruse, c->handle);  // MPI_T bridge (mpit/), before the adoption below
   // Adopt messages that arrived before we finished creating it, in order.
   for (auto it = early.begin(); it != early.end();) {
     auto* m = static_cast<Message*>(&*it);
@@ -1166,7 +1183,7 @@ void Engine::free_comm(Comm* c) {
     free_message(m);
   }
   c->live = false;  // the user's handle is dead from now on
-  peruse::comm_freed(c->peruse);  // its handles answer PERUSE_ERR_MPI_OBJECT
+  peruse::comm_freed(c->peruse, c->handle);  // its handles answer PERUSE_ERR_MPI_OBJECT
   if (!c->queues.posted().empty() || collectives_pending) {
     // Receives still posted complete normally (MPI 6.4.3), and so do
     // nonblocking collectives (engine/coll.h): keep the context matching.

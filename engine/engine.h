@@ -18,8 +18,9 @@
 
 namespace sonde::engine {
 
-// Tunables, read from the environment at MPI_Init (they become MPI_T cvars
-// in a later issue). Query_environment will report the ones that were set.
+// Tunables, read from the environment (load_settings) and exposed as MPI_T
+// cvars (mpit/cvars.cc says which can change when). Query_environment
+// reports the ones that were set.
 struct Settings {
   uint64_t eager_limit = 16 * 1024;  // SONDE_EAGER_LIMIT: larger messages use rendezvous
   int spin_before_yield = 2000;      // SONDE_SPIN: idle polls before sched_yield()
@@ -29,6 +30,8 @@ struct Settings {
   // by both sides at once (sender writes the head, receiver reads the tail);
   // 0 turns it off.
   uint64_t coop_threshold = 256 * 1024;
+  size_t ring_bytes = 64 * 1024;  // shm ring per pair of ranks (MPI_T cvar only; one of shm::kRingSizes)
+  bool single_copy_at_init = true;  // single_copy when MPI_Init ran (the transport's choice)
   std::vector<std::string> set_from_environment;  // "NAME=value" of each one given
 };
 
@@ -75,6 +78,11 @@ class Engine final : public transport::Delivery {
   int64_t bsend_size = 0;
   int64_t bsend_used = 0;
 
+  // Reads the SONDE_* environment into `settings` once, at MPI_T_init_thread
+  // or MPI_Init, whichever comes first: MPI_T cvar writes made before
+  // MPI_Init are not overwritten by it.
+  void load_settings();
+  bool settings_loaded = false;
   int init(int required);
   int finalize();
 

@@ -723,6 +723,153 @@ SONDE_DECL(int, Topo_test, (MPI_Comm comm, int *status))
 
 #undef SONDE_DECL
 
+/* ---- MPI tool information interface (MPI_T, MPI 4.1 section 15.3) ------- *
+ * Owned by the mpit module (mpit/, docs/mpit.md). MPI_T handles are opaque
+ * pointers that encode an index and a generation, never dereferenced by the
+ * library: a freed or forged handle answers MPI_T_ERR_INVALID_HANDLE. */
+typedef struct sonde_T_enum_s *MPI_T_enum;
+typedef struct sonde_T_cvar_handle_s *MPI_T_cvar_handle;
+typedef struct sonde_T_pvar_handle_s *MPI_T_pvar_handle;
+typedef struct sonde_T_pvar_session_s *MPI_T_pvar_session;
+typedef struct sonde_T_event_registration_s *MPI_T_event_registration;
+typedef struct sonde_T_event_instance_s *MPI_T_event_instance;
+
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+#define MPI_T_PVAR_ALL_HANDLES ((MPI_T_pvar_handle)-1)
+
+#define MPI_T_VERBOSITY_USER_BASIC 1
+#define MPI_T_VERBOSITY_USER_DETAIL 2
+#define MPI_T_VERBOSITY_USER_ALL 3
+#define MPI_T_VERBOSITY_TUNER_BASIC 4
+#define MPI_T_VERBOSITY_TUNER_DETAIL 5
+#define MPI_T_VERBOSITY_TUNER_ALL 6
+#define MPI_T_VERBOSITY_MPIDEV_BASIC 7
+#define MPI_T_VERBOSITY_MPIDEV_DETAIL 8
+#define MPI_T_VERBOSITY_MPIDEV_ALL 9
+
+#define MPI_T_BIND_NO_OBJECT 0
+#define MPI_T_BIND_MPI_COMM 1
+#define MPI_T_BIND_MPI_DATATYPE 2
+#define MPI_T_BIND_MPI_ERRHANDLER 3
+#define MPI_T_BIND_MPI_FILE 4
+#define MPI_T_BIND_MPI_GROUP 5
+#define MPI_T_BIND_MPI_OP 6
+#define MPI_T_BIND_MPI_REQUEST 7
+#define MPI_T_BIND_MPI_WIN 8
+#define MPI_T_BIND_MPI_MESSAGE 9
+#define MPI_T_BIND_MPI_INFO 10
+#define MPI_T_BIND_MPI_SESSION 11
+
+#define MPI_T_SCOPE_CONSTANT 0
+#define MPI_T_SCOPE_READONLY 1
+#define MPI_T_SCOPE_LOCAL 2
+#define MPI_T_SCOPE_GROUP 3
+#define MPI_T_SCOPE_GROUP_EQ 4
+#define MPI_T_SCOPE_ALL 5
+#define MPI_T_SCOPE_ALL_EQ 6
+
+#define MPI_T_PVAR_CLASS_STATE 0
+#define MPI_T_PVAR_CLASS_LEVEL 1
+#define MPI_T_PVAR_CLASS_SIZE 2
+#define MPI_T_PVAR_CLASS_PERCENTAGE 3
+#define MPI_T_PVAR_CLASS_HIGHWATERMARK 4
+#define MPI_T_PVAR_CLASS_LOWWATERMARK 5
+#define MPI_T_PVAR_CLASS_COUNTER 6
+#define MPI_T_PVAR_CLASS_AGGREGATE 7
+#define MPI_T_PVAR_CLASS_TIMER 8
+#define MPI_T_PVAR_CLASS_GENERIC 9
+
+typedef enum MPI_T_cb_safety {
+  MPI_T_CB_REQUIRE_NONE = 0,
+  MPI_T_CB_REQUIRE_MPI_RESTRICTED,
+  MPI_T_CB_REQUIRE_THREAD_SAFE,
+  MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE
+} MPI_T_cb_safety;
+
+typedef enum MPI_T_source_order { MPI_T_SOURCE_ORDERED = 0, MPI_T_SOURCE_UNORDERED } MPI_T_source_order;
+
+typedef void MPI_T_event_cb_function(MPI_T_event_instance event_instance, MPI_T_event_registration event_registration,
+                                     MPI_T_cb_safety cb_safety, void *user_data);
+typedef void MPI_T_event_free_cb_function(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                          void *user_data);
+typedef void MPI_T_event_dropped_cb_function(MPI_Count count, MPI_T_event_registration event_registration,
+                                             int source_index, MPI_T_cb_safety cb_safety, void *user_data);
+
+#define SONDE_T_DECL(ret, name, args) SONDE_API ret MPI_T_##name args; SONDE_API ret PMPI_T_##name args;
+SONDE_T_DECL(int, init_thread, (int required, int *provided))
+SONDE_T_DECL(int, finalize, (void))
+SONDE_T_DECL(int, enum_get_info, (MPI_T_enum enumtype, int *num, char *name, int *name_len))
+SONDE_T_DECL(int, enum_get_item, (MPI_T_enum enumtype, int index, int *value, char *name, int *name_len))
+SONDE_T_DECL(int, cvar_get_num, (int *num_cvar))
+SONDE_T_DECL(int, cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
+                                  MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope))
+SONDE_T_DECL(int, cvar_get_index, (const char *name, int *cvar_index))
+SONDE_T_DECL(int, cvar_handle_alloc, (int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count))
+SONDE_T_DECL(int, cvar_handle_free, (MPI_T_cvar_handle *handle))
+SONDE_T_DECL(int, cvar_read, (MPI_T_cvar_handle handle, void *buf))
+SONDE_T_DECL(int, cvar_write, (MPI_T_cvar_handle handle, const void *buf))
+SONDE_T_DECL(int, pvar_get_num, (int *num_pvar))
+SONDE_T_DECL(int, pvar_get_info, (int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                                  MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+                                  int *readonly, int *continuous, int *atomic))
+SONDE_T_DECL(int, pvar_get_index, (const char *name, int var_class, int *pvar_index))
+SONDE_T_DECL(int, pvar_session_create, (MPI_T_pvar_session *session))
+SONDE_T_DECL(int, pvar_session_free, (MPI_T_pvar_session *session))
+SONDE_T_DECL(int, pvar_handle_alloc, (MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                                      MPI_T_pvar_handle *handle, int *count))
+SONDE_T_DECL(int, pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle *handle))
+SONDE_T_DECL(int, pvar_start, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+SONDE_T_DECL(int, pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+SONDE_T_DECL(int, pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
+SONDE_T_DECL(int, pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf))
+SONDE_T_DECL(int, pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+SONDE_T_DECL(int, pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
+SONDE_T_DECL(int, category_get_num, (int *num_cat))
+SONDE_T_DECL(int, category_get_info, (int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                                      int *num_cvars, int *num_pvars, int *num_categories))
+SONDE_T_DECL(int, category_get_index, (const char *name, int *cat_index))
+SONDE_T_DECL(int, category_get_cvars, (int cat_index, int len, int indices[]))
+SONDE_T_DECL(int, category_get_pvars, (int cat_index, int len, int indices[]))
+SONDE_T_DECL(int, category_get_categories, (int cat_index, int len, int indices[]))
+SONDE_T_DECL(int, category_get_num_events, (int cat_index, int *num_events))
+SONDE_T_DECL(int, category_get_events, (int cat_index, int len, int indices[]))
+SONDE_T_DECL(int, category_changed, (int *update_number))
+SONDE_T_DECL(int, source_get_num, (int *num_sources))
+SONDE_T_DECL(int, source_get_info, (int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                                    MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks,
+                                    MPI_Info *info))
+SONDE_T_DECL(int, source_get_timestamp, (int source_index, MPI_Count *timestamp))
+SONDE_T_DECL(int, event_get_num, (int *num_events))
+SONDE_T_DECL(int, event_get_info, (int event_index, char *name, int *name_len, int *verbosity,
+                                   MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                                   int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+                                   int *desc_len, int *bind))
+SONDE_T_DECL(int, event_get_index, (const char *name, int *event_index))
+SONDE_T_DECL(int, event_handle_alloc, (int event_index, void *obj_handle, MPI_Info info,
+                                       MPI_T_event_registration *event_registration))
+SONDE_T_DECL(int, event_handle_set_info, (MPI_T_event_registration event_registration, MPI_Info info))
+SONDE_T_DECL(int, event_handle_get_info, (MPI_T_event_registration event_registration, MPI_Info *info_used))
+SONDE_T_DECL(int, event_register_callback, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                            MPI_Info info, void *user_data, MPI_T_event_cb_function *event_cb_function))
+SONDE_T_DECL(int, event_callback_set_info, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                            MPI_Info info))
+SONDE_T_DECL(int, event_callback_get_info, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                            MPI_Info *info_used))
+SONDE_T_DECL(int, event_handle_free, (MPI_T_event_registration event_registration, void *user_data,
+                                      MPI_T_event_free_cb_function *free_cb_function))
+SONDE_T_DECL(int, event_set_dropped_handler, (MPI_T_event_registration event_registration,
+                                              MPI_T_event_dropped_cb_function *dropped_cb_function))
+SONDE_T_DECL(int, event_read, (MPI_T_event_instance event_instance, int element_index, void *buffer))
+SONDE_T_DECL(int, event_copy, (MPI_T_event_instance event_instance, void *buffer))
+SONDE_T_DECL(int, event_get_timestamp, (MPI_T_event_instance event_instance, MPI_Count *event_timestamp))
+SONDE_T_DECL(int, event_get_source, (MPI_T_event_instance event_instance, int *source_index))
+#undef SONDE_T_DECL
+/* ---- end of MPI_T -------------------------------------------------------- */
+
+
 #ifdef __cplusplus
 }
 #endif

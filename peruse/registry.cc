@@ -30,6 +30,7 @@ struct Handle {
   bool active = false;
   bool propagate = false;
   bool twin = false;  // made by propagation, released with its communicator
+  bool internal = false;  // an MPI_T bridge subscription (subscribe()): not a user handle
 };
 
 // Everything writers touch. Readers (fire_slow) never take this lock.
@@ -42,6 +43,7 @@ struct Registry {
   bool initialized = false;
   std::vector<std::string> env;
   std::vector<char*> env_ptrs;
+  CommObserver observer;
 };
 
 Registry& registry() {
@@ -141,6 +143,25 @@ uint32_t allocate_slot(Registry& r, uint32_t* generation) {
 
 peruse_event_h handle_value(uint32_t generation, size_t slot) {
   return (static_cast<long>(generation) << 32) | static_cast<long>(slot);
+}
+
+// A new live, inactive handle (caller holds r.mutex); *out (if given) is
+// valid until the handle table next grows.
+peruse_event_h new_handle(Registry& r, int event, CommEvents* events, MPI_Comm comm, peruse_comm_callback_f* callback,
+                          void* param, Handle** out) {
+  uint32_t gen;
+  uint32_t slot = allocate_slot(r, &gen);
+  Handle& h = r.handles[slot];
+  h = Handle{};
+  h.generation = gen;
+  h.live = true;
+  h.event = event;
+  h.events = events;
+  h.comm = comm;
+  h.callback = callback;
+  h.param = param;
+  if (out) *out = &h;
+  return handle_value(gen, slot);
 }
 
 // Rebuild and publish the array of active handles of (events, event).
@@ -327,15 +348,16 @@ void comm_duplicated(CommEvents& parent, CommEvents& child, MPI_Comm child_handl
     if (touched[e]) republish(r, &child, e);
 }
 
-void comm_freed(CommEvents& events) {
+void comm_freed(CommEvents& events, MPI_Comm handle) {
   Registry& r = registry();
+  if (r.observer.freed) r.observer.freed(events, handle);  // outside r.mutex: it unsubscribes
   std::lock_guard<std::mutex> g(r.mutex);
   for (size_t i = 1; i < r.handles.size(); ++i) {
     Handle& h = r.handles[i];
     if (!h.live || h.events != &events) continue;
     h.comm_freed = true;
     h.events = nullptr;  // the block will belong to another communicator
-    if (h.twin) {
+    if (h.twin || h.internal) {
       h.live = false;
       r.free_slots.push_back(static_cast<uint32_t>(i));
     }
@@ -346,6 +368,49 @@ void comm_freed(CommEvents& events) {
     if (old) r.retired.push_back(old);
   }
   retire(r, nullptr);  // one fence for all of them
+}
+
+void comm_created(CommEvents& events, MPI_Comm handle) {
+  CommObserver observer;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> g(r.mutex);
+    observer = r.observer;
+  }
+  if (observer.created) observer.created(events, handle);
+}
+
+void set_comm_observer(const CommObserver& observer) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  r.observer = observer;
+}
+
+peruse_event_h subscribe(CommEvents& events, MPI_Comm comm, int event, peruse_comm_callback_f* callback, void* param) {
+  if (!event_supported(event)) return PERUSE_EVENT_HANDLE_NULL;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  Handle* h;
+  peruse_event_h id = new_handle(r, event, &events, comm, callback, param, &h);
+  h->internal = true;
+  h->active = true;
+  republish(r, &events, event);
+  return id;
+}
+
+void unsubscribe(peruse_event_h id) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  unsigned long v = static_cast<unsigned long>(id);
+  uint32_t index = static_cast<uint32_t>(v & 0xffffffffu);
+  uint32_t gen = static_cast<uint32_t>(v >> 32);
+  if (index == 0 || index >= r.handles.size()) return;
+  Handle& h = r.handles[index];
+  if (!h.live || !h.internal || h.generation != gen) return;  // already released with its communicator
+  h.live = false;
+  h.active = false;
+  r.free_slots.push_back(index);
+  if (!h.comm_freed) republish(r, h.events, h.event);
 }
 
 }  // namespace sonde::peruse
@@ -365,7 +430,7 @@ int resolve(peruse_event_h h, Handle** out) {
   uint32_t gen = static_cast<uint32_t>(v >> 32);
   if (index == 0 || index >= r.handles.size()) return PERUSE_ERR_EVENT_HANDLE;
   Handle& s = r.handles[index];
-  if (!s.live || s.generation != gen) return PERUSE_ERR_EVENT_HANDLE;
+  if (!s.live || s.internal || s.generation != gen) return PERUSE_ERR_EVENT_HANDLE;
   *out = &s;
   return s.comm_freed ? PERUSE_ERR_MPI_OBJECT : PERUSE_SUCCESS;
 }
@@ -458,18 +523,7 @@ SONDE_API int PERUSE_Event_comm_register(int event, MPI_Comm comm, peruse_comm_c
   if (!events) return PERUSE_ERR_COMM;
   if (!callback_fn || !event_h) return PERUSE_ERR_PARAMETER;
   std::lock_guard<std::mutex> g(r.mutex);
-  uint32_t gen;
-  uint32_t slot = allocate_slot(r, &gen);
-  Handle& h = r.handles[slot];
-  h = Handle{};
-  h.generation = gen;
-  h.live = true;
-  h.event = event;
-  h.events = events;
-  h.comm = comm;
-  h.callback = callback_fn;
-  h.param = param;
-  *event_h = handle_value(gen, slot);
+  *event_h = new_handle(r, event, events, comm, callback_fn, param, nullptr);
   return PERUSE_SUCCESS;
 }
 

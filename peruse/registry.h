@@ -38,6 +38,28 @@ void set_environment(const std::vector<std::string>& env);
 void comm_duplicated(CommEvents& parent, CommEvents& child, MPI_Comm child_handle);
 // The communicator is gone: its handles answer PERUSE_ERR_MPI_OBJECT from
 // now on, nothing fires for it, and twins made by propagation are released.
-void comm_freed(CommEvents& events);
+void comm_freed(CommEvents& events, MPI_Comm handle = MPI_COMM_NULL);
+
+// ---- Internal subscribers: the MPI_T bridge (mpit/) --------------------------
+// A callback placed on a communicator's dispatch table beside the tools'
+// PERUSE handles, invisible to the PERUSE API (its id never resolves as a
+// peruse_event_h, it does not propagate, PERUSE_Init is not needed). Its
+// presence sets the event's watched bit exactly as a tool's active handle
+// does, so MPI_T pvars and events are fed by the same instrumentation points
+// and cost nothing while nothing subscribes. Serialised with the other
+// writers; call with the engine lock held. Released automatically when the
+// communicator is freed (unsubscribe of a released id is a no-op).
+peruse_event_h subscribe(CommEvents& events, MPI_Comm comm, int event, peruse_comm_callback_f* callback, void* param);
+void unsubscribe(peruse_event_h id);
+
+// The engine reports every communicator that comes into being (after
+// comm_duplicated for a duplicate) and, through comm_freed, every one that
+// goes; the observer (the MPI_T bridge) follows them. One observer.
+struct CommObserver {
+  void (*created)(CommEvents& events, MPI_Comm handle) = nullptr;
+  void (*freed)(CommEvents& events, MPI_Comm handle) = nullptr;
+};
+void set_comm_observer(const CommObserver& observer);
+void comm_created(CommEvents& events, MPI_Comm handle);
 
 }  // namespace sonde::peruse

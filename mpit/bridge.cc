@@ -1,0 +1,301 @@
+#include "mpit/bridge.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/abi.h"
+#include "engine/engine.h"
+#include "mpit/state.h"
+#include "peruse/registry.h"
+
+namespace sonde::mpit::bridge {
+
+namespace {
+
+struct CommState {
+  MPI_Comm handle = MPI_COMM_NULL;
+  peruse::CommEvents* events = nullptr;
+  Stats stats;
+  std::vector<peruse_event_h> subscriptions;
+  // Since when each queued entry (by its PERUSE unique_id) has waited.
+  std::unordered_map<uint64_t, int64_t> posted_since, unexpected_since;
+  int64_t posted_search_begin = 0, unexpected_search_begin = 0;
+};
+
+struct Bridge {
+  std::map<MPI_Comm, std::unique_ptr<CommState>> comms;  // live communicators
+  int users = 0;                                         // running handles that need statistics
+  Stats total;
+  TransportStats transports[kNumTransports];
+  std::vector<Watermark*> watermarks;
+};
+
+Bridge& bridge() {
+  static auto* b = new Bridge();  // never destroyed: events may fire at exit
+  return *b;
+}
+
+engine::Comm* engine_comm(MPI_Comm h) {
+  if (mpi_state() != 1) return nullptr;
+  return engine::find_comm(h);
+}
+
+// Transport index (kTransportNames) that reaches rank `peer` of `comm`, or -1.
+int transport_of(MPI_Comm comm, int peer) {
+  engine::Comm* c = engine::engine().comms.lookup(comm);
+  if (!c || peer < 0 || peer >= c->size) return -1;
+  int world = c->world[size_t(peer)];
+  auto& route = engine::engine().route;
+  if (world < 0 || size_t(world) >= route.size() || !route[size_t(world)]) return -1;
+  const char* name = route[size_t(world)]->name();
+  for (int t = 0; t < kNumTransports; ++t)
+    if (std::strcmp(name, kTransportNames[t]) == 0) return t;
+  return -1;
+}
+
+void raise_watermarks(MPI_Comm comm, bool posted, uint64_t comm_level, uint64_t total_level) {
+  for (Watermark* w : bridge().watermarks) {
+    if (w->posted != posted) continue;
+    if (w->comm == comm) w->value = std::max(w->value, comm_level);
+    else if (w->comm == MPI_COMM_NULL) w->value = std::max(w->value, total_level);
+  }
+}
+
+// One callback per event (the PERUSE callback is not told which event).
+template <int E>
+int on_event(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void* param) {
+  std::lock_guard<std::recursive_mutex> g(mutex());
+  auto* cs = static_cast<CommState*>(param);
+  Stats& s = cs->stats;
+  Stats& t = bridge().total;
+  const uint64_t id = uint64_t(unique_id);
+  const int64_t now = now_ns();
+  auto leave = [&](std::unordered_map<uint64_t, int64_t>& since, uint64_t Stats::*residence) {
+    auto it = since.find(id);
+    if (it == since.end()) return;  // queued before collection started: not timed
+    uint64_t d = uint64_t(now - it->second);
+    s.*residence += d;
+    t.*residence += d;
+    since.erase(it);
+  };
+  switch (E) {
+    case PERUSE_COMM_REQ_INSERT_IN_POSTED_Q:
+      ++s.posted_level;
+      ++t.posted_level;
+      cs->posted_since[id] = now;
+      raise_watermarks(cs->handle, true, s.posted_level, t.posted_level);
+      break;
+    case PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q:
+      if (s.posted_level) --s.posted_level, --t.posted_level;
+      leave(cs->posted_since, &Stats::posted_residence_ns);
+      break;
+    case PERUSE_COMM_MSG_INSERT_IN_UNEX_Q:
+      ++s.unexpected_level;
+      ++t.unexpected_level;
+      cs->unexpected_since[id] = now;
+      raise_watermarks(cs->handle, false, s.unexpected_level, t.unexpected_level);
+      break;
+    case PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q:
+      if (s.unexpected_level) --s.unexpected_level, --t.unexpected_level;
+      leave(cs->unexpected_since, &Stats::unexpected_residence_ns);
+      break;
+    case PERUSE_COMM_MSG_MATCH_POSTED_REQ:
+      ++s.posted_matches;
+      ++t.posted_matches;
+      break;
+    case PERUSE_COMM_REQ_MATCH_UNEX:
+      ++s.unexpected_matches;
+      ++t.unexpected_matches;
+      break;
+    case PERUSE_COMM_SEARCH_POSTED_Q_BEGIN: cs->posted_search_begin = now; break;
+    case PERUSE_COMM_SEARCH_POSTED_Q_END: {
+      uint64_t d = uint64_t(now - cs->posted_search_begin);
+      s.posted_search_ns += d;
+      t.posted_search_ns += d;
+      break;
+    }
+    case PERUSE_COMM_SEARCH_UNEX_Q_BEGIN: cs->unexpected_search_begin = now; break;
+    case PERUSE_COMM_SEARCH_UNEX_Q_END: {
+      uint64_t d = uint64_t(now - cs->unexpected_search_begin);
+      s.unexpected_search_ns += d;
+      t.unexpected_search_ns += d;
+      break;
+    }
+    case PERUSE_COMM_MSG_ARRIVED: {
+      int tr = transport_of(cs->handle, spec->peer);
+      if (tr >= 0) {
+        ++bridge().transports[tr].messages_received;
+        bridge().transports[tr].bytes_received += uint64_t(std::max(0, spec->count));
+      }
+      break;
+    }
+    case PERUSE_COMM_REQ_XFER_END: {
+      if (spec->operation != PERUSE_SEND) break;
+      int tr = transport_of(cs->handle, spec->peer);
+      engine::Datatype* type = engine::find_datatype(spec->datatype);
+      if (tr >= 0) {
+        ++bridge().transports[tr].messages_sent;
+        if (type) bridge().transports[tr].bytes_sent += uint64_t(std::max(0, spec->count)) * uint64_t(type->size);
+      }
+      break;
+    }
+    default: break;
+  }
+  return MPI_SUCCESS;
+}
+
+struct Subscription {
+  int event;
+  peruse_comm_callback_f* callback;
+};
+const Subscription kSubscriptions[] = {
+    {PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, on_event<PERUSE_COMM_REQ_INSERT_IN_POSTED_Q>},
+    {PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, on_event<PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q>},
+    {PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, on_event<PERUSE_COMM_MSG_INSERT_IN_UNEX_Q>},
+    {PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, on_event<PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q>},
+    {PERUSE_COMM_MSG_MATCH_POSTED_REQ, on_event<PERUSE_COMM_MSG_MATCH_POSTED_REQ>},
+    {PERUSE_COMM_REQ_MATCH_UNEX, on_event<PERUSE_COMM_REQ_MATCH_UNEX>},
+    {PERUSE_COMM_SEARCH_POSTED_Q_BEGIN, on_event<PERUSE_COMM_SEARCH_POSTED_Q_BEGIN>},
+    {PERUSE_COMM_SEARCH_POSTED_Q_END, on_event<PERUSE_COMM_SEARCH_POSTED_Q_END>},
+    {PERUSE_COMM_SEARCH_UNEX_Q_BEGIN, on_event<PERUSE_COMM_SEARCH_UNEX_Q_BEGIN>},
+    {PERUSE_COMM_SEARCH_UNEX_Q_END, on_event<PERUSE_COMM_SEARCH_UNEX_Q_END>},
+    {PERUSE_COMM_MSG_ARRIVED, on_event<PERUSE_COMM_MSG_ARRIVED>},
+    {PERUSE_COMM_REQ_XFER_END, on_event<PERUSE_COMM_REQ_XFER_END>},
+};
+
+// Start following one communicator: mirrors from its real queues, then the
+// subscriptions (the engine lock is held, so nothing moves in between).
+void subscribe(CommState& cs) {
+  engine::Comm* c = engine::engine().comms.lookup(cs.handle);
+  cs.stats.posted_level = c ? c->queues.posted_size() : 0;
+  cs.stats.unexpected_level = c ? c->queues.unexpected_size() : 0;
+  bridge().total.posted_level += cs.stats.posted_level;
+  bridge().total.unexpected_level += cs.stats.unexpected_level;
+  for (const Subscription& s : kSubscriptions)
+    cs.subscriptions.push_back(peruse::subscribe(*cs.events, cs.handle, s.event, s.callback, &cs));
+}
+
+void unsubscribe(CommState& cs) {
+  for (peruse_event_h h : cs.subscriptions) peruse::unsubscribe(h);
+  cs.subscriptions.clear();
+  bridge().total.posted_level -= std::min(bridge().total.posted_level, cs.stats.posted_level);
+  bridge().total.unexpected_level -= std::min(bridge().total.unexpected_level, cs.stats.unexpected_level);
+  cs.stats.posted_level = cs.stats.unexpected_level = 0;
+  cs.posted_since.clear();
+  cs.unexpected_since.clear();
+}
+
+void comm_created(peruse::CommEvents& events, MPI_Comm handle) {
+  std::lock_guard<std::recursive_mutex> g(mutex());
+  auto cs = std::make_unique<CommState>();
+  cs->handle = handle;
+  cs->events = &events;
+  if (bridge().users > 0) subscribe(*cs);
+  bridge().comms[handle] = std::move(cs);
+}
+
+void comm_freed(peruse::CommEvents&, MPI_Comm handle) {
+  std::lock_guard<std::recursive_mutex> g(mutex());
+  auto it = bridge().comms.find(handle);
+  if (it == bridge().comms.end()) return;
+  unsubscribe(*it->second);
+  bridge().comms.erase(it);
+}
+
+template <class F>
+bool for_comms(MPI_Comm comm, F f) {
+  if (comm != MPI_COMM_NULL) {
+    engine::Comm* c = engine_comm(comm);
+    if (!c) return false;
+    f(*c);
+    return true;
+  }
+  if (mpi_state() != 1) return true;  // no communicator exists: zero
+  for (auto& [h, cs] : bridge().comms)
+    if (engine::Comm* c = engine_comm(h)) f(*c);
+  return true;
+}
+
+}  // namespace
+
+void install() {
+  peruse::CommObserver o;
+  o.created = comm_created;
+  o.freed = comm_freed;
+  peruse::set_comm_observer(o);
+}
+
+void acquire() {
+  Bridge& b = bridge();
+  if (b.users++ == 0)
+    for (auto& [h, cs] : b.comms) subscribe(*cs);
+}
+
+void release() {
+  Bridge& b = bridge();
+  if (b.users > 0 && --b.users == 0)
+    for (auto& [h, cs] : b.comms) unsubscribe(*cs);
+}
+
+bool collecting() { return bridge().users > 0; }
+
+Stats* comm_stats(MPI_Comm comm) {
+  if (!engine_comm(comm)) return nullptr;
+  auto it = bridge().comms.find(comm);
+  return it == bridge().comms.end() ? nullptr : &it->second->stats;
+}
+
+Stats& total() { return bridge().total; }
+TransportStats& transport(int index) { return bridge().transports[index]; }
+
+void add_watermark(Watermark* w) { bridge().watermarks.push_back(w); }
+void remove_watermark(Watermark* w) {
+  auto& v = bridge().watermarks;
+  v.erase(std::remove(v.begin(), v.end(), w), v.end());
+}
+
+bool posted_length(MPI_Comm comm, uint64_t* out) {
+  *out = 0;
+  return for_comms(comm, [&](engine::Comm& c) { *out += c.queues.posted_size(); });
+}
+
+bool unexpected_length(MPI_Comm comm, uint64_t* out) {
+  *out = 0;
+  return for_comms(comm, [&](engine::Comm& c) { *out += c.queues.unexpected_size(); });
+}
+
+bool unexpected_bytes(MPI_Comm comm, uint64_t* out) {
+  *out = 0;
+  return for_comms(comm, [&](engine::Comm& c) {
+    for (auto& e : c.queues.unexpected()) *out += static_cast<const engine::Message&>(e).header.total;
+  });
+}
+
+int comm_size(MPI_Comm comm) {
+  engine::Comm* c = engine_comm(comm);
+  return c ? c->size : -1;
+}
+
+bool posted_per_peer(MPI_Comm comm, uint64_t* out) {
+  engine::Comm* c = engine_comm(comm);
+  if (!c) return false;
+  std::fill(out, out + c->size, 0);
+  for (auto& e : c->queues.posted())
+    if (e.source >= 0 && e.source < c->size) ++out[e.source];
+  return true;
+}
+
+bool unexpected_per_peer(MPI_Comm comm, uint64_t* out) {
+  engine::Comm* c = engine_comm(comm);
+  if (!c) return false;
+  std::fill(out, out + c->size, 0);
+  for (auto& e : c->queues.unexpected())
+    if (e.source >= 0 && e.source < c->size) ++out[e.source];
+  return true;
+}
+
+}  // namespace sonde::mpit::bridge

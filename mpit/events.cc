@@ -1,0 +1,378 @@
+// MPI_T events: one event type per PERUSE event, raised from the same
+// instrumentation point through an internal PERUSE subscriber.
+//
+// Context: an event is raised inside the engine (on the thread driving
+// progress, engine lock held under MPI_THREAD_MULTIPLE), where a callback
+// must not call MPI: the context requires MPI_T_CB_REQUIRE_MPI_RESTRICTED.
+// A registration's callback for the least demanding level that fits
+// (MPI_RESTRICTED, then THREAD_SAFE, then ASYNC_SIGNAL_SAFE) runs at once. A
+// registration whose only callback is MPI_T_CB_REQUIRE_NONE (it may call MPI)
+// cannot be called there: its instances are buffered (at most the cvar
+// sonde_mpit_event_buffer per registration) and delivered at the next MPI_T
+// call the tool makes outside a callback (and at MPI_T_event_handle_free and
+// MPI_T_finalize). Instances that do not fit are dropped and counted; the
+// dropped handler is told at that delivery.
+//
+// Nothing is subscribed until a registration has a callback, so event types
+// nobody listens to cost nothing.
+#include <atomic>
+#include <deque>
+
+#include "engine/abi.h"
+#include "engine/engine.h"
+#include "mpit/state.h"
+#include "peruse/registry.h"
+
+namespace sonde::mpit {
+
+namespace {
+
+constexpr int kLevels = 4;  // MPI_T_cb_safety values
+
+struct Callback {
+  MPI_T_event_cb_function* fn = nullptr;
+  void* user_data = nullptr;
+};
+
+struct Instance {
+  EventRecord record{};
+  MPI_T_event_registration registration = nullptr;
+};
+
+struct Registration {
+  uint32_t index = 0;  // its own slot
+  int event_index = -1;
+  MPI_Comm comm = MPI_COMM_NULL;
+  Callback callbacks[kLevels];
+  MPI_T_event_dropped_cb_function* dropped_handler = nullptr;
+  peruse_event_h subscription = PERUSE_EVENT_HANDLE_NULL;
+  std::deque<Instance> buffered;  // for the MPI_T_CB_REQUIRE_NONE callback
+  uint64_t dropped = 0;           // not yet reported to the dropped handler
+};
+
+using RegSlot = Slots<Registration>::Slot;
+
+Slots<Registration>& registrations() {
+  static auto* s = new Slots<Registration>();
+  return *s;
+}
+
+std::atomic<bool> g_pending{false};      // some registration has buffered instances or drops
+std::atomic<uint64_t> g_dropped_total{0};  // pvar sonde_mpit_events_dropped
+
+// The instance a callback on this thread may read (MPI_T_event_read etc.).
+thread_local const Instance* t_current = nullptr;
+thread_local int t_callback_depth = 0;
+
+MPI_T_event_registration handle_of(uint32_t i) {
+  return make<MPI_T_event_registration>(registrations().at(i).generation, i);
+}
+
+void invoke(const Callback& cb, const Instance& inst, MPI_T_cb_safety level) {
+  const Instance* saved = t_current;
+  t_current = &inst;
+  ++t_callback_depth;
+  cb.fn(reinterpret_cast<MPI_T_event_instance>(const_cast<Instance*>(&inst)), inst.registration, level,
+        cb.user_data);
+  --t_callback_depth;
+  t_current = saved;
+}
+
+// The internal PERUSE subscriber of one registration (param: its slot).
+int on_peruse_event(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void* param) {
+  auto* slot = static_cast<RegSlot*>(param);
+  Instance inst;
+  Callback cb;
+  {
+    std::lock_guard<std::recursive_mutex> g(mutex());
+    if (!slot->live) return MPI_SUCCESS;
+    Registration& r = slot->value;
+    inst.record = {uint64_t(unique_id), spec->peer, spec->tag, int64_t(spec->count), spec->datatype,
+                   spec->operation, now_ns()};
+    inst.registration = make<MPI_T_event_registration>(slot->generation, r.index);
+    for (int level = MPI_T_CB_REQUIRE_MPI_RESTRICTED; level < kLevels; ++level) {
+      if (r.callbacks[level].fn) {
+        cb = r.callbacks[level];
+        break;
+      }
+    }
+    if (!cb.fn) {
+      if (!r.callbacks[MPI_T_CB_REQUIRE_NONE].fn) return MPI_SUCCESS;
+      if (r.buffered.size() < event_buffer_capacity()) {
+        r.buffered.push_back(inst);
+      } else {
+        ++r.dropped;
+        g_dropped_total.fetch_add(1, std::memory_order_relaxed);
+      }
+      g_pending.store(true, std::memory_order_release);
+      return MPI_SUCCESS;
+    }
+  }
+  invoke(cb, inst, MPI_T_CB_REQUIRE_MPI_RESTRICTED);
+  return MPI_SUCCESS;
+}
+
+// Subscribe while the registration has a callback, unsubscribe when none.
+void update_subscription(uint32_t i) {
+  Registration& r = registrations().at(i).value;
+  bool any = false;
+  for (const Callback& c : r.callbacks) any = any || c.fn;
+  if (any && r.subscription == PERUSE_EVENT_HANDLE_NULL) {
+    engine::Comm* c = mpi_state() == 1 ? engine::find_comm(r.comm) : nullptr;
+    if (!c) return;  // the communicator is gone: nothing will ever fire
+    r.subscription = peruse::subscribe(c->peruse, r.comm, events()[size_t(r.event_index)].peruse_event,
+                                       on_peruse_event, &registrations().at(i));
+  } else if (!any && r.subscription != PERUSE_EVENT_HANDLE_NULL) {
+    peruse::unsubscribe(r.subscription);
+    r.subscription = PERUSE_EVENT_HANDLE_NULL;
+  }
+}
+
+bool valid_level(int level) { return level >= MPI_T_CB_REQUIRE_NONE && level < kLevels; }
+
+// Checks an instance handle: only the one being delivered on this thread.
+const Instance* instance(MPI_T_event_instance h) {
+  return h && reinterpret_cast<const Instance*>(h) == t_current ? t_current : nullptr;
+}
+
+}  // namespace
+
+uint64_t events_dropped_total() { return g_dropped_total.load(std::memory_order_relaxed); }
+
+void deliver_deferred_events() {
+  if (!g_pending.load(std::memory_order_acquire) || t_callback_depth > 0) return;
+  if (!initialized()) return;
+  struct Work {
+    uint32_t index;
+    uint32_t generation;
+    std::deque<Instance> instances;
+    uint64_t dropped;
+  };
+  std::vector<Work> work;
+  {
+    std::lock_guard<std::recursive_mutex> g(mutex());
+    g_pending.store(false, std::memory_order_relaxed);
+    registrations().for_each_live([&](uint32_t i, RegSlot& s) {
+      Registration& r = s.value;
+      if (r.buffered.empty() && !r.dropped) return;
+      work.push_back({i, s.generation, std::move(r.buffered), r.dropped});
+      r.buffered.clear();
+      r.dropped = 0;
+    });
+  }
+  // Outside every lock: these callbacks may call MPI.
+  for (Work& w : work) {
+    auto still_live = [&](Callback* cb, MPI_T_event_dropped_cb_function** dropped) {
+      std::lock_guard<std::recursive_mutex> g(mutex());
+      RegSlot& s = registrations().at(w.index);
+      if (!s.live || s.generation != w.generation) return false;
+      *cb = s.value.callbacks[MPI_T_CB_REQUIRE_NONE];
+      if (dropped) *dropped = s.value.dropped_handler;
+      return cb->fn != nullptr;
+    };
+    Callback cb;
+    for (const Instance& inst : w.instances) {
+      if (!still_live(&cb, nullptr)) break;
+      invoke(cb, inst, MPI_T_CB_REQUIRE_NONE);
+    }
+    MPI_T_event_dropped_cb_function* dropped = nullptr;
+    if (w.dropped && still_live(&cb, &dropped) && dropped) {
+      ++t_callback_depth;
+      dropped(MPI_Count(w.dropped), make<MPI_T_event_registration>(w.generation, w.index), 0,
+              MPI_T_CB_REQUIRE_NONE, cb.user_data);
+      --t_callback_depth;
+    }
+  }
+}
+
+}  // namespace sonde::mpit
+
+using namespace sonde::mpit;
+
+// The calls valid inside a callback: no lock, no delivery.
+#define SONDE_T_ENTER_INSTANCE() \
+  if (!::sonde::mpit::initialized()) return MPI_T_ERR_NOT_INITIALIZED
+
+extern "C" {
+
+int PMPI_T_source_get_num(int* num_sources) {
+  SONDE_T_ENTER();
+  if (!num_sources) return MPI_T_ERR_INVALID;
+  *num_sources = 1;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_source_get_num)
+
+int PMPI_T_source_get_info(int source_index, char* name, int* name_len, char* desc, int* desc_len,
+                           MPI_T_source_order* ordering, MPI_Count* ticks_per_second, MPI_Count* max_ticks,
+                           MPI_Info* info) {
+  SONDE_T_ENTER();
+  if (source_index != 0) return MPI_T_ERR_INVALID_INDEX;
+  copy_string("sonde_monotonic_clock", name, name_len);
+  copy_string("CLOCK_MONOTONIC in nanoseconds; every event of this process, in the order raised (events are "
+              "raised under the engine's serialisation).",
+              desc, desc_len);
+  if (ordering) *ordering = MPI_T_SOURCE_ORDERED;
+  if (ticks_per_second) *ticks_per_second = 1000000000;
+  if (max_ticks) *max_ticks = INT64_MAX;
+  if (info) *info = MPI_INFO_NULL;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_source_get_info)
+
+int PMPI_T_source_get_timestamp(int source_index, MPI_Count* timestamp) {
+  SONDE_T_ENTER_INSTANCE();
+  if (source_index != 0) return MPI_T_ERR_INVALID_INDEX;
+  if (!timestamp) return MPI_T_ERR_INVALID;
+  *timestamp = now_ns();
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_source_get_timestamp)
+
+int PMPI_T_event_handle_alloc(int event_index, void* obj_handle, MPI_Info info,
+                              MPI_T_event_registration* event_registration) {
+  SONDE_T_ENTER();
+  if (event_index < 0 || event_index >= int(events().size())) return MPI_T_ERR_INVALID_INDEX;
+  if (!event_registration) return MPI_T_ERR_INVALID;
+  if (mpi_state() != 1) return MPI_T_ERR_NOT_ACCESSIBLE;  // bound to a communicator: needs MPI
+  if (!obj_handle) return MPI_T_ERR_INVALID_HANDLE;
+  MPI_Comm comm = *static_cast<const MPI_Comm*>(obj_handle);
+  if (!sonde::engine::find_comm(comm)) return MPI_T_ERR_INVALID_HANDLE;
+  uint32_t i = registrations().allocate();
+  Registration& r = registrations().at(i).value;
+  r.index = i;
+  r.event_index = event_index;
+  r.comm = comm;
+  *event_registration = handle_of(i);
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_handle_alloc)
+
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) {
+  SONDE_T_ENTER();
+  if (!registrations().find(event_registration)) return MPI_T_ERR_INVALID_HANDLE;
+  return MPI_SUCCESS;  // no hints are understood
+}
+SONDE_WEAK_ALIAS(T_event_handle_set_info)
+
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info* info_used) {
+  SONDE_T_ENTER();
+  if (!registrations().find(event_registration)) return MPI_T_ERR_INVALID_HANDLE;
+  if (!info_used) return MPI_T_ERR_INVALID;
+  *info_used = MPI_INFO_NULL;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_handle_get_info)
+
+int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info info, void* user_data, MPI_T_event_cb_function* event_cb_function) {
+  SONDE_T_ENTER();
+  auto* s = registrations().find(event_registration);
+  if (!s) return MPI_T_ERR_INVALID_HANDLE;
+  if (!valid_level(cb_safety)) return MPI_T_ERR_INVALID;
+  // A null function removes the callback of that level.
+  s->value.callbacks[cb_safety] = {event_cb_function, event_cb_function ? user_data : nullptr};
+  update_subscription(index_of(event_registration));
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_register_callback)
+
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info info) {
+  SONDE_T_ENTER();
+  auto* s = registrations().find(event_registration);
+  if (!s) return MPI_T_ERR_INVALID_HANDLE;
+  if (!valid_level(cb_safety)) return MPI_T_ERR_INVALID;
+  return MPI_SUCCESS;  // no hints are understood
+}
+SONDE_WEAK_ALIAS(T_event_callback_set_info)
+
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info* info_used) {
+  SONDE_T_ENTER();
+  auto* s = registrations().find(event_registration);
+  if (!s) return MPI_T_ERR_INVALID_HANDLE;
+  if (!valid_level(cb_safety) || !info_used) return MPI_T_ERR_INVALID;
+  *info_used = MPI_INFO_NULL;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_callback_get_info)
+
+int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void* user_data,
+                             MPI_T_event_free_cb_function* free_cb_function) {
+  SONDE_T_ENTER();
+  auto* s = registrations().find(event_registration);
+  if (!s) return MPI_T_ERR_INVALID_HANDLE;
+  if (s->value.subscription != PERUSE_EVENT_HANDLE_NULL) sonde::peruse::unsubscribe(s->value.subscription);
+  registrations().release(index_of(event_registration));
+  // No callback of this registration runs after this point (the
+  // subscription is gone and delivery checks liveness under the lock).
+  if (free_cb_function) {
+    MPI_T_cb_safety level = t_callback_depth > 0 ? MPI_T_CB_REQUIRE_MPI_RESTRICTED : MPI_T_CB_REQUIRE_NONE;
+    free_cb_function(event_registration, level, user_data);
+  }
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_handle_free)
+
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                     MPI_T_event_dropped_cb_function* dropped_cb_function) {
+  SONDE_T_ENTER();
+  auto* s = registrations().find(event_registration);
+  if (!s) return MPI_T_ERR_INVALID_HANDLE;
+  s->value.dropped_handler = dropped_cb_function;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_set_dropped_handler)
+
+int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void* buffer) {
+  SONDE_T_ENTER_INSTANCE();
+  const Instance* inst = instance(event_instance);
+  if (!inst) return MPI_T_ERR_INVALID_HANDLE;
+  if (element_index < 0 || element_index >= kEventElements) return MPI_T_ERR_INVALID_INDEX;
+  if (!buffer) return MPI_T_ERR_INVALID;
+  const EventRecord& r = inst->record;
+  switch (element_index) {
+    case 0: std::memcpy(buffer, &r.unique_id, sizeof r.unique_id); break;
+    case 1: std::memcpy(buffer, &r.peer, sizeof r.peer); break;
+    case 2: std::memcpy(buffer, &r.tag, sizeof r.tag); break;
+    case 3: std::memcpy(buffer, &r.count, sizeof r.count); break;
+    case 4: std::memcpy(buffer, &r.datatype, sizeof r.datatype); break;
+    case 5: std::memcpy(buffer, &r.operation, sizeof r.operation); break;
+    default: std::memcpy(buffer, &r.timestamp, sizeof r.timestamp); break;
+  }
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_read)
+
+int PMPI_T_event_copy(MPI_T_event_instance event_instance, void* buffer) {
+  SONDE_T_ENTER_INSTANCE();
+  const Instance* inst = instance(event_instance);
+  if (!inst) return MPI_T_ERR_INVALID_HANDLE;
+  if (!buffer) return MPI_T_ERR_INVALID;
+  std::memcpy(buffer, &inst->record, sizeof inst->record);  // the layout event_get_info describes
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_copy)
+
+int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count* event_timestamp) {
+  SONDE_T_ENTER_INSTANCE();
+  const Instance* inst = instance(event_instance);
+  if (!inst) return MPI_T_ERR_INVALID_HANDLE;
+  if (!event_timestamp) return MPI_T_ERR_INVALID;
+  *event_timestamp = inst->record.timestamp;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_get_timestamp)
+
+int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int* source_index) {
+  SONDE_T_ENTER_INSTANCE();
+  const Instance* inst = instance(event_instance);
+  if (!inst) return MPI_T_ERR_INVALID_HANDLE;
+  if (!source_index) return MPI_T_ERR_INVALID;
+  *source_index = 0;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(T_event_get_source)
+
+}  // extern "C"
