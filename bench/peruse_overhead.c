@@ -12,7 +12,12 @@
 
 #include "common.h"
 
-static long callbacks;
+static long callbacks, before;
+
+/* The callbacks of the warm-up trial do not count. */
+static void mark_callbacks(int trial) {
+  if (trial == 1) before = callbacks;
+}
 
 static int count_event(peruse_event_h h, MPI_Aint uid, peruse_comm_spec_t* spec, void* param) {
   (void)h, (void)uid, (void)spec, (void)param;
@@ -38,27 +43,9 @@ int main(int argc, char** argv) {
         PERUSE_Event_activate(h);
     }
   }
-  char buf[8];
-  double samples[64];
-  long before = 0;
-  for (int t = 0; t < trials + 1; ++t) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (t == 1) before = callbacks;
-    double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) {
-      if (rank == 0) {
-        MPI_Send(buf, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-        MPI_Recv(buf, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      } else if (rank == 1) {
-        MPI_Recv(buf, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Send(buf, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-      }
-    }
-    double us = (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
-    if (t > 0) samples[t - 1] = us;
-  }
+  double us = pingpong_half_rtt_us(rank, iters, trials, mark_callbacks);
   if (rank == 0) {
-    printf("peruse_%s 0 %.4f\n", all ? "all" : "idle", median(samples, trials));
+    printf("peruse_%s 0 %.4f\n", all ? "all" : "idle", us);
     if (all) fprintf(stderr, "callbacks per round trip on rank 0: %.1f\n", (double)(callbacks - before) / ((double)iters * trials));
   }
   MPI_Finalize();

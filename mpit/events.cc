@@ -15,6 +15,8 @@
 //
 // Nothing is subscribed until a registration has a callback, so event types
 // nobody listens to cost nothing.
+#include <pthread.h>
+
 #include <atomic>
 #include <deque>
 
@@ -60,22 +62,42 @@ Slots<Registration>& registrations() {
 std::atomic<bool> g_pending{false};      // some registration has buffered instances or drops
 std::atomic<uint64_t> g_dropped_total{0};  // pvar sonde_mpit_events_dropped
 
-// The instance a callback on this thread may read (MPI_T_event_read etc.).
-thread_local const Instance* t_current = nullptr;
-thread_local int t_callback_depth = 0;
+// Per thread: the instance a callback on this thread may read
+// (MPI_T_event_read etc.) and how deep in callbacks the thread is. Kept
+// behind a pthread key rather than a thread_local: libsonde.so is linked by
+// gold, which writes R_X86_64_TPOFF64 relocations of local initial-exec TLS
+// without their addend, so PERUSE's initial-exec t_state must stay at
+// offset 0 of the library's TLS block, and any other thread_local would
+// share its bytes.
+struct CallbackState {
+  const Instance* current = nullptr;
+  int depth = 0;
+};
+pthread_key_t g_key;
+pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+CallbackState& callback_state() {
+  pthread_once(&g_key_once, [] { pthread_key_create(&g_key, [](void* p) { delete static_cast<CallbackState*>(p); }); });
+  auto* s = static_cast<CallbackState*>(pthread_getspecific(g_key));
+  if (!s) {
+    s = new CallbackState();
+    pthread_setspecific(g_key, s);
+  }
+  return *s;
+}
 
 MPI_T_event_registration handle_of(uint32_t i) {
   return make<MPI_T_event_registration>(registrations().at(i).generation, i);
 }
 
 void invoke(const Callback& cb, const Instance& inst, MPI_T_cb_safety level) {
-  const Instance* saved = t_current;
-  t_current = &inst;
-  ++t_callback_depth;
+  CallbackState& st = callback_state();
+  const Instance* saved = st.current;
+  st.current = &inst;
+  ++st.depth;
   cb.fn(reinterpret_cast<MPI_T_event_instance>(const_cast<Instance*>(&inst)), inst.registration, level,
         cb.user_data);
-  --t_callback_depth;
-  t_current = saved;
+  --st.depth;
+  st.current = saved;
 }
 
 // The internal PERUSE subscriber of one registration (param: its slot).
@@ -132,7 +154,8 @@ bool valid_level(int level) { return level >= MPI_T_CB_REQUIRE_NONE && level < k
 
 // Checks an instance handle: only the one being delivered on this thread.
 const Instance* instance(MPI_T_event_instance h) {
-  return h && reinterpret_cast<const Instance*>(h) == t_current ? t_current : nullptr;
+  const Instance* current = callback_state().current;
+  return h && reinterpret_cast<const Instance*>(h) == current ? current : nullptr;
 }
 
 }  // namespace
@@ -140,7 +163,7 @@ const Instance* instance(MPI_T_event_instance h) {
 uint64_t events_dropped_total() { return g_dropped_total.load(std::memory_order_relaxed); }
 
 void deliver_deferred_events() {
-  if (!g_pending.load(std::memory_order_acquire) || t_callback_depth > 0) return;
+  if (!g_pending.load(std::memory_order_acquire) || callback_state().depth > 0) return;
   if (!initialized()) return;
   struct Work {
     uint32_t index;
@@ -177,10 +200,10 @@ void deliver_deferred_events() {
     }
     MPI_T_event_dropped_cb_function* dropped = nullptr;
     if (w.dropped && still_live(&cb, &dropped) && dropped) {
-      ++t_callback_depth;
+      ++callback_state().depth;
       dropped(MPI_Count(w.dropped), make<MPI_T_event_registration>(w.generation, w.index), 0,
               MPI_T_CB_REQUIRE_NONE, cb.user_data);
-      --t_callback_depth;
+      --callback_state().depth;
     }
   }
 }
@@ -308,7 +331,7 @@ int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void* 
   // No callback of this registration runs after this point (the
   // subscription is gone and delivery checks liveness under the lock).
   if (free_cb_function) {
-    MPI_T_cb_safety level = t_callback_depth > 0 ? MPI_T_CB_REQUIRE_MPI_RESTRICTED : MPI_T_CB_REQUIRE_NONE;
+    MPI_T_cb_safety level = callback_state().depth > 0 ? MPI_T_CB_REQUIRE_MPI_RESTRICTED : MPI_T_CB_REQUIRE_NONE;
     free_cb_function(event_registration, level, user_data);
   }
   return MPI_SUCCESS;

@@ -51,11 +51,11 @@ check "install succeeds" run_logged "$tmp/install.log" "$install" "$prefix"
 # Twice: re-installing over an existing prefix must work.
 check "install again over the same prefix succeeds" run_logged "$tmp/install2.log" "$install" "$prefix"
 
-expected=(bin/mpicc bin/mpicxx bin/mpiexec bin/mpirun include/mpi.h lib/libsonde.so lib/pkgconfig/sonde.pc)
+expected=(bin/mpicc bin/mpicxx bin/mpiexec bin/mpirun bin/sonde-info include/mpi.h lib/libsonde.so lib/pkgconfig/sonde.pc)
 for f in "${expected[@]}"; do
   check "$f is installed" test -f "$prefix/$f"
 done
-for f in bin/mpicc bin/mpicxx bin/mpiexec; do
+for f in bin/mpicc bin/mpicxx bin/mpiexec bin/sonde-info; do
   check "$f is executable" test -x "$prefix/$f"
 done
 check "bin/mpirun is a symlink to mpiexec" test "$(readlink "$prefix/bin/mpirun")" = mpiexec
@@ -110,6 +110,10 @@ check "the two-step build greets" contains "$tmp/run2.log" "two steps: token 2"
 check "mpicxx builds a C++ program" \
   run_logged "$tmp/cxx.log" "$prefix/bin/mpicxx" -O2 -Wall -Werror "$root/tests/install/hello.cc" -o "$out/hello"
 check "the C++ program runs on 2 ranks" run_logged "$tmp/runcxx.log" "${mpiexec[@]}" -n 2 "$out/hello"
+# The installed info tool finds the installed libsonde.so (rpath $ORIGIN/../lib).
+check "installed sonde-info runs alone and prints valid JSON" \
+  bash -c '"$1" --json | python3 -m json.tool >/dev/null' _ "$prefix/bin/sonde-info"
+check "installed sonde-info runs under mpiexec -n 1" run_logged "$tmp/info.log" "${mpiexec[@]}" -n 1 "$prefix/bin/sonde-info"
 check "the C++ program printed" contains "$tmp/runcxx.log" "c++ rank 1 of 2"
 
 check "pkg-config sonde builds the program" run_logged "$tmp/pc.log" \
