@@ -24,7 +24,7 @@ static int env_int(const char* name, int fallback) {
 /* 0-byte ping-pong between ranks 0 and 1 of MPI_COMM_WORLD: median over
  * `trials` (after one warm-up) of the half round trip, in microseconds.
  * `on_trial(t)` (may be null) runs before trial t's clock starts. */
-static double pingpong_half_rtt_us(int rank, int iters, int trials, void (*on_trial)(int)) {
+static inline double pingpong_half_rtt_us(int rank, int iters, int trials, void (*on_trial)(int)) {
   char buf[8];
   double samples[64];
   if (trials > 64) trials = 64;

@@ -163,7 +163,9 @@ const Instance* instance(MPI_T_event_instance h) {
 uint64_t events_dropped_total() { return g_dropped_total.load(std::memory_order_relaxed); }
 
 void deliver_deferred_events() {
-  if (!g_pending.load(std::memory_order_acquire) || callback_state().depth > 0) return;
+  // Never from inside the engine (an MPI_T call made by any callback) nor
+  // from our own deliveries: these callbacks may call MPI.
+  if (!g_pending.load(std::memory_order_acquire) || callback_state().depth > 0 || peruse::inside_upcall()) return;
   if (!initialized()) return;
   struct Work {
     uint32_t index;

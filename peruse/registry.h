@@ -60,6 +60,9 @@ struct CommObserver {
   void (*freed)(CommEvents& events, MPI_Comm handle) = nullptr;
 };
 void set_comm_observer(const CommObserver& observer);
+// True while this thread runs a callback of a PERUSE dispatch (a tool's
+// handle or an internal subscriber), i.e. inside the engine.
+bool inside_upcall();
 void comm_created(CommEvents& events, MPI_Comm handle);
 
 }  // namespace sonde::peruse
