@@ -68,6 +68,7 @@ struct Envelope {
   std::vector<int> ints;
   std::vector<int64_t> aints;
   std::vector<int> types;  // handles as the user passed them
+  std::vector<int64_t> counts;  // large counts: types made by the _c constructors
 };
 
 struct Datatype {

@@ -506,6 +506,50 @@ SONDE_DECL(int, Pack_external, (const char datarep[], const void *inbuf, int inc
 SONDE_DECL(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
                                   void *outbuf, int outcount, MPI_Datatype datatype))
 SONDE_DECL(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size))
+/* Large-count (MPI 4.0) versions. */
+SONDE_DECL(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_vector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_hvector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                                        MPI_Datatype oldtype, MPI_Datatype *newtype))
+SONDE_DECL(int, Type_indexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                 MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_hindexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                         MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_indexed_block_c, (MPI_Count count, MPI_Count blocklength,
+                                              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                              MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_hindexed_block_c, (MPI_Count count, MPI_Count blocklength,
+                                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                               MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_struct_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                       const MPI_Count array_of_displacements[],
+                                       const MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+SONDE_DECL(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                                        MPI_Datatype *newtype))
+SONDE_DECL(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))
+SONDE_DECL(int, Type_get_extent_c, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+SONDE_DECL(int, Type_get_true_extent_c, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
+SONDE_DECL(int, Type_get_envelope_c, (MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                                      MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner))
+SONDE_DECL(int, Type_get_contents_c, (MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                                      MPI_Count max_large_counts, MPI_Count max_datatypes,
+                                      int array_of_integers[], MPI_Aint array_of_addresses[],
+                                      MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]))
+SONDE_DECL(int, Pack_c, (const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                         MPI_Count outsize, MPI_Count *position, MPI_Comm comm))
+SONDE_DECL(int, Unpack_c, (const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                           MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm))
+SONDE_DECL(int, Pack_size_c, (MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size))
+SONDE_DECL(int, Pack_external_c, (const char datarep[], const void *inbuf, MPI_Count incount,
+                                  MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position))
+SONDE_DECL(int, Unpack_external_c, (const char datarep[], const void *inbuf, MPI_Count insize,
+                                    MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype))
+SONDE_DECL(int, Pack_external_size_c, (const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                                       MPI_Count *size))
+SONDE_DECL(int, Get_elements_c, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
 /* Removed in MPI-3.0; MPICH still provides them, old codes still call them. */
 SONDE_DECL(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
 SONDE_DECL(int, Type_hindexed, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],

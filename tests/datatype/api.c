@@ -359,6 +359,73 @@ static void errors(void) {
   CHECK_CLASS(MPI_Send(x, 1, MPI_LB, 0, 1, MPI_COMM_WORLD), MPI_ERR_TYPE);
 }
 
+/* The MPI 4.0 large-count (_c) calls: same types, contents in large counts. */
+static void large_counts(void) {
+  MPI_Datatype v, s, r, v_classic;
+  CHECK_OK(MPI_Type_vector_c(4, 2, 3, MPI_INT, &v));
+  CHECK_OK(MPI_Type_vector(4, 2, 3, MPI_INT, &v_classic));
+  MPI_Count size, lb, ext, tlb, text;
+  CHECK_OK(MPI_Type_size_c(v, &size));
+  CHECK_OK(MPI_Type_get_extent_c(v, &lb, &ext));
+  CHECK_OK(MPI_Type_get_true_extent_c(v, &tlb, &text));
+  CHECK(size == 32 && lb == 0 && ext == 44 && tlb == 0 && text == 44, "vector_c: %lld %lld %lld", (long long)size,
+        (long long)lb, (long long)ext);
+  MPI_Count ni, na, nc, nd;
+  int combiner;
+  CHECK_OK(MPI_Type_get_envelope_c(v, &ni, &na, &nc, &nd, &combiner));
+  CHECK(combiner == MPI_COMBINER_VECTOR && ni == 0 && na == 0 && nc == 3 && nd == 1, "vector_c envelope");
+  MPI_Count counts[3];
+  MPI_Datatype inner;
+  CHECK_OK(MPI_Type_get_contents_c(v, 0, 0, 3, 1, NULL, NULL, counts, &inner));
+  CHECK(counts[0] == 4 && counts[1] == 2 && counts[2] == 3 && inner == MPI_INT, "vector_c contents");
+  int ints[4];
+  MPI_Aint aints[4];
+  MPI_Datatype ts[2];
+  CHECK_CLASS(MPI_Type_get_contents(v, 4, 4, 2, ints, aints, ts), MPI_ERR_TYPE);
+  CHECK_OK(MPI_Type_get_envelope_c(v_classic, &ni, &na, &nc, &nd, &combiner));
+  CHECK(ni == 3 && nc == 0, "a classic vector has integer contents");
+  MPI_Count bl[] = {1, 1};
+  MPI_Count disp[] = {0, 16};
+  MPI_Datatype ty[] = {v, MPI_DOUBLE};
+  CHECK_OK(MPI_Type_create_struct_c(2, bl, disp, ty, &s));
+  CHECK_OK(MPI_Type_create_resized_c(s, 0, 64, &r));
+  CHECK_OK(MPI_Type_commit(&r));
+  CHECK_OK(MPI_Type_get_extent_c(r, &lb, &ext));
+  CHECK(ext == 64, "resized_c extent %lld", (long long)ext);
+  int src[32], dst[32];
+  for (int i = 0; i < 32; ++i) src[i] = i, dst[i] = -1;
+  char buf[256];
+  MPI_Count pos = 0, psize;
+  CHECK_OK(MPI_Pack_size_c(1, r, MPI_COMM_WORLD, &psize));
+  CHECK(psize == 40, "Pack_size_c %lld", (long long)psize);
+  CHECK_OK(MPI_Pack_c(src, 1, r, buf, sizeof buf, &pos, MPI_COMM_WORLD));
+  CHECK(pos == 40, "Pack_c position %lld", (long long)pos);
+  MPI_Count in = 0;
+  CHECK_OK(MPI_Unpack_c(buf, pos, &in, dst, 1, r, MPI_COMM_WORLD));
+  CHECK(dst[0] == 0 && dst[1] == 1 && dst[2] == -1 && dst[3] == 3, "Unpack_c");
+  MPI_Count epos = 0, esize;
+  CHECK_OK(MPI_Pack_external_size_c("external32", 1, r, &esize));
+  CHECK_OK(MPI_Pack_external_c("external32", src, 1, r, buf, sizeof buf, &epos));
+  CHECK(epos == esize && esize == 40, "Pack_external_c %lld", (long long)epos);
+  MPI_Count rpos = 0;
+  for (int i = 0; i < 32; ++i) dst[i] = -1;
+  CHECK_OK(MPI_Unpack_external_c("external32", buf, epos, &rpos, dst, 1, r));
+  CHECK(rpos == 40 && dst[1] == 1 && dst[3] == 3, "Unpack_external_c");
+  MPI_Status st;
+  MPI_Request q;
+  CHECK_OK(MPI_Irecv(dst, 1, r, 0, 9, MPI_COMM_WORLD, &q));
+  CHECK_OK(MPI_Send(src, 3, MPI_INT, 0, 9, MPI_COMM_WORLD));
+  CHECK_OK(MPI_Wait(&q, &st));
+  MPI_Count n;
+  CHECK_OK(MPI_Get_elements_c(&st, r, &n));
+  CHECK(n == 3, "Get_elements_c %lld", (long long)n);
+  CHECK_CLASS(MPI_Type_contiguous_c(-1, MPI_INT, &s), MPI_ERR_COUNT);
+  MPI_Type_free(&v);
+  MPI_Type_free(&v_classic);
+  MPI_Type_free(&s);
+  MPI_Type_free(&r);
+}
+
 int main(int argc, char** argv) {
   itest_init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -367,5 +434,6 @@ int main(int argc, char** argv) {
   pack_calls();
   elements();
   errors();
+  large_counts();
   return itest_finish("datatype api");
 }
