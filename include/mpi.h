@@ -765,6 +765,26 @@ SONDE_DECL(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sourc
                                        int maxoutdegree, int destinations[], int destweights[]))
 SONDE_DECL(int, Topo_test, (MPI_Comm comm, int *status))
 
+/* C <-> Fortran handle conversions (helper `conform`): the identity */
+SONDE_DECL(MPI_Fint, Comm_c2f, (MPI_Comm comm))
+SONDE_DECL(MPI_Comm, Comm_f2c, (MPI_Fint comm))
+SONDE_DECL(MPI_Fint, Type_c2f, (MPI_Datatype datatype))
+SONDE_DECL(MPI_Datatype, Type_f2c, (MPI_Fint datatype))
+SONDE_DECL(MPI_Fint, Group_c2f, (MPI_Group group))
+SONDE_DECL(MPI_Group, Group_f2c, (MPI_Fint group))
+SONDE_DECL(MPI_Fint, Request_c2f, (MPI_Request request))
+SONDE_DECL(MPI_Request, Request_f2c, (MPI_Fint request))
+SONDE_DECL(MPI_Fint, Op_c2f, (MPI_Op op))
+SONDE_DECL(MPI_Op, Op_f2c, (MPI_Fint op))
+SONDE_DECL(MPI_Fint, Info_c2f, (MPI_Info info))
+SONDE_DECL(MPI_Info, Info_f2c, (MPI_Fint info))
+SONDE_DECL(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
+SONDE_DECL(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
+SONDE_DECL(MPI_Fint, Message_c2f, (MPI_Message message))
+SONDE_DECL(MPI_Message, Message_f2c, (MPI_Fint message))
+SONDE_DECL(MPI_Fint, Win_c2f, (MPI_Win win))
+SONDE_DECL(MPI_Win, Win_f2c, (MPI_Fint win))
+
 #undef SONDE_DECL
 
 /* ---- MPI tool information interface (MPI_T, MPI 4.1 section 15.3) ------- *
