@@ -27,6 +27,7 @@
 #include "engine/p2p.h"
 #include "peruse/registry.h"
 #include "transports/exchange.h"
+#include "transports/ofi/ofi_transport.h"
 #include "transports/self/self_transport.h"
 #include "transports/shm/shm_transport.h"
 
@@ -214,8 +215,15 @@ int Engine::init(int required) {
     WireupExchange exchange(*wireup);
     std::vector<int> local;
     int my_node = wireup->node_of(world_rank);
-    for (int r = 0; r < world_size; ++r)
-      if (wireup->node_of(r) == my_node) local.push_back(r);
+    // ofi helper: the node layout is PMIx's, the same on every rank, so all
+    // agree whether the job needs the network transport (wire-up is collective).
+    const transport::TransportChoice choice = transport::transport_choice_from_env();
+    const bool force_ofi = choice.transport == "ofi";
+    bool multi_node = false;
+    for (int r = 0; r < world_size; ++r) {
+      if (wireup->node_of(r) != my_node) multi_node = true;
+      if (wireup->node_of(r) == my_node && (!force_ofi || r == world_rank)) local.push_back(r);
+    }
     auto self = transport::make_self_transport(world_rank);
     route[world_rank] = self.get();
     transports.push_back(std::move(self));
@@ -234,6 +242,24 @@ int Engine::init(int required) {
         if (r != world_rank) route[r] = shm.get();
       transports.push_back(std::move(shm));
     }
+    // ofi helper: libfabric to every rank nothing else reaches (other hosts,
+    // or everyone with SONDE_TRANSPORT=ofi); see transports/ofi/ofi_transport.h.
+    if ((multi_node || force_ofi) && choice.transport != "shm") {
+      transport::OfiConfig config;
+      config.my_rank = world_rank;
+      config.world_size = world_size;
+      config.provider = choice.provider;
+      for (int r = 0; r < world_size; ++r)
+        if (!route[r]) config.peers.push_back(r);
+      config.fatal = [this](const std::string& message) {
+        std::fprintf(stderr, "sonde: rank %d: %s\n", world_rank, message.c_str());
+        std::fflush(stderr);
+        wireup->abort(1, message);
+      };
+      auto ofi = transport::make_ofi_transport(config, exchange);
+      for (int r : config.peers) route[r] = ofi.get();
+      transports.push_back(std::move(ofi));
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sonde: MPI_Init: transport setup failed: %s\n", e.what());
     return MPI_ERR_OTHER;
@@ -242,7 +268,7 @@ int Engine::init(int required) {
     if (!route[r]) {
       std::fprintf(stderr,
                    "sonde: MPI_Init: no transport reaches rank %d on another node "
-                   "(the network transport is not built yet)\n", r);
+                   "(SONDE_TRANSPORT=shm forbids the network transport)\n", r);
       return MPI_ERR_OTHER;
     }
   }
@@ -281,6 +307,14 @@ int Engine::finalize() {
   // Everyone stops sending before anyone tears its rings down: after this
   // barrier no new traffic starts, and our own sends have been handed over.
   int rc = coll::barrier(world());
+  // ofi helper: a network provider may still need our progress to push out
+  // what we handed it (our last barrier message, say); the fence below
+  // makes none. A dead peer is the transport's to report (it aborts).
+  for (bool all = false; !all;) {
+    all = true;
+    for (auto& t : transports) all = all && t->drained();
+    if (!all) progress();
+  }
   try {
     wireup->fence(false);
   } catch (const std::exception& e) {

@@ -141,6 +141,12 @@ class Transport {
   }
   // Called once before MPI_Finalize returns, after all traffic has drained.
   virtual void shutdown() {}
+  // False while something already handed over still needs this rank's
+  // progress() to reach its peer (a network provider with manual progress
+  // may hold a send it accepted). MPI_Finalize progresses until every
+  // transport is drained before its final fence, where nothing progresses.
+  // (Added by the ofi transport; the default suits in-memory transports.)
+  virtual bool drained() const { return true; }
 };
 
 }  // namespace sonde::transport

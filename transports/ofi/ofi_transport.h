@@ -1,0 +1,94 @@
+// Network transport over libfabric reliable-datagram endpoints (FI_EP_RDM).
+//
+// What goes on the wire: every transport packet (PacketHeader + payload) is
+// cut into *frames* of at most OfiConfig::frame_bytes, each one untagged
+// message (fi_send / fi_recv). A frame starts with a 16-byte FrameHeader
+// (sender's world rank, per-pair sequence number, returned credits, kind);
+// the first frame of a packet carries the PacketHeader and the first payload
+// bytes, the following ones only payload. Matching never happens here: the
+// engine sees on_header() / on_chunk() / on_payload_done() exactly as with
+// shm, so PERUSE events (XFER_CONTINUE per frame) cover network traffic.
+//
+// Order: frames carry a sequence number per (sender, receiver) and the
+// receiver delivers strictly in that order, holding early frames, so the
+// FIFO promise of transport.h holds whatever ordering the provider offers
+// (ofi_rxd over udp reorders).
+//
+// Flow control, bounded memory, no deadlock:
+//   - credits: a sender has at most `credits` frames in flight to a peer; the
+//     receiver returns credits piggy-backed on its own frames, or in a
+//     credit-only frame once it owes half of them. The shared pool of posted
+//     receive buffers holds peers * (credits + 2) frames, enough for every
+//     frame and credit-only frame that can be in flight (each credit-only
+//     frame answers credits/2 consumed frames, so at most 2 are unread), so
+//     a frame never arrives without a posted buffer;
+//   - at most `tx_buffers` frames are being sent at once (bounce buffers);
+//     a packet that cannot go now stays in the per-peer FIFO of SendItems
+//     and moves during progress(); -FI_EAGAIN from the provider is retried
+//     there too. Nothing in the transport waits.
+// Payload bytes are copied into registered bounce buffers (and out of them
+// into the engine's sink), so user memory is never registered and providers
+// that want FI_MR_LOCAL get their pools registered once at start-up.
+//
+// Rendezvous: read_remote() / write_remote() refuse (no RMA yet), so the
+// engine answers an RTS with kCts and the sender streams kData frames.
+//
+// Faults: an error completion (peer died, connection reset) or a peer that
+// neither returns credits nor sends anything for `stall_timeout_s` seconds
+// while we wait to send to it is fatal: OfiConfig::fatal is called with a
+// message naming the peer (the engine aborts the job through PMIx).
+//
+// Re-entrancy as for shm: Delivery and SendItem callbacks may call
+// try_send_now(), enqueue() and dequeue(); a progress() called from inside a
+// callback returns 0 at once.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transports/exchange.h"
+#include "transports/transport.h"
+
+namespace sonde::transport {
+
+// The knobs that choose transports, read from the environment (helper
+// `mpit` exposes them as MPI_T cvars; keep them readable through here).
+struct TransportChoice {
+  // SONDE_TRANSPORT: "auto" (default: shm between ranks of one host, ofi
+  // between hosts), "ofi" (ofi to every other rank, even on one host), "shm"
+  // (never ofi: a job spanning hosts fails at MPI_Init).
+  std::string transport = "auto";
+  // SONDE_OFI_PROVIDER: libfabric provider name ("tcp", "shm", "sockets",
+  // "udp", "verbs"...); empty: libfabric's choice, which FI_PROVIDER filters.
+  std::string provider;
+};
+TransportChoice transport_choice_from_env();
+
+struct OfiConfig {
+  int my_rank = 0;
+  int world_size = 1;
+  std::vector<int> peers;     // world ranks this transport reaches (not my_rank)
+  std::string provider;       // as TransportChoice::provider
+  size_t frame_bytes = 64 * 1024;  // largest frame, FrameHeader included
+  int credits = 8;                 // frames in flight per peer (even, >= 2)
+  int tx_buffers = 64;             // frames being sent at once, all peers
+  double stall_timeout_s = 120;    // SONDE_OFI_STALL_TIMEOUT overrides
+  // Called on a fatal network error; expected not to return (if it does,
+  // the process exits with status 1).
+  std::function<void(const std::string&)> fatal;
+};
+
+// Wires up the ofi transport. Collective over EVERY rank of the job: each
+// calls exchange.put("ofi.addr") and commit() once, then fence() once. Throws
+// std::runtime_error if libfabric offers no usable provider (after taking
+// part in the fence, so that no peer is left waiting).
+std::unique_ptr<Transport> make_ofi_transport(const OfiConfig& config, Exchange& exchange);
+
+// "provider;fabric;domain" the transport picked (after make_ofi_transport),
+// for diagnostics and tests; empty before.
+std::string ofi_selected_provider(const Transport& ofi);
+
+}  // namespace sonde::transport
