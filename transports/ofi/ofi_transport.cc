@@ -155,7 +155,7 @@ class OfiTransport final : public Transport {
   }
 
   int progress(Delivery& delivery) override {
-    if (in_progress_) return 0;
+    if (in_progress_ || !cq_) return 0;
     in_progress_ = true;
     delivery_ = &delivery;
     int n = 0;
@@ -195,6 +195,7 @@ class OfiTransport final : public Transport {
 
   // Every frame's send completion is in (for rxm: the peer has the bytes).
   bool drained() const override {
+    if (!cq_) return true;
     if (free_tx_.size() != tx_.size()) return false;
     for (int peer : cfg_.peers) {
       if (!peer_[size_t(peer)].queue.empty()) return false;
@@ -222,6 +223,14 @@ class OfiTransport final : public Transport {
       }
     }
     shut_down_ = true;
+    // The engine is never destroyed, so this is where providers get to
+    // remove what they own outside the process (the shm provider's
+    // regions in /dev/shm).
+    for (auto& p : peer_) {
+      while (!p.queue.empty()) p.queue.pop_front();
+      p.early.clear();
+    }
+    close_all();
   }
 
  private:
