@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -309,11 +310,20 @@ int Engine::finalize() {
   int rc = coll::barrier(world());
   // ofi helper: a network provider may still need our progress to push out
   // what we handed it (our last barrier message, say); the fence below
-  // makes none. A dead peer is the transport's to report (it aborts).
-  for (bool all = false; !all;) {
-    all = true;
+  // makes none. A peer that still needs our data is progressing too, so
+  // completions keep coming; once nothing has moved for a while the peers
+  // have what they need (a reliable-datagram provider may wait forever for
+  // the acknowledgement of a peer already in the fence).
+  for (auto quiet_since = std::chrono::steady_clock::now();;) {
+    bool all = true;
     for (auto& t : transports) all = all && t->drained();
-    if (!all) progress();
+    if (all) break;
+    auto now = std::chrono::steady_clock::now();
+    if (progress() > 0) {
+      quiet_since = now;
+    } else if (now - quiet_since > std::chrono::seconds(2)) {
+      break;
+    }
   }
   try {
     wireup->fence(false);

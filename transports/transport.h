@@ -141,10 +141,11 @@ class Transport {
   }
   // Called once before MPI_Finalize returns, after all traffic has drained.
   virtual void shutdown() {}
-  // False while something already handed over still needs this rank's
+  // False while something already handed over may still need this rank's
   // progress() to reach its peer (a network provider with manual progress
   // may hold a send it accepted). MPI_Finalize progresses until every
-  // transport is drained before its final fence, where nothing progresses.
+  // transport is drained, or nothing has moved for a while, before its
+  // final fence, where nothing progresses.
   // (Added by the ofi transport; the default suits in-memory transports.)
   virtual bool drained() const { return true; }
 };
