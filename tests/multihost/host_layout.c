@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   unsigned char* out = malloc(sizes[2]);
   unsigned char* in = malloc(sizes[2]);
   for (int s = 0; s < 3; s = (loop && s == 2) ? 0 : s + 1) {
+    if (loop && s == 0 && rank == 0) {
+      printf("host_layout: traffic flowing\n"); /* the link-failure test waits for this */
+      fflush(stdout);
+    }
     for (int step = 1; step < size; ++step) {
       int to = (rank + step) % size, from = (rank - step + size) % size;
       for (size_t i = 0; i < sizes[s]; ++i) out[i] = byte_of(rank, to, s, i);
