@@ -43,7 +43,7 @@ expect_ok() {  # RC TEXT
 expect_failed() {  # RC: non-zero, and well before `timeout` would have killed mpirun
   local took=$((SECONDS - JOB_START))
   echo "job ended with status $1 after ${took} s"
-  if [[ $1 == 0 ]] || ((took >= JOB_LIMIT - 2)) || grep -qF "completed" "$out"; then
+  if [[ $1 == 0 ]] || ((took >= JOB_LIMIT - 2)) || grep -qF "from the killed rank completed" "$out"; then
     echo "FAIL: exit $1; expected the job to end with an error; output:" >&2
     cat "$out" >&2
     exit 1
