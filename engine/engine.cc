@@ -125,6 +125,10 @@ inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? 
   SONDE_FIRE_IF((w), (r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count,              \
                 (r)->type->handle, (r)->peer, (r)->tag, operation(r))
 #define FIRE_REQ(event, r) FIRE_REQ_IF(SONDE_WATCHED_MASK((r)->comm->peruse), event, r)
+// Several request events back to back (in firing order), one dispatch.
+#define FIRE_REQ_SEQUENCE_IF(w, r, ...)                                                                   \
+  SONDE_FIRE_SEQUENCE_IF((w), (r)->comm->peruse, uid(r), (r)->comm->handle, (r)->buf, (r)->count,       \
+                         (r)->type->handle, (r)->peer, (r)->tag, operation(r), __VA_ARGS__)
 // Message events carry the envelope: sender, tag, size in bytes.
 #define FIRE_MSG_IF(w, event, c, id, h)                                                                          \
   SONDE_FIRE_IF((w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, \
@@ -1033,8 +1037,7 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
       const uint32_t w = SONDE_WATCHED_MASK(r->comm->peruse);
       if (__builtin_expect(w != 0, 0)) {
         // Back to back with one spec: one dispatch for both events.
-        SONDE_FIRE_SEQUENCE_IF(w, r->comm->peruse, uid(r), r->comm->handle, r->buf, r->count, r->type->handle,
-                               r->peer, r->tag, operation(r), PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE);
+        FIRE_REQ_SEQUENCE_IF(w, r, PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE);
         complete_as<true, false>(r, w);
       } else {
         complete_as<false>(r, 0);

@@ -12,6 +12,8 @@ tests run under --config=asan (libpmix keeps process-lifetime allocations);
 ordinary builds ignore it.
 """
 
+load("//:build_defs.bzl", "SONDE_TEST_COPTS")
+
 _LSAN_SUPP = "//tests/wireup:lsan_libpmix.supp"
 
 def mpi_test(name, prog, ranks, env = {}, checks = [], args = [], rank_prefix = [], data = [], timeout_s = 60, tags = [], **kwargs):
@@ -35,3 +37,19 @@ def mpi_test(name, prog, ranks, env = {}, checks = [], args = [], rank_prefix = 
         tags = ["integration", "mpi"] + tags,
         **kwargs
     )
+
+def mpi_program_test(name, ranks, args = []):
+    """An itest program `<name>.c` and one mpi_test `<name>_<n>_test` per rank count in `ranks`."""
+    native.cc_binary(
+        name = name,
+        srcs = [name + ".c"],
+        copts = SONDE_TEST_COPTS,
+        deps = ["//engine:sonde", "//tests/integration:itest"],
+    )
+    for n in ranks:
+        mpi_test(
+            name = "%s_%d_test" % (name, n),
+            prog = ":" + name,
+            ranks = n,
+            args = args,
+        )
