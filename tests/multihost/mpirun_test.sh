@@ -104,13 +104,16 @@ case "$scenario" in
     (
       # Once traffic flows between the hosts (MPI_Init is over: a link cut
       # during the launcher's own wire-up is the launcher's business), cut it.
-      for _ in $(seq 600); do
+      # Wait as long as the job may run: under a loaded test suite the start
+      # alone took more than a minute, and a watcher that gave up earlier
+      # never cut the link.
+      for _ in $(seq 1800); do
         if grep -qF "traffic flowing" "$out" 2>/dev/null; then sleep 0.5; mh_link 1 down; exit 0; fi
         sleep 0.1
       done
     ) &
     MH_PIDS+=($!)
-    job h0:1,h1:1 2 90 -x SONDE_OFI_STALL_TIMEOUT=10 "$bin/host_layout" 2 loop
+    job h0:1,h1:1 2 180 -x SONDE_OFI_STALL_TIMEOUT=10 "$bin/host_layout" 2 loop
     rc=$JOB_RC
     expect_failed "$rc"
     # Who noticed first: Sonde's ofi transport, or mpirun losing its daemon
