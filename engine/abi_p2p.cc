@@ -16,7 +16,7 @@ namespace {
 constexpr int kTagUb = INT_MAX;
 
 // Validate the arguments every send or receive shares. Returns an error class.
-int check(MPI_Comm comm, Comm** c, MPI_Datatype type, Datatype** t, int count, const void* buf, int peer,
+int check(MPI_Comm comm, Comm** c, MPI_Datatype type, Datatype** t, int64_t count, const void* buf, int peer,
           int tag, bool receive) {
   *c = find_comm(comm);
   if (!*c) return MPI_ERR_COMM;
@@ -57,7 +57,7 @@ int start_detached_bsend(const void* buf, int64_t count, Datatype* type, int des
 
 // A blocking send: no user-visible request, and the eager fast path completes
 // inside issue_send without allocating.
-int blocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+int blocking_send(const void* buf, int64_t count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                   SendMode mode, const char* fn) {
   Comm* c;
   Datatype* t;
@@ -72,7 +72,7 @@ int blocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, i
   return finish(c, rc ? rc : w, fn);
 }
 
-int nonblocking_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+int nonblocking_send(const void* buf, int64_t count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                      MPI_Request* request, SendMode mode, bool persistent, const char* fn) {
   Comm* c;
   Datatype* t;
@@ -101,7 +101,7 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype datatype, int dest
   return finish(c, rc, fn);
 }
 
-int nonblocking_recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+int nonblocking_recv(void* buf, int64_t count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                      MPI_Request* request, bool persistent, const char* fn) {
   Comm* c;
   Datatype* t;
@@ -119,6 +119,183 @@ int nonblocking_recv(void* buf, int count, MPI_Datatype datatype, int source, in
   }
   return finish(c, e.issue_recv(r), fn);
 }
+
+int blocking_recv(void* buf, int64_t count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Status* status, const char* fn) {
+  Comm* c;
+  Datatype* t;
+  int rc = check(comm, &c, datatype, &t, count, buf, source, tag, true);
+  if (rc) return raise(c, rc, fn);
+  Request* r = nullptr;
+  rc = start_recv(buf, count, t, source, tag, c, &r);
+  if (!r) return raise(c, rc, fn);
+  int w = wait(r, status);
+  return finish(c, rc ? rc : w, fn);
+}
+
+int blocking_sendrecv(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                      void* recvbuf, int64_t recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                      MPI_Status* status, const char* fn) {
+  Comm* c;
+  Datatype *st, *rt;
+  int rc = check(comm, &c, sendtype, &st, sendcount, sendbuf, dest, sendtag, false);
+  if (!rc) rc = check(comm, &c, recvtype, &rt, recvcount, recvbuf, source, recvtag, true);
+  if (rc) return raise(c, rc, fn);
+  return finish(c, sendrecv(sendbuf, sendcount, st, dest, sendtag, recvbuf, recvcount, rt, source, recvtag, c, status),
+                fn);
+}
+
+int blocking_sendrecv_replace(void* buf, int64_t count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                              int recvtag, MPI_Comm comm, MPI_Status* status, const char* fn) {
+  Comm* c;
+  Datatype* t;
+  int rc = check(comm, &c, datatype, &t, count, buf, dest, sendtag, false);
+  if (!rc) rc = check(comm, &c, datatype, &t, count, buf, source, recvtag, true);
+  if (rc) return raise(c, rc, fn);
+  // Send from a packed copy so the receive can land in place.
+  std::vector<uint8_t> copy(uint64_t(count) * uint64_t(t->size));
+  pack(*t, buf, count, 0, copy.data(), copy.size());
+  return finish(c,
+                sendrecv(copy.data(), int64_t(copy.size()), byte_type(), dest, sendtag, buf, count, t, source,
+                         recvtag, c, status),
+                fn);
+}
+
+// ---- MPI_Isendrecv(_replace) (p2p.h) ----
+// One in flight: the user's request and the parts it waits for.
+struct SendrecvFlight {
+  Request* user;
+  Request* send;  // null once the data has left (or at once, by send_now)
+  Request* recv;
+  uint8_t* copy;  // _replace: the packed outgoing data, sent from here
+  int error;      // an error starting a part
+};
+
+std::vector<SendrecvFlight>& sendrecv_flights() {
+  static std::vector<SendrecvFlight> v;
+  return v;
+}
+
+bool flight_done(const SendrecvFlight& f) { return (!f.send || f.send->complete) && f.recv->complete; }
+
+// Both parts are complete: the user's request takes the receive's status
+// and the first error, and completes (and is released if the user freed it).
+void finish_flight(SendrecvFlight& f) {
+  Engine& e = engine();
+  Request* q = f.user;
+  q->status_source = f.recv->status_source;
+  q->status_tag = f.recv->status_tag;
+  q->status_bytes = f.recv->status_bytes;
+  q->cancelled = f.recv->cancelled;
+  int err = f.error ? f.error : f.recv->error;
+  if (!err && f.send) err = f.send->error;
+  q->error = err;
+  e.release(f.recv);
+  if (f.send) e.release(f.send);
+  std::free(f.copy);
+  e.complete(q);
+}
+
+// Starts both parts; `copy` (malloc'ed, or null) is freed when the flight ends.
+int start_isendrecv(const void* sendbuf, int64_t sendcount, Datatype* st, int dest, int sendtag, void* recvbuf,
+                    int64_t recvcount, Datatype* rt, int source, int recvtag, Comm* c, uint8_t* copy,
+                    MPI_Request* request) {
+  Engine& e = engine();
+  Request* q = e.new_request(RequestKind::kSendrecv);
+  if (!q) {
+    std::free(copy);
+    return MPI_ERR_INTERN;
+  }
+  // No communicator on the user's request: PERUSE describes plain sends and
+  // receives, and sees this call's two parts as such.
+  q->active = true;
+  SendrecvFlight f{q, nullptr, nullptr, copy, MPI_SUCCESS};
+  int rc = start_recv(recvbuf, recvcount, rt, source, recvtag, c, &f.recv);
+  if (!f.recv) {
+    e.release(q);
+    std::free(copy);
+    return rc;
+  }
+  f.error = rc;
+  if (!e.send_now(sendbuf, sendcount, st, dest, sendtag, c)) {
+    rc = start_send(sendbuf, sendcount, st, dest, sendtag, c, SendMode::kStandard, &f.send);
+    if (!f.error) f.error = rc;
+    if (!f.send) {
+      // The receive is posted and cannot be withdrawn once matched: let it
+      // finish inside the flight, which then reports the send's error.
+      if (!f.error) f.error = MPI_ERR_INTERN;
+    }
+  }
+  *request = q->handle;
+  if (flight_done(f)) {
+    finish_flight(f);
+  } else {
+    sendrecv_flights().push_back(f);
+    g_sendrecvs_in_flight = int(sendrecv_flights().size());
+  }
+  return MPI_SUCCESS;
+}
+
+int isendrecv(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+              int64_t recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request,
+              const char* fn) {
+  Comm* c;
+  Datatype *st, *rt;
+  int rc = check(comm, &c, sendtype, &st, sendcount, sendbuf, dest, sendtag, false);
+  if (!rc) rc = check(comm, &c, recvtype, &rt, recvcount, recvbuf, source, recvtag, true);
+  if (!rc && !request) rc = MPI_ERR_ARG;
+  if (rc) return raise(c, rc, fn);
+  return finish(c, start_isendrecv(sendbuf, sendcount, st, dest, sendtag, recvbuf, recvcount, rt, source, recvtag, c,
+                                   nullptr, request),
+                fn);
+}
+
+int isendrecv_replace(void* buf, int64_t count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                      int recvtag, MPI_Comm comm, MPI_Request* request, const char* fn) {
+  Comm* c;
+  Datatype* t;
+  int rc = check(comm, &c, datatype, &t, count, buf, dest, sendtag, false);
+  if (!rc) rc = check(comm, &c, datatype, &t, count, buf, source, recvtag, true);
+  if (!rc && !request) rc = MPI_ERR_ARG;
+  if (rc) return raise(c, rc, fn);
+  // The outgoing data is packed now (any layout), so the receive can land in
+  // the user's buffer while the send is still reading its copy.
+  uint64_t bytes = uint64_t(count) * uint64_t(t->size);
+  uint8_t* copy = static_cast<uint8_t*>(std::malloc(bytes ? bytes : 1));
+  if (!copy) return raise(c, MPI_ERR_NO_MEM, fn);
+  pack(*t, buf, count, 0, copy, bytes);
+  return finish(c, start_isendrecv(copy, int64_t(bytes), byte_type(), dest, sendtag, buf, count, t, source, recvtag,
+                                   c, copy, request),
+                fn);
+}
+
+}  // namespace
+
+namespace sonde::engine {
+
+int g_sendrecvs_in_flight = 0;
+
+int progress_sendrecvs() {
+  std::vector<SendrecvFlight>& v = sendrecv_flights();
+  int moved = 0;
+  for (size_t i = 0; i < v.size();) {
+    if (!flight_done(v[i])) {
+      ++i;
+      continue;
+    }
+    SendrecvFlight f = v[i];
+    v[i] = v.back();
+    v.pop_back();
+    finish_flight(f);
+    ++moved;
+  }
+  g_sendrecvs_in_flight = int(v.size());
+  return moved;
+}
+
+}  // namespace sonde::engine
+
+namespace {
 
 // Finish a completed request the user waited on or tested: status out, the
 // request released (or made inactive if persistent), handle nulled.
@@ -262,23 +439,26 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int 
 }
 SONDE_WEAK_ALIAS(Recv_init)
 
-int PMPI_Buffer_attach(void* buffer, int size) {
-  SONDE_ENTER("MPI_Buffer_attach");
+static int buffer_attach(void* buffer, int64_t size) {
   Engine& e = engine();
-  if (size < 0) return raise(nullptr, MPI_ERR_ARG, fn);
-  if (!buffer && size > 0) return raise(nullptr, MPI_ERR_BUFFER, fn);
-  if (e.bsend_buffer) return raise(nullptr, MPI_ERR_BUFFER, fn);  // one buffer at a time
+  if (size < 0) return MPI_ERR_ARG;
+  if (!buffer && size > 0) return MPI_ERR_BUFFER;
+  if (e.bsend_buffer) return MPI_ERR_BUFFER;  // one buffer at a time
   e.bsend_buffer = buffer;
   e.bsend_size = size;
   e.bsend_used = 0;
   return MPI_SUCCESS;
 }
+
+int PMPI_Buffer_attach(void* buffer, int size) {
+  SONDE_ENTER("MPI_Buffer_attach");
+  return finish(nullptr, buffer_attach(buffer, size), fn);
+}
 SONDE_WEAK_ALIAS(Buffer_attach)
 
-int PMPI_Buffer_detach(void* buffer_addr, int* size) {
-  SONDE_ENTER("MPI_Buffer_detach");
+static int buffer_detach(void* buffer_addr, int64_t* size) {
   Engine& e = engine();
-  if (!buffer_addr || !size) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!buffer_addr || !size) return MPI_ERR_ARG;
   if (!e.bsend_buffer) {
     *static_cast<void**>(buffer_addr) = nullptr;
     *size = 0;
@@ -291,9 +471,19 @@ int PMPI_Buffer_detach(void* buffer_addr, int* size) {
     else idle = 0;
   }
   *static_cast<void**>(buffer_addr) = e.bsend_buffer;
-  *size = int(e.bsend_size);
+  *size = e.bsend_size;
   e.bsend_buffer = nullptr;
   e.bsend_size = 0;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_detach(void* buffer_addr, int* size) {
+  SONDE_ENTER("MPI_Buffer_detach");
+  int64_t n = 0;
+  int rc = buffer_detach(buffer_addr, size ? &n : nullptr);
+  if (rc) return raise(nullptr, rc, fn);
+  // Attached with MPI_Buffer_attach_c beyond an int: the size does not fit.
+  *size = n > INT_MAX ? MPI_UNDEFINED : int(n);
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Buffer_detach)
@@ -301,15 +491,7 @@ SONDE_WEAK_ALIAS(Buffer_detach)
 int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Status* status) {
   SONDE_ENTER("MPI_Recv");
-  Comm* c;
-  Datatype* t;
-  int rc = check(comm, &c, datatype, &t, count, buf, source, tag, true);
-  if (rc) return raise(c, rc, fn);
-  Request* r = nullptr;
-  rc = start_recv(buf, count, t, source, tag, c, &r);
-  if (!r) return raise(c, rc, fn);
-  int w = wait(r, status);
-  return finish(c, rc ? rc : w, fn);
+  return blocking_recv(buf, count, datatype, source, tag, comm, status, fn);
 }
 SONDE_WEAK_ALIAS(Recv)
 
@@ -324,31 +506,15 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                   MPI_Status* status) {
   SONDE_ENTER("MPI_Sendrecv");
-  Comm* c;
-  Datatype *st, *rt;
-  int rc = check(comm, &c, sendtype, &st, sendcount, sendbuf, dest, sendtag, false);
-  if (!rc) rc = check(comm, &c, recvtype, &rt, recvcount, recvbuf, source, recvtag, true);
-  if (rc) return raise(c, rc, fn);
-  return finish(c, sendrecv(sendbuf, sendcount, st, dest, sendtag, recvbuf, recvcount, rt, source, recvtag, c, status),
-                fn);
+  return blocking_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                           comm, status, fn);
 }
 SONDE_WEAK_ALIAS(Sendrecv)
 
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Status* status) {
   SONDE_ENTER("MPI_Sendrecv_replace");
-  Comm* c;
-  Datatype* t;
-  int rc = check(comm, &c, datatype, &t, count, buf, dest, sendtag, false);
-  if (!rc) rc = check(comm, &c, datatype, &t, count, buf, source, recvtag, true);
-  if (rc) return raise(c, rc, fn);
-  // Send from a packed copy so the receive can land in place.
-  std::vector<uint8_t> copy(uint64_t(count) * uint64_t(t->size));
-  pack(*t, buf, count, 0, copy.data(), copy.size());
-  return finish(c,
-                sendrecv(copy.data(), int64_t(copy.size()), byte_type(), dest, sendtag, buf, count, t, source,
-                         recvtag, c, status),
-                fn);
+  return blocking_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, fn);
 }
 SONDE_WEAK_ALIAS(Sendrecv_replace)
 
@@ -421,6 +587,7 @@ static int complete_all(int count, MPI_Request reqs[], MPI_Status statuses[], co
       continue;
     }
     int rc = retire(&reqs[i], r, st);
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = rc;
     if (rc) any_error = true;
   }
   return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
@@ -541,7 +708,9 @@ static int collect_some(int incount, MPI_Request reqs[], int* outcount, int indi
     any_live = true;
     if (!r->complete) continue;
     MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
-    if (retire(&reqs[i], r, st)) any_error = true;
+    int rc = retire(&reqs[i], r, st);
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = rc;
+    if (rc) any_error = true;
     indices[n++] = i;
   }
   *outcount = any_live ? n : MPI_UNDEFINED;
@@ -654,11 +823,11 @@ int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
 }
 SONDE_WEAK_ALIAS(Test_cancelled)
 
+// Probes complete one call each: status.MPI_ERROR is not theirs to set.
 static void message_status(const Message* m, MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE || !status) return;
   status->MPI_SOURCE = m->header.source;
   status->MPI_TAG = m->header.tag;
-  status->MPI_ERROR = MPI_SUCCESS;
   status->sonde_cancelled = 0;
   status->sonde_count = static_cast<long long>(m->header.total);
 }
@@ -667,7 +836,6 @@ static void proc_null_status(MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE || !status) return;
   status->MPI_SOURCE = MPI_PROC_NULL;
   status->MPI_TAG = MPI_ANY_TAG;
-  status->MPI_ERROR = MPI_SUCCESS;
   status->sonde_cancelled = 0;
   status->sonde_count = 0;
 }
@@ -763,7 +931,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
 SONDE_WEAK_ALIAS(Improbe)
 
 // Start a receive on a message taken by Mprobe/Improbe.
-static int receive_claimed(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, Request** out,
+static int receive_claimed(void* buf, int64_t count, MPI_Datatype datatype, MPI_Message* message, Request** out,
                            const char* fn) {
   if (!message) return raise(nullptr, MPI_ERR_ARG, fn);
   Engine& e = engine();
@@ -793,8 +961,8 @@ static int receive_claimed(void* buf, int count, MPI_Datatype datatype, MPI_Mess
   return e.receive_message(r, m);
 }
 
-int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
-  SONDE_ENTER("MPI_Mrecv");
+static int mrecv(void* buf, int64_t count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
+                 const char* fn) {
   Request* r = nullptr;
   int rc = receive_claimed(buf, count, datatype, message, &r, fn);
   if (!r) return rc;
@@ -802,10 +970,9 @@ int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message
   rc = wait(r, status);
   return finish(c, rc, fn);
 }
-SONDE_WEAK_ALIAS(Mrecv)
 
-int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
-  SONDE_ENTER("MPI_Imrecv");
+static int imrecv(void* buf, int64_t count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request,
+                  const char* fn) {
   if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
   Request* r = nullptr;
   int rc = receive_claimed(buf, count, datatype, message, &r, fn);
@@ -813,23 +980,185 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
   *request = r->handle;
   return MPI_SUCCESS;
 }
+
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  SONDE_ENTER("MPI_Mrecv");
+  return mrecv(buf, count, datatype, message, status, fn);
+}
+SONDE_WEAK_ALIAS(Mrecv)
+
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  SONDE_ENTER("MPI_Imrecv");
+  return imrecv(buf, count, datatype, message, request, fn);
+}
 SONDE_WEAK_ALIAS(Imrecv)
 
-int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  SONDE_ENTER("MPI_Get_count");
-  if (!status || status == MPI_STATUS_IGNORE || !count) return raise(nullptr, MPI_ERR_ARG, fn);
+// Whole elements of `datatype` in a status (MPI_UNDEFINED if not whole).
+static int count_of(const MPI_Status* status, MPI_Datatype datatype, int64_t* count) {
+  if (!status || status == MPI_STATUS_IGNORE || !count) return MPI_ERR_ARG;
   Datatype* t = find_datatype(datatype);
-  if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
+  if (!t) return MPI_ERR_TYPE;
   long long bytes = status->sonde_count;
   if (t->size == 0) {
     *count = 0;
   } else if (bytes % t->size) {
     *count = MPI_UNDEFINED;
   } else {
-    *count = int(bytes / t->size);
+    *count = bytes / t->size;
   }
   return MPI_SUCCESS;
 }
+
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  SONDE_ENTER("MPI_Get_count");
+  int64_t n;
+  int rc = count_of(status, datatype, count ? &n : nullptr);
+  if (rc) return raise(nullptr, rc, fn);
+  // Too many for an int: MPI 4.0 3.2.5 says MPI_UNDEFINED.
+  *count = n > INT_MAX ? MPI_UNDEFINED : int(n);
+  return MPI_SUCCESS;
+}
 SONDE_WEAK_ALIAS(Get_count)
+
+// ---- MPI 4.0: nonblocking send-receive (p2p.h) ----
+
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                   MPI_Request* request) {
+  SONDE_ENTER("MPI_Isendrecv");
+  return isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                   request, fn);
+}
+SONDE_WEAK_ALIAS(Isendrecv)
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                           int recvtag, MPI_Comm comm, MPI_Request* request) {
+  SONDE_ENTER("MPI_Isendrecv_replace");
+  return isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, fn);
+}
+SONDE_WEAK_ALIAS(Isendrecv_replace)
+
+// ---- MPI 4.0 large-count forms: the same calls with MPI_Count counts ----
+
+#define SONDE_SEND_C(Name, mode)                                                                       \
+  int PMPI_##Name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,      \
+                      MPI_Comm comm) {                                                                 \
+    SONDE_ENTER("MPI_" #Name "_c");                                                                    \
+    return blocking_send(buf, count, datatype, dest, tag, comm, mode, fn);                             \
+  }                                                                                                    \
+  SONDE_WEAK_ALIAS(Name##_c)
+SONDE_SEND_C(Send, SendMode::kStandard)
+SONDE_SEND_C(Ssend, SendMode::kSync)
+SONDE_SEND_C(Rsend, SendMode::kReady)
+SONDE_SEND_C(Bsend, SendMode::kBuffered)
+#undef SONDE_SEND_C
+
+#define SONDE_NB_SEND_C(Name, mode, persistent)                                                        \
+  int PMPI_##Name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,      \
+                      MPI_Comm comm, MPI_Request* request) {                                           \
+    SONDE_ENTER("MPI_" #Name "_c");                                                                    \
+    return nonblocking_send(buf, count, datatype, dest, tag, comm, request, mode, persistent, fn);     \
+  }                                                                                                    \
+  SONDE_WEAK_ALIAS(Name##_c)
+SONDE_NB_SEND_C(Isend, SendMode::kStandard, false)
+SONDE_NB_SEND_C(Issend, SendMode::kSync, false)
+SONDE_NB_SEND_C(Irsend, SendMode::kReady, false)
+SONDE_NB_SEND_C(Ibsend, SendMode::kBuffered, false)
+SONDE_NB_SEND_C(Send_init, SendMode::kStandard, true)
+SONDE_NB_SEND_C(Ssend_init, SendMode::kSync, true)
+SONDE_NB_SEND_C(Rsend_init, SendMode::kReady, true)
+SONDE_NB_SEND_C(Bsend_init, SendMode::kBuffered, true)
+#undef SONDE_NB_SEND_C
+
+int PMPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                MPI_Status* status) {
+  SONDE_ENTER("MPI_Recv_c");
+  return blocking_recv(buf, count, datatype, source, tag, comm, status, fn);
+}
+SONDE_WEAK_ALIAS(Recv_c)
+
+int PMPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                 MPI_Request* request) {
+  SONDE_ENTER("MPI_Irecv_c");
+  return nonblocking_recv(buf, count, datatype, source, tag, comm, request, false, fn);
+}
+SONDE_WEAK_ALIAS(Irecv_c)
+
+int PMPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                     MPI_Request* request) {
+  SONDE_ENTER("MPI_Recv_init_c");
+  return nonblocking_recv(buf, count, datatype, source, tag, comm, request, true, fn);
+}
+SONDE_WEAK_ALIAS(Recv_init_c)
+
+int PMPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                    MPI_Comm comm, MPI_Status* status) {
+  SONDE_ENTER("MPI_Sendrecv_c");
+  return blocking_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                           comm, status, fn);
+}
+SONDE_WEAK_ALIAS(Sendrecv_c)
+
+int PMPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                            int recvtag, MPI_Comm comm, MPI_Status* status) {
+  SONDE_ENTER("MPI_Sendrecv_replace_c");
+  return blocking_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, fn);
+}
+SONDE_WEAK_ALIAS(Sendrecv_replace_c)
+
+int PMPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                     MPI_Comm comm, MPI_Request* request) {
+  SONDE_ENTER("MPI_Isendrecv_c");
+  return isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                   request, fn);
+}
+SONDE_WEAK_ALIAS(Isendrecv_c)
+
+int PMPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                             int recvtag, MPI_Comm comm, MPI_Request* request) {
+  SONDE_ENTER("MPI_Isendrecv_replace_c");
+  return isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, fn);
+}
+SONDE_WEAK_ALIAS(Isendrecv_replace_c)
+
+int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  SONDE_ENTER("MPI_Mrecv_c");
+  return mrecv(buf, count, datatype, message, status, fn);
+}
+SONDE_WEAK_ALIAS(Mrecv_c)
+
+int PMPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  SONDE_ENTER("MPI_Imrecv_c");
+  return imrecv(buf, count, datatype, message, request, fn);
+}
+SONDE_WEAK_ALIAS(Imrecv_c)
+
+int PMPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  SONDE_ENTER("MPI_Get_count_c");
+  int64_t n;
+  int rc = count_of(status, datatype, count ? &n : nullptr);
+  if (rc) return raise(nullptr, rc, fn);
+  *count = n;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Get_count_c)
+
+int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) {
+  SONDE_ENTER("MPI_Buffer_attach_c");
+  return finish(nullptr, buffer_attach(buffer, size), fn);
+}
+SONDE_WEAK_ALIAS(Buffer_attach_c)
+
+int PMPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size) {
+  SONDE_ENTER("MPI_Buffer_detach_c");
+  int64_t n = 0;
+  int rc = buffer_detach(buffer_addr, size ? &n : nullptr);
+  if (rc) return raise(nullptr, rc, fn);
+  *size = n;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Buffer_detach_c)
 
 }  // extern "C"

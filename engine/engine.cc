@@ -356,6 +356,8 @@ int Engine::progress() {
   if (__builtin_expect(coll::g_active_schedules != 0, 0)) n += coll::progress_schedules();
   // Nonblocking MPI_Comm_idup agreements (engine/comm_build.h), likewise.
   if (__builtin_expect(g_idups_in_flight != 0, 0)) n += progress_idups();
+  // MPI_Isendrecv(_replace) requests (engine/p2p.h, helper `conform`), likewise.
+  if (__builtin_expect(g_sendrecvs_in_flight != 0, 0)) n += progress_sendrecvs();
   return n;
 }
 
@@ -506,7 +508,7 @@ void Engine::complete_as(Request* r, uint32_t w) {
 
 void Engine::fill_status(const Request* r, MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE || status == nullptr) return;
-  if (r->kind == RequestKind::kRecv) {
+  if (r->kind == RequestKind::kRecv || r->kind == RequestKind::kSendrecv) {
     status->MPI_SOURCE = r->status_source;
     status->MPI_TAG = r->status_tag;
   } else {
@@ -514,7 +516,8 @@ void Engine::fill_status(const Request* r, MPI_Status* status) {
     status->MPI_SOURCE = MPI_ANY_SOURCE;
     status->MPI_TAG = MPI_ANY_TAG;
   }
-  status->MPI_ERROR = r->error;
+  // MPI_ERROR is left alone: single-completion calls return the error
+  // themselves, and the multiple-completion calls set it (abi_p2p.cc).
   status->sonde_cancelled = r->cancelled;
   status->sonde_count = static_cast<long long>(r->status_bytes);
 }

@@ -59,7 +59,10 @@ struct Comm {
 
 // kCollective: a nonblocking collective's user request (engine/coll.h); it
 // has no communicator or buffer of its own and completes with its schedule.
-enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized, kCollective };
+// kSendrecv (helper `conform`): MPI_Isendrecv(_replace)'s user request; it
+// completes when its internal send and receive have (abi_p2p.cc) and carries
+// the receive's status.
+enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized, kCollective, kSendrecv };
 enum class SendMode : uint8_t { kStandard, kSync, kReady, kBuffered };
 
 // Where an arriving payload goes, with a way back to its owner.

@@ -31,6 +31,13 @@ int wait_all(int n, Request** rs);
 // One pass of the progress engine. Returns the number of events handled.
 int progress();
 
+// MPI_Isendrecv(_replace): a user request (RequestKind::kSendrecv) over an
+// internal send and receive, completed by progress() once both have
+// (progress_sendrecvs, called only while g_sendrecvs_in_flight != 0). Its
+// status is the receive's; its error the first of receive, send.
+extern int g_sendrecvs_in_flight;
+int progress_sendrecvs();
+
 // Datatype lookup (null for invalid handles / uncommitted derived types is the
 // caller's check).
 Datatype* find_datatype(MPI_Datatype h);

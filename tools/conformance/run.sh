@@ -9,14 +9,20 @@
 # Options (others go to conformance.py, e.g. --only REGEX, --timeout S):
 #   --smoke            only the tests tagged smoke in mpich-tests.txt
 #   --sonde-only       do not rebuild/rerun MPICH; reuse its stored results
-#   --no-install       use the Sonde already installed under the cache
+#   --no-install       use the Sonde already installed in this worktree's build/conformance
 #   --sonde-prefix P   test the Sonde installed at P instead
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# $cache holds what any worktree may share: MPICH's sources (src/, apt/) and
+# MPICH's stored results. $work is this worktree's own: its Sonde install,
+# the programs built, the results. They are one directory unless
+# SONDE_CONFORMANCE_CACHE points elsewhere (another worktree's cache), which
+# is then only read: runs from two worktrees never overwrite each other.
 cache="${SONDE_CONFORMANCE_CACHE:-$repo/build/conformance}"
-prefix="$cache/sonde"
+work="$repo/build/conformance"
+prefix="$work/sonde"
 smoke=0 sonde_only=0 install=1
 pass=()
 while [ $# -gt 0 ]; do
@@ -29,7 +35,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-mkdir -p "$cache"
+mkdir -p "$cache" "$work"
 
 need=()
 command -v python3 >/dev/null || need+=(python3)
@@ -67,6 +73,16 @@ if [ -z "$src_tests" ]; then
   src_tests="$cache/src/$top/test/mpi"
 fi
 
+# MPICH's stored results, for --sonde-only runs in a worktree that has none.
+if [ "$(cd "$cache" && pwd -P)" != "$(cd "$work" && pwd -P)" ]; then
+  for r in results results-smoke; do
+    if [ -f "$cache/$r/mpich.csv" ] && [ ! -f "$work/$r/mpich.csv" ]; then
+      mkdir -p "$work/$r"
+      cp "$cache/$r/mpich.csv" "$work/$r/mpich.csv"
+    fi
+  done
+fi
+
 if [ "$install" = 1 ]; then
   (cd "$repo" && bazel run //:install -- "$prefix" >&2)
 elif [ ! -x "$prefix/bin/mpicc" ]; then
@@ -78,5 +94,5 @@ impls=(--impl "sonde=$prefix/bin/mpicc,$prefix/bin/mpiexec")
 if [ "$sonde_only" = 0 ] && command -v mpicc.mpich >/dev/null; then
   impls+=(--impl "mpich=$(command -v mpicc.mpich),$(command -v mpiexec.mpich)")
 fi
-exec python3 "$here/conformance.py" --src "$src_tests" --work "$cache" \
+exec python3 "$here/conformance.py" --src "$src_tests" --work "$work" \
   --list "$here/mpich-tests.txt" "${impls[@]}" "${pass[@]}"
