@@ -842,6 +842,14 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
     return;
   }
+  // ofi: the transport reads with RMA and reports fragments and the end
+  // itself (transport.h start_read); everything below is synchronous.
+  if (n > 0 && !(h.flags & kRtsScattered) &&
+      route[peer]->start_read(peer, h, r->type->contiguous ? contiguous_start(*r->type, r->buf) : nullptr, n,
+                              &r->sink)) {
+    xfer_begin(r);
+    return;
+  }
   bool pulled = false;
   const bool scattered = h.flags & kRtsScattered;  // the sender's data has no single address
   bool coop = !scattered && settings.coop_threshold && n >= settings.coop_threshold && r->type->contiguous &&

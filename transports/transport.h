@@ -148,6 +148,18 @@ class Transport {
   // final fence, where nothing progresses.
   // (Added by the ofi transport; the default suits in-memory transports.)
   virtual bool drained() const { return true; }
+  // --- network single copy (added by the ofi transport) ---
+  // Asynchronous pull for transports whose reads complete later (RMA over
+  // a network): the sender's transport attached a remote key to the kRts
+  // `rts`; start reading its first `n` (> 0) bytes into `dst` (contiguous),
+  // or, when dst is null, into `sink` through unpack() in order. Progress
+  // then reports sink->on_chunk per fragment and finally
+  // delivery.on_payload_done(peer, a kData header, sink), and the sender's
+  // engine receives the kFin from the transport. False, with nothing
+  // started: no key for that message (the engine falls back as usual).
+  virtual bool start_read(int peer, const PacketHeader& rts, uint8_t* dst, uint64_t n, PayloadSink* sink) {
+    return false;
+  }
 };
 
 }  // namespace sonde::transport

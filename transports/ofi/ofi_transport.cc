@@ -9,6 +9,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,8 +17,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace sonde::transport {
 
@@ -32,22 +35,43 @@ namespace {
 
 constexpr const char* kAddrKey = "ofi.addr";
 
+// kCredit frames carry no packet and use no credit: credit returns, and
+// keepalives (an idle connection's sign of life, see check_idle()).
 enum class FrameKind : uint8_t { kFirst = 1, kMore = 2, kCredit = 3 };
+
+// FrameHeader::flags
+constexpr uint8_t kFrameRmaKey = 1;  // kFirst of a kRts: an RmaKey follows the PacketHeader
 
 struct FrameHeader {
   int32_t src;       // sender's world rank
   uint32_t seq;      // per (sender, receiver), every frame kind
   uint16_t credits;  // frames the sender has consumed from us since it last said
   FrameKind kind;
-  uint8_t reserved;
+  uint8_t flags;
   uint32_t reserved2;
 };
 static_assert(sizeof(FrameHeader) == 16);
 
-// A bounce buffer; the fi_context2 lets providers that need FI_CONTEXT /
-// FI_CONTEXT2 use it, and the completion's op_context brings us back here.
-struct Buffer {
+// What a receiver needs to fi_read a rendezvous message's bytes: `addr` is
+// the message's first byte in the sender's memory, `base` the start of the
+// registered region that holds it (offsets are from there unless the
+// provider wants FI_MR_VIRT_ADDR), `key` the region's remote key.
+struct RmaKey {
+  uint64_t addr;
+  uint64_t base;
+  uint64_t key;
+};
+
+// Everything posted to the provider starts with one of these: the
+// fi_context2 lets providers that need FI_CONTEXT / FI_CONTEXT2 use it, and
+// the completion's op_context brings us back here.
+struct Op {
   fi_context2 ctx;
+  enum Kind : uint8_t { kRx, kTx, kRead } kind = kTx;
+};
+
+// A bounce buffer.
+struct Buffer : Op {
   uint8_t* data = nullptr;
   int peer = -1;     // tx: destination (for error messages)
   bool is_rx = false;
@@ -80,12 +104,146 @@ fi_info* pick(fi_info* list) {
   return loopback ? loopback : list;
 }
 
+// Registrations of user memory for RMA, keyed by address range. A message
+// whose range lies inside a cached region reuses it; regions nobody uses are
+// closed least recently used first beyond `capacity`. Registrations are
+// page-rounded so that buffers reused in place hit. Capacity 0: every
+// registration is closed when its last user releases it.
+//
+// Staleness: a cached region outlives free()/munmap() of its memory (there
+// is no hook here to notice). With the software providers (tcp, sockets,
+// udp, shm: a registration is a key checked against a virtual range, the
+// bytes are read through the current mapping at read time) that is
+// harmless, so they cache. Providers that pin pages (verbs, efa, cxi) get
+// capacity 0 by default and rely on libfabric's own cache, which hooks the
+// memory monitor (FI_MR_CACHE_MONITOR); SONDE_OFI_MR_CACHE overrides.
+class MrCache {
+ public:
+  struct Entry {
+    uint8_t* start = nullptr;
+    size_t len = 0;
+    fid_mr* mr = nullptr;
+    int refs = 0;
+    uint64_t used = 0;
+  };
+
+  void init(fid_domain* domain, bool prov_key, bool virt_addr, size_t capacity) {
+    domain_ = domain;
+    prov_key_ = prov_key;
+    virt_addr_ = virt_addr;
+    capacity_ = capacity;
+  }
+
+  // A region holding [addr, addr + len) readable by peers and by our reads;
+  // null if the provider refuses to register it.
+  Entry* acquire(const void* addr, size_t len, uint64_t) {
+    auto* a = reinterpret_cast<uint8_t*>(uintptr_t(addr) & ~uintptr_t(4095));
+    auto* end = reinterpret_cast<uint8_t*>((uintptr_t(addr) + len + 4095) & ~uintptr_t(4095));
+    for (auto& e : entries_) {
+      if (e->start <= a && end <= e->start + e->len) {
+        ++e->refs;
+        e->used = ++tick_;
+        ++hits_;
+        return e.get();
+      }
+    }
+    auto e = std::make_unique<Entry>();
+    e->start = a;
+    e->len = size_t(end - a);
+    // Without FI_MR_PROV_KEY we choose the keys: unique in the domain.
+    // Without FI_MR_VIRT_ADDR, peers address the region by offset. The
+    // `offset` argument says so a second time: libfabric 1.17's software
+    // providers (the util MR map) sometimes run the map in virtual-address
+    // mode though the domain reports no FI_MR_VIRT_ADDR (seen with
+    // tcp;ofi_rxm in forked processes) and then add that argument to the
+    // remote address instead of the region's base; with both equal to the
+    // base, either way lands on the same byte.
+    uint64_t offset = virt_addr_ ? 0 : uint64_t(reinterpret_cast<uintptr_t>(a));
+    int rc = fi_mr_reg(domain_, a, e->len, FI_READ | FI_REMOTE_READ, offset, prov_key_ ? 0 : ++next_key_, 0, &e->mr,
+                       nullptr);
+    if (rc) return nullptr;
+    ++registrations_;
+    e->refs = 1;
+    e->used = ++tick_;
+    entries_.push_back(std::move(e));
+    Entry* got = entries_.back().get();
+    trim();
+    return got;
+  }
+
+  void release(Entry* e) {
+    if (--e->refs == 0) trim();
+  }
+
+  void clear() {
+    for (auto& e : entries_) fi_close(&e->mr->fid);
+    entries_.clear();
+  }
+
+  uint64_t registrations() const { return registrations_; }
+  uint64_t hits() const { return hits_; }
+
+ private:
+  void trim() {
+    for (;;) {
+      size_t unused = 0;
+      auto victim = entries_.end();
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if ((*it)->refs) continue;
+        ++unused;
+        if (victim == entries_.end() || (*it)->used < (*victim)->used) victim = it;
+      }
+      if (unused <= capacity_) return;
+      fi_close(&(*victim)->mr->fid);
+      entries_.erase(victim);
+    }
+  }
+
+  fid_domain* domain_ = nullptr;
+  bool prov_key_ = false;
+  bool virt_addr_ = false;
+  size_t capacity_ = 0;
+  uint64_t next_key_ = 0;
+  uint64_t tick_ = 0;
+  uint64_t registrations_ = 0, hits_ = 0;
+  std::vector<std::unique_ptr<Entry>> entries_;
+};
+
+struct ReadOp;
+
+// One fi_read of a rendezvous message, `len` bytes at offset `off`.
+struct ReadFrag : Op {
+  ReadOp* op = nullptr;
+  uint8_t* bounce = nullptr;  // non-contiguous receive: lands here, unpacked in order
+  uint64_t off = 0, len = 0;
+  bool busy = false;  // posted, not yet delivered
+  bool done = false;  // completion in
+  double posted_at = 0;
+};
+
+// A rendezvous message the receiver pulls with RMA reads.
+struct ReadOp {
+  int peer = -1;
+  RmaKey key{};
+  uint64_t n = 0;
+  uint8_t* dst = nullptr;  // contiguous destination, or null: bounce + unpack
+  PayloadSink* sink = nullptr;
+  PacketHeader header{};   // what on_payload_done reports (kData)
+  std::vector<ReadFrag> frags;
+  std::vector<uint8_t> bounce;
+  MrCache::Entry* local = nullptr;  // FI_MR_LOCAL: our side's registration
+  uint64_t next = 0;     // next offset to read
+  uint64_t landed = 0;   // bytes in place (in order, for the bounce case)
+  size_t deliver = 0;    // bounce: the fragment whose piece is next in order
+};
+
 class OfiTransport final : public Transport {
  public:
   OfiTransport(const OfiConfig& config, Exchange& exchange) : cfg_(config) {
     if (cfg_.credits < 2 || cfg_.credits % 2) throw std::invalid_argument("sonde ofi: credits must be even, >= 2");
     if (cfg_.frame_bytes < 1024) throw std::invalid_argument("sonde ofi: frame_bytes too small");
     if (const char* s = std::getenv("SONDE_OFI_STALL_TIMEOUT"); s && *s) cfg_.stall_timeout_s = std::atof(s);
+    if (const char* s = std::getenv("SONDE_OFI_READ_BYTES"); s && *s) cfg_.read_bytes = std::max<size_t>(4096, std::atol(s));
     peer_.resize(size_t(cfg_.world_size));
     for (int p : cfg_.peers) peer_[size_t(p)].reached = true;
 
@@ -118,11 +276,16 @@ class OfiTransport final : public Transport {
     for (auto& p : peer_) {
       while (!p.queue.empty()) p.queue.pop_front();
     }
+    if (ep_) fi_close(&ep_->fid);
+    ep_ = nullptr;
+    mr_cache_.clear();
     close_all();
   }
 
   const char* name() const override { return "ofi"; }
   std::string selected() const { return selected_; }
+  bool rma() const { return rma_; }
+  uint64_t registrations() const { return mr_cache_.registrations(); }
 
   bool reaches(int peer) const override {
     return peer >= 0 && size_t(peer) < peer_.size() && peer_[size_t(peer)].reached;
@@ -130,14 +293,17 @@ class OfiTransport final : public Transport {
 
   bool try_send_now(int peer, const PacketHeader& header, const void* payload) override {
     Peer& p = peer_[size_t(peer)];
-    if (!p.queue.empty()) return false;
+    if (!p.queue.empty() || !p.control.empty()) return false;
     size_t need = sizeof(FrameHeader) + sizeof(PacketHeader) + header.payload;
-    if (need > cfg_.frame_bytes || p.credits == 0 || free_tx_.empty()) return false;
+    if (need + sizeof(RmaKey) > cfg_.frame_bytes || p.credits == 0 || free_tx_.empty()) return false;
     Buffer* b = free_tx_.back();
     uint8_t* out = b->data + sizeof(FrameHeader);
     std::memcpy(out, &header, sizeof header);
     if (header.payload) std::memcpy(out + sizeof header, payload, header.payload);
-    return post_frame(peer, b, FrameKind::kFirst, need);
+    size_t key = attach_key(peer, header, out + sizeof header);
+    if (post_frame(peer, b, FrameKind::kFirst, need + key, key ? kFrameRmaKey : 0)) return true;
+    if (key) lent_back(peer, header.send_cookie);
+    return false;
   }
 
   void enqueue(int peer, SendItem* item) override {
@@ -158,6 +324,7 @@ class OfiTransport final : public Transport {
     if (in_progress_ || !cq_) return 0;
     in_progress_ = true;
     delivery_ = &delivery;
+    if ((++calls_ & 63) == 0) note_time();
     int n = 0;
     fi_cq_msg_entry entries[16];
     for (;;) {
@@ -169,7 +336,12 @@ class OfiTransport final : public Transport {
       }
       if (got < 0) fatal(fi_error("fi_cq_read", int(got)));
       for (ssize_t i = 0; i < got; ++i) {
-        auto* b = static_cast<Buffer*>(entries[i].op_context);
+        auto* op = static_cast<Op*>(entries[i].op_context);
+        if (op->kind == Op::kRead) {
+          n += read_done(static_cast<ReadFrag*>(op));
+          continue;
+        }
+        auto* b = static_cast<Buffer*>(op);
         if (b->is_rx) {
           b->len = entries[i].len;
           n += arrived(b);
@@ -180,10 +352,11 @@ class OfiTransport final : public Transport {
       }
       if (got < 16) break;
     }
+    if (!read_wait_.empty()) post_reads();
     if (!unposted_.empty()) repost_pending();
     for (int peer : cfg_.peers) {
       Peer& p = peer_[size_t(peer)];
-      if (!p.queue.empty()) n += pump(peer);
+      if (!p.queue.empty() || !p.control.empty()) n += pump(peer);
       if (p.owed >= cfg_.credits / 2) send_credits(peer);
     }
     if (n == 0) check_stalls();
@@ -193,12 +366,51 @@ class OfiTransport final : public Transport {
 
   bool read_remote(int, uint64_t, void*, size_t) override { return false; }
 
+  bool start_read(int peer, const PacketHeader& rts, uint8_t* dst, uint64_t n, PayloadSink* sink) override {
+    Peer& p = peer_[size_t(peer)];
+    auto it = p.keys.find(rts.send_cookie);
+    if (it == p.keys.end()) return false;
+    RmaKey key = it->second;
+    p.keys.erase(it);
+    auto op = std::make_unique<ReadOp>();
+    op->peer = peer;
+    op->key = key;
+    op->n = n;
+    op->dst = dst;
+    op->sink = sink;
+    op->header.type = PacketType::kData;
+    op->header.payload = n;
+    op->header.total = n;
+    op->header.send_cookie = rts.send_cookie;
+    size_t frags = std::min<uint64_t>(uint64_t(cfg_.reads_per_message), (n + cfg_.read_bytes - 1) / cfg_.read_bytes);
+    op->frags.resize(frags);
+    if (!dst) op->bounce.resize(frags * cfg_.read_bytes);
+    if (mr_local_) {
+      // The provider wants our side registered too.
+      uint8_t* at = dst ? dst : op->bounce.data();
+      size_t len = dst ? n : op->bounce.size();
+      op->local = mr_cache_.acquire(at, len, FI_READ);
+      if (!op->local) return false;  // nothing started: the engine streams instead
+    }
+    for (size_t i = 0; i < frags; ++i) {
+      ReadFrag& f = op->frags[i];
+      f.kind = Op::kRead;
+      f.op = op.get();
+      f.bounce = dst ? nullptr : op->bounce.data() + i * cfg_.read_bytes;
+    }
+    ReadOp* raw = op.get();
+    reads_.push_back(std::move(op));
+    for (ReadFrag& f : raw->frags) read_wait_.push_back(&f);
+    post_reads();
+    return true;
+  }
+
   // Every frame's send completion is in (for rxm: the peer has the bytes).
   bool drained() const override {
     if (!cq_) return true;
-    if (free_tx_.size() != tx_.size()) return false;
+    if (free_tx_.size() != tx_.size() || !reads_.empty()) return false;
     for (int peer : cfg_.peers) {
-      if (!peer_[size_t(peer)].queue.empty()) return false;
+      if (!peer_[size_t(peer)].queue.empty() || !peer_[size_t(peer)].control.empty()) return false;
     }
     return true;
   }
@@ -212,14 +424,14 @@ class OfiTransport final : public Transport {
       ssize_t got = fi_cq_read(cq_, e, 16);
       if (got > 0) {
         for (ssize_t i = 0; i < got; ++i) {
-          auto* b = static_cast<Buffer*>(e[i].op_context);
-          if (!b->is_rx) tx_done(b);
+          auto* op = static_cast<Op*>(e[i].op_context);
+          if (op->kind == Op::kTx) tx_done(static_cast<Buffer*>(op));
         }
       } else if (got == -FI_EAVAIL) {
         fi_cq_err_entry err{};
         fi_cq_readerr(cq_, &err, 0);
-        auto* b = static_cast<Buffer*>(err.op_context);
-        if (b && !b->is_rx) tx_done(b);
+        auto* op = static_cast<Op*>(err.op_context);
+        if (op && op->kind == Op::kTx) tx_done(static_cast<Buffer*>(op));
       }
     }
     shut_down_ = true;
@@ -230,6 +442,7 @@ class OfiTransport final : public Transport {
       while (!p.queue.empty()) p.queue.pop_front();
       p.early.clear();
     }
+    mr_cache_.clear();
     close_all();
   }
 
@@ -250,6 +463,18 @@ class OfiTransport final : public Transport {
     PayloadSink* sink = nullptr;
     uint64_t received = 0;
     double waiting_since = 0;  // we have had something to send but could not
+    // Transport-made packets (the kFin after an RMA read), sent between items.
+    std::deque<PacketHeader> control;
+    // Sender: registrations lent to the receiver with a kRts, by send_cookie,
+    // until its kFin or kCts comes back. Receiver: the keys of its kRts.
+    std::unordered_map<uint64_t, MrCache::Entry*> lent;
+    std::unordered_map<uint64_t, RmaKey> keys;
+    // Liveness (check_idle): when we last heard from it / sent to it, the
+    // seq of our last keepalive, and how many of our frames it has consumed.
+    double last_heard = 0, last_sent = 0;
+    uint32_t keepalive_seq = 0;
+    bool keepalive_out = false;
+    uint32_t consumed_by_peer = 0;
   };
 
   // ------------------------------------------------------------- set-up
@@ -257,13 +482,20 @@ class OfiTransport final : public Transport {
     fi_info* hints = fi_allocinfo();
     if (!hints) throw std::runtime_error("sonde ofi: fi_allocinfo failed");
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
+    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->tx_attr->msg_order = FI_ORDER_NONE;  // we reorder ourselves
     if (!cfg_.provider.empty()) hints->fabric_attr->prov_name = strdup(cfg_.provider.c_str());
-    int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
+    int rc = -FI_ENODATA;
+    if (!std::getenv("SONDE_OFI_NO_RMA")) rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
+    rma_ = rc == 0;
+    if (rc) {
+      // The provider lacks RMA: rendezvous data goes as pipelined sends.
+      hints->caps = FI_MSG;
+      rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
+    }
     fi_freeinfo(hints);
     if (rc) {
       throw std::runtime_error(fi_error("fi_getinfo", rc) + " (no libfabric provider offers FI_EP_RDM with FI_MSG" +
@@ -297,13 +529,27 @@ class OfiTransport final : public Transport {
 
     size_t max_msg = info_->ep_attr->max_msg_size;
     if (max_msg && cfg_.frame_bytes > max_msg) cfg_.frame_bytes = max_msg;
-    size_t rx_count = cfg_.peers.size() * size_t(cfg_.credits + 2);
+    // credits + 2 credit-only frames + 1 keepalive per peer (see check_idle).
+    size_t rx_count = cfg_.peers.size() * size_t(cfg_.credits + 3);
     size_t tx_count = size_t(cfg_.tx_buffers);
     pool_bytes_ = (rx_count + tx_count) * cfg_.frame_bytes;
     pool_ = static_cast<uint8_t*>(std::aligned_alloc(4096, (pool_bytes_ + 4095) & ~size_t(4095)));
     if (!pool_) throw std::runtime_error("sonde ofi: cannot allocate buffer pool");
-    if (info_->domain_attr->mr_mode & FI_MR_LOCAL) {
-      rc = fi_mr_reg(domain_, pool_, pool_bytes_, FI_SEND | FI_RECV, 0, 0, 0, &mr_, nullptr);
+    const int mr_mode = info_->domain_attr->mr_mode;
+    mr_local_ = mr_mode & FI_MR_LOCAL;
+    virt_addr_ = mr_mode & FI_MR_VIRT_ADDR;
+    {
+      std::string prov = info_->fabric_attr->prov_name;
+      bool software = false;
+      for (const char* s : {"tcp", "sockets", "udp", "shm"}) software |= prov.find(s) != std::string::npos;
+      size_t capacity = software ? 64 : 0;
+      if (const char* c = std::getenv("SONDE_OFI_MR_CACHE"); c && *c) capacity = size_t(std::atol(c));
+      mr_cache_.init(domain_, mr_mode & FI_MR_PROV_KEY, virt_addr_, capacity);
+    }
+    if (mr_local_) {
+      // Our own keys for the pool too (FI_MR_PROV_KEY unset): far from the cache's.
+      rc = fi_mr_reg(domain_, pool_, pool_bytes_, FI_SEND | FI_RECV, 0, (mr_mode & FI_MR_PROV_KEY) ? 0 : ~0ull >> 1, 0,
+                     &mr_, nullptr);
       if (rc) throw std::runtime_error(fi_error("fi_mr_reg", rc));
       desc_ = fi_mr_desc(mr_);
     }
@@ -343,6 +589,7 @@ class OfiTransport final : public Transport {
       Peer& p = peer_[size_t(peer)];
       p.addr = fa;
       p.credits = cfg_.credits;
+      p.last_heard = p.last_sent = now_s();
     }
   }
 
@@ -389,13 +636,15 @@ class OfiTransport final : public Transport {
   // ------------------------------------------------------------- sending
   // Sends the frame in tx buffer `b` (payload already in place after the
   // FrameHeader); false, with nothing changed, if the provider says EAGAIN.
-  bool post_frame(int peer, Buffer* b, FrameKind kind, size_t len) {
+  bool post_frame(int peer, Buffer* b, FrameKind kind, size_t len, uint8_t flags = 0) {
     Peer& p = peer_[size_t(peer)];
     FrameHeader f{};
     f.src = cfg_.my_rank;
     f.seq = p.send_seq;
     f.credits = uint16_t(p.owed);
     f.kind = kind;
+    f.flags = flags;
+    f.reserved2 = p.recv_seq;  // frames of the peer's we have consumed
     std::memcpy(b->data, &f, sizeof f);
     b->peer = peer;
     ssize_t rc = fi_send(ep_, b->data, len, desc_, p.addr, &b->ctx);
@@ -404,6 +653,7 @@ class OfiTransport final : public Transport {
     free_tx_.pop_back();
     b->in_flight = true;
     b->posted_at = now_s();
+    p.last_sent = b->posted_at;
     ++p.send_seq;
     p.owed = 0;
     if (kind != FrameKind::kCredit) --p.credits;
@@ -428,21 +678,37 @@ class OfiTransport final : public Transport {
     if (pumping_) return 0;  // the outer pump (or progress) will get to it
     pumping_ = true;
     int done = 0;
-    while (!p.queue.empty()) {
+    while (!p.queue.empty() || !p.control.empty()) {
       if (p.credits == 0 || free_tx_.empty()) {
         if (p.waiting_since == 0) p.waiting_since = now_s();
         break;
       }
+      if (!p.front_started && !p.control.empty()) {
+        Buffer* b = free_tx_.back();
+        std::memcpy(b->data + sizeof(FrameHeader), &p.control.front(), sizeof(PacketHeader));
+        if (!post_frame(peer, b, FrameKind::kFirst, sizeof(FrameHeader) + sizeof(PacketHeader))) {
+          if (p.waiting_since == 0) p.waiting_since = now_s();
+          break;
+        }
+        p.control.pop_front();
+        ++done;
+        continue;
+      }
+      if (p.queue.empty()) break;
       SendItem* item = &p.queue.front();
       Buffer* b = free_tx_.back();
       uint8_t* out = b->data + sizeof(FrameHeader);
       size_t room = cfg_.frame_bytes - sizeof(FrameHeader);
       FrameKind kind = FrameKind::kMore;
+      size_t key = 0;
       if (!p.front_started) {
         kind = FrameKind::kFirst;
         std::memcpy(out, &item->header, sizeof(PacketHeader));
         out += sizeof(PacketHeader);
         room -= sizeof(PacketHeader);
+        key = attach_key(peer, item->header, out);
+        out += key;
+        room -= key;
       }
       uint64_t n = std::min<uint64_t>(room, item->header.payload - item->handed);
       if (n) {
@@ -453,7 +719,8 @@ class OfiTransport final : public Transport {
         }
       }
       size_t len = size_t(out - b->data) + n;
-      if (!post_frame(peer, b, kind, len)) {
+      if (!post_frame(peer, b, kind, len, key ? kFrameRmaKey : 0)) {
+        if (key) lent_back(peer, item->header.send_cookie);
         if (p.waiting_since == 0) p.waiting_since = now_s();
         break;
       }
@@ -487,6 +754,7 @@ class OfiTransport final : public Transport {
       fatal("sonde ofi: frame from unknown rank " + std::to_string(f.src));
     }
     Peer& p = peer_[size_t(f.src)];
+    p.last_heard = now_s();
     if (f.seq != p.recv_seq) {
       p.early.emplace(f.seq, b);
       return 0;
@@ -506,6 +774,8 @@ class OfiTransport final : public Transport {
     ++p.recv_seq;
     p.credits += f.credits;
     if (f.credits) p.waiting_since = 0;
+    if (int32_t(f.reserved2 - p.consumed_by_peer) > 0) p.consumed_by_peer = f.reserved2;
+    if (p.keepalive_out && int32_t(p.consumed_by_peer - p.keepalive_seq) > 0) p.keepalive_out = false;
     const uint8_t* at = b->data + sizeof(FrameHeader);
     size_t left = b->len - sizeof(FrameHeader);
     if (f.kind == FrameKind::kFirst) {
@@ -513,6 +783,17 @@ class OfiTransport final : public Transport {
       std::memcpy(&p.header, at, sizeof(PacketHeader));
       at += sizeof(PacketHeader);
       left -= sizeof(PacketHeader);
+      if (f.flags & kFrameRmaKey) {
+        if (left < sizeof(RmaKey)) fatal("sonde ofi: malformed packet from rank " + std::to_string(f.src));
+        RmaKey key;
+        std::memcpy(&key, at, sizeof key);
+        at += sizeof key;
+        left -= sizeof key;
+        p.keys[p.header.send_cookie] = key;
+      }
+      // The receiver took the data (kFin) or will have it streamed (kCts):
+      // the registration lent with our kRts is no longer needed.
+      if (p.header.type == PacketType::kFin || p.header.type == PacketType::kCts) lent_back(f.src, p.header.send_cookie);
       p.open = true;
       p.received = 0;
       p.sink = delivery_->on_header(f.src, p.header);
@@ -546,23 +827,186 @@ class OfiTransport final : public Transport {
     return 0;
   }
 
+  // ------------------------------------------------------------- RMA
+  // Sender: a kRts of contiguous data gets the remote key of a registration
+  // holding it, written at `out` (the frame's flag says so); returns the
+  // bytes written, 0 when there is no RMA or registration failed (the
+  // receiver then asks for a stream, as without RMA).
+  size_t attach_key(int peer, const PacketHeader& h, uint8_t* out) {
+    if (!rma_ || h.type != PacketType::kRts || h.recv_cookie == 0 || h.total == 0) return 0;
+    auto* data = reinterpret_cast<const uint8_t*>(h.recv_cookie);
+    MrCache::Entry* e = mr_cache_.acquire(data, h.total, FI_REMOTE_READ);
+    if (!e) return 0;
+    RmaKey key{h.recv_cookie, uint64_t(reinterpret_cast<uintptr_t>(e->start)), fi_mr_key(e->mr)};
+    std::memcpy(out, &key, sizeof key);
+    Peer& p = peer_[size_t(peer)];
+    auto [it, fresh] = p.lent.emplace(h.send_cookie, e);
+    if (!fresh) {  // a stale loan of a request now reused: cannot be in use
+      mr_cache_.release(it->second);
+      it->second = e;
+    }
+    return sizeof key;
+  }
+
+  void lent_back(int peer, uint64_t send_cookie) {
+    Peer& p = peer_[size_t(peer)];
+    auto it = p.lent.find(send_cookie);
+    if (it == p.lent.end()) return;
+    mr_cache_.release(it->second);
+    p.lent.erase(it);
+  }
+
+  // Posts waiting fragment reads while the window allows.
+  void post_reads() {
+    while (!read_wait_.empty() && reads_in_flight_ < cfg_.reads_in_flight) {
+      ReadFrag* f = read_wait_.front();
+      ReadOp* op = f->op;
+      if (op->next >= op->n) {  // nothing left for this fragment to read
+        read_wait_.pop_front();
+        continue;
+      }
+      uint64_t len = std::min<uint64_t>(cfg_.read_bytes, op->n - op->next);
+      uint8_t* to = op->dst ? op->dst + op->next : f->bounce;
+      uint64_t raddr = (virt_addr_ ? op->key.addr : op->key.addr - op->key.base) + op->next;
+      void* desc = op->local ? fi_mr_desc(op->local->mr) : nullptr;
+      ssize_t rc = fi_read(ep_, to, len, desc, peer_[size_t(op->peer)].addr, raddr, op->key.key, &f->ctx);
+      if (rc == -FI_EAGAIN) break;
+      if (rc) fatal(fi_error("fi_read", int(rc)) + " from rank " + std::to_string(op->peer));
+      read_wait_.pop_front();
+      f->off = op->next;
+      f->len = len;
+      f->busy = true;
+      f->done = false;
+      f->posted_at = now_s();
+      op->next += len;
+      ++reads_in_flight_;
+    }
+  }
+
+  // A fragment read completed: the bytes are in place (or unpacked in
+  // order), XFER_CONTINUE goes out through on_chunk, and the last one
+  // completes the receive and sends the kFin. Returns 1 when it did.
+  int read_done(ReadFrag* f) {
+    --reads_in_flight_;
+    ReadOp* op = f->op;
+    f->done = true;
+    if (op->dst) {
+      op->landed += f->len;
+      f->busy = false;
+      if (op->landed < op->n) op->sink->on_chunk(op->landed);
+      if (op->next < op->n) read_wait_.push_back(f);
+    } else {
+      // Completions may come out of order; unpack strictly in order.
+      for (;;) {
+        ReadFrag& g = op->frags[op->deliver];
+        if (!g.busy || !g.done) break;
+        op->sink->unpack(g.bounce, g.off, g.len);
+        op->landed += g.len;
+        g.busy = false;
+        op->deliver = (op->deliver + 1) % op->frags.size();
+        if (op->landed < op->n) op->sink->on_chunk(op->landed);
+        if (op->next < op->n) read_wait_.push_back(&g);
+      }
+    }
+    if (op->landed < op->n) {
+      post_reads();
+      return 0;
+    }
+    int peer = op->peer;
+    PacketHeader fin{};
+    fin.type = PacketType::kFin;
+    fin.send_cookie = op->header.send_cookie;
+    peer_[size_t(peer)].control.push_back(fin);
+    PacketHeader h = op->header;
+    PayloadSink* sink = op->sink;
+    if (op->local) mr_cache_.release(op->local);
+    // Fragments never posted (the window was full) may still wait.
+    std::erase_if(read_wait_, [op](ReadFrag* g) { return g->op == op; });
+    for (auto it = reads_.begin(); it != reads_.end(); ++it) {
+      if (it->get() == op) {
+        reads_.erase(it);
+        break;
+      }
+    }
+    pump(peer);
+    delivery_->on_payload_done(peer, h, sink);
+    return 1;
+  }
+
+  // ------------------------------------------------------------- liveness
+  // A connection with nothing in flight never fails a send, so a link that
+  // dies under it would go unnoticed by a rank waiting for a message from
+  // the far side. So while we progress, every peer hears from us at least
+  // every stall_timeout/4 seconds (a keepalive: a credit frame, at most one
+  // not yet consumed by the peer), and a peer we have not heard from for
+  // stall_timeout seconds is taken for gone. A peer that stays outside MPI
+  // (no progress) for that long looks the same: the price of detection.
+  // Silence only counts while we progress: time spent away from progress()
+  // (computing outside MPI) is forgiven to every peer, which could not have
+  // been heard meanwhile. Sampled every 64 calls: a long gap between two
+  // samples holds the time away.
+  void note_time() {
+    double t = now_s();
+    double gap = t - last_tick_;
+    if (last_tick_ != 0 && gap > 0.5) {
+      for (int peer : cfg_.peers) {
+        Peer& p = peer_[size_t(peer)];
+        p.last_heard = std::min(t, p.last_heard + gap);
+      }
+    }
+    last_tick_ = t;
+  }
+
+  void check_idle(double t) {
+    double every = cfg_.stall_timeout_s / 4;
+    for (int peer : cfg_.peers) {
+      Peer& p = peer_[size_t(peer)];
+      if (t - p.last_heard > cfg_.stall_timeout_s) {
+        fatal("sonde ofi: no sign of life from rank " + std::to_string(peer) + " for " +
+              std::to_string(int(t - p.last_heard)) +
+              " s (its host or the link is gone, or it stayed outside MPI; SONDE_OFI_STALL_TIMEOUT)");
+      }
+      if (t - p.last_sent > every && !p.keepalive_out && !free_tx_.empty()) {
+        uint32_t seq = p.send_seq;
+        if (post_frame(peer, free_tx_.back(), FrameKind::kCredit, sizeof(FrameHeader))) {
+          p.keepalive_seq = seq;
+          p.keepalive_out = true;
+        }
+      }
+    }
+  }
+
   // ------------------------------------------------------------- faults
   void cq_error() {
     fi_cq_err_entry err{};
     ssize_t rc = fi_cq_readerr(cq_, &err, 0);
     if (rc < 0) return;
-    auto* b = static_cast<Buffer*>(err.op_context);
+    auto* op = static_cast<Op*>(err.op_context);
     if (shut_down_ || err.err == FI_ECANCELED) return;
     char buf[256] = {};
     const char* detail = fi_cq_strerror(cq_, err.prov_errno, err.err_data, buf, sizeof buf);
-    std::string who = (b && !b->is_rx && b->peer >= 0) ? " sending to rank " + std::to_string(b->peer) : " receiving";
+    std::string who = " receiving";
+    if (op && op->kind == Op::kRead) {
+      who = " reading a message of rank " + std::to_string(static_cast<ReadFrag*>(op)->op->peer);
+    } else if (op && op->kind == Op::kTx && static_cast<Buffer*>(op)->peer >= 0) {
+      who = " sending to rank " + std::to_string(static_cast<Buffer*>(op)->peer);
+    }
     fatal("sonde ofi: network error" + who + ": " + fi_strerror(err.err) + (detail ? std::string(" (") + detail + ")" : ""));
   }
 
   void check_stalls() {
     if (cfg_.stall_timeout_s <= 0) return;
-    if (++idle_checks_ % 4096) return;
+    if (++idle_checks_ % 256) return;
     double t = now_s();
+    check_idle(t);
+    for (const auto& op : reads_) {
+      for (const ReadFrag& f : op->frags) {
+        if (f.busy && !f.done && t - f.posted_at > cfg_.stall_timeout_s) {
+          fatal("sonde ofi: a read of a message of rank " + std::to_string(op->peer) + " has not completed for " +
+                std::to_string(int(t - f.posted_at)) + " s (the peer or the link is gone; SONDE_OFI_STALL_TIMEOUT)");
+        }
+      }
+    }
     for (const Buffer& b : tx_) {
       if (b.in_flight && t - b.posted_at > cfg_.stall_timeout_s) {
         fatal("sonde ofi: a send to rank " + std::to_string(b.peer) + " has not completed for " +
@@ -603,6 +1047,16 @@ class OfiTransport final : public Transport {
   std::vector<Buffer*> free_tx_;
   std::vector<Buffer*> unposted_;
   std::vector<Peer> peer_;
+  // RMA (rendezvous by fi_read)
+  bool rma_ = false;        // the provider reads remote memory
+  bool mr_local_ = false;   // FI_MR_LOCAL: our read targets need registering
+  bool virt_addr_ = false;  // FI_MR_VIRT_ADDR: remote addresses are virtual, not offsets
+  MrCache mr_cache_;
+  std::vector<std::unique_ptr<ReadOp>> reads_;
+  std::deque<ReadFrag*> read_wait_;  // fragments ready to read
+  int reads_in_flight_ = 0;
+  uint64_t calls_ = 0;     // progress() calls (note_time samples every 64th)
+  double last_tick_ = 0;
   Delivery* delivery_ = nullptr;
   bool in_progress_ = false;
   bool pumping_ = false;
@@ -619,6 +1073,16 @@ std::unique_ptr<Transport> make_ofi_transport(const OfiConfig& config, Exchange&
 std::string ofi_selected_provider(const Transport& t) {
   auto* o = dynamic_cast<const OfiTransport*>(&t);
   return o ? o->selected() : std::string();
+}
+
+bool ofi_has_rma(const Transport& t) {
+  auto* o = dynamic_cast<const OfiTransport*>(&t);
+  return o && o->rma();
+}
+
+uint64_t ofi_registrations(const Transport& t) {
+  auto* o = dynamic_cast<const OfiTransport*>(&t);
+  return o ? o->registrations() : 0;
 }
 
 }  // namespace sonde::transport

@@ -26,12 +26,21 @@
 //     a packet that cannot go now stays in the per-peer FIFO of SendItems
 //     and moves during progress(); -FI_EAGAIN from the provider is retried
 //     there too. Nothing in the transport waits.
-// Payload bytes are copied into registered bounce buffers (and out of them
-// into the engine's sink), so user memory is never registered and providers
-// that want FI_MR_LOCAL get their pools registered once at start-up.
+// Payload bytes of frames are copied into registered bounce buffers (and out
+// of them into the engine's sink); providers that want FI_MR_LOCAL get those
+// pools registered once at start-up.
 //
-// Rendezvous: read_remote() / write_remote() refuse (no RMA yet), so the
-// engine answers an RTS with kCts and the sender streams kData frames.
+// Rendezvous by RMA read, where the provider has FI_RMA: the sender's
+// transport registers the message's memory (MrCache) and sends the remote
+// key in the kRts frame (flag kFrameRmaKey); the receiving engine calls
+// start_read(), which fi_reads the data straight into the receive buffer
+// in fragments (OfiConfig::read_bytes; a non-contiguous receive reads
+// into bounce fragments and unpacks them in order), reports each one
+// through on_chunk (PERUSE XFER_CONTINUE) and at the end sends the sender a
+// kFin made here. Without RMA, or when registering fails, there is no key:
+// start_read() refuses and the engine answers kCts, the sender streams kData
+// frames (pipelined sends). read_remote() / write_remote() (synchronous)
+// always refuse.
 //
 // Faults: an error completion (peer died, connection reset) or a peer that
 // neither returns credits nor sends anything for `stall_timeout_s` seconds
@@ -76,6 +85,11 @@ struct OfiConfig {
   int credits = 8;                 // frames in flight per peer (even, >= 2)
   int tx_buffers = 64;             // frames being sent at once, all peers
   double stall_timeout_s = 120;    // SONDE_OFI_STALL_TIMEOUT overrides
+  // Rendezvous by RMA read: fragment size, fragments in flight per message
+  // and in all (SONDE_OFI_READ_BYTES overrides the first).
+  size_t read_bytes = 1 << 20;
+  int reads_per_message = 4;
+  int reads_in_flight = 16;
   // Called on a fatal network error; expected not to return (if it does,
   // the process exits with status 1).
   std::function<void(const std::string&)> fatal;
@@ -90,5 +104,11 @@ std::unique_ptr<Transport> make_ofi_transport(const OfiConfig& config, Exchange&
 // "provider;fabric;domain" the transport picked (after make_ofi_transport),
 // for diagnostics and tests; empty before.
 std::string ofi_selected_provider(const Transport& ofi);
+
+// Whether the provider reads remote memory (rendezvous by fi_read), and how
+// many user-memory registrations the transport has made so far (the cache's
+// misses), for tests.
+bool ofi_has_rma(const Transport& ofi);
+uint64_t ofi_registrations(const Transport& ofi);
 
 }  // namespace sonde::transport
