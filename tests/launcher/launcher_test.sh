@@ -275,6 +275,74 @@ case "$CASE" in
     [ "$RC" -ne 0 ] || fail "a bad flag was accepted"
     ;;
 
+  # ---- several hosts (helper "launch"): two names of this machine are two
+  # hosts to mpiexec, each served by its own sonde-hostd, started directly
+  # (no launch agent for local names). The same outcomes as on one host.
+  hosts_two_daemons)
+    run "$MPIEXEC" --host localhost:2,127.0.0.1:2 "$PROBE" --expect-size 4 --shm --info-dir "$INFO"
+    expect_rc 0
+    expect_info_files 4
+    expect_no_shm "$(job_id)"
+    expect_ranks_gone
+    expect_tmp_clean
+    ;;
+
+  hosts_rank_killed)
+    run "$MPIEXEC" --host localhost:2,127.0.0.1:2 "$PROBE" --kill-rank 3 --hang --shm --info-dir "$INFO"
+    expect_rc 137
+    expect_quick_reaction
+    expect_ranks_gone
+    expect_no_shm "$(job_id)"
+    expect_tmp_clean
+    ;;
+
+  hosts_abort)
+    run "$MPIEXEC" --host localhost,127.0.0.1:2 "$PROBE" --abort-rank 1 --abort-code 5 --hang --info-dir "$INFO"
+    expect_rc 5
+    expect_quick_reaction
+    expect_ranks_gone
+    expect_tmp_clean
+    ;;
+
+  hosts_exit_without_finalize)
+    run "$MPIEXEC" --host localhost,127.0.0.1:2 "$PROBE" --no-finalize-rank 2 --hang --info-dir "$INFO"
+    [ "$RC" -ne 0 ] || fail "a rank leaving without finalize went unnoticed"
+    expect_quick_reaction
+    expect_ranks_gone
+    ;;
+
+  hosts_timeout_and_signal)
+    start=$(now_ms)
+    MPIEXEC_TIMEOUT=3 run "$MPIEXEC" --host localhost,127.0.0.1 "$PROBE" --hang --info-dir "$INFO"
+    expect_rc 124
+    took=$((END_MS - start))
+    [ "$took" -lt 10000 ] || fail "MPIEXEC_TIMEOUT=3 took $took ms"
+    expect_ranks_gone
+    rm -f "$INFO"/rank*
+    "$MPIEXEC" --host localhost,127.0.0.1 "$PROBE" --hang --info-dir "$INFO" >"$SCRATCH/out" 2>"$SCRATCH/err" &
+    launcher=$!
+    for _ in $(seq 100); do
+      [ -f "$INFO/rank1" ] && [ -f "$INFO/rank0" ] && break
+      sleep 0.1
+    done
+    expect_info_files 2
+    kill -TERM "$launcher"
+    wait "$launcher"
+    RC=$?
+    expect_rc 143
+    expect_ranks_gone
+    expect_tmp_clean
+    ;;
+
+  hosts_local_only)
+    # Every slot on this host: the single-host launcher, no daemon.
+    run "$MPIEXEC" --host localhost:3 "$PROBE" --expect-size 3
+    expect_rc 0
+    run "$MPIEXEC" --host localhost:1 -n 2 "$PROBE"
+    [ "$RC" -eq 2 ] || fail "more ranks than slots: status $RC, expected a usage error (2)"
+    expect_tmp_clean
+    ;;
+
   *)
     fail "unknown case"
     ;;

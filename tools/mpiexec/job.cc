@@ -25,8 +25,7 @@
 #include <thread>
 
 #include "engine/wireup_job_id.h"
-
-extern char** environ;
+#include "tools/mpiexec/spawn.h"
 
 namespace sonde::mpiexec {
 namespace {
@@ -46,103 +45,6 @@ constexpr int kStalledOutputMs = 10000;
 
 std::string errno_text(int e) { return std::strerror(e); }
 
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
-
-void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
-
-// Environment entries we set ourselves, or that would point a rank at
-// another job's PMIx server; PMIX_MCA_* are user settings for libpmix and stay.
-bool inherited_entry_is_ours(const char* e) {
-  static const char* const kPrefixes[] = {
-      "PMIX_",       "PMI_",        "OMPI_COMM_WORLD_",  "OMPI_UNIVERSE_SIZE=", "SONDE_JOBID=",
-      "SONDE_RANK=", "SONDE_SIZE=", "SONDE_LOCAL_RANK=", "SONDE_LOCAL_SIZE="};
-  if (std::strncmp(e, "PMIX_MCA_", 9) == 0) return false;
-  for (const char* p : kPrefixes) {
-    if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
-  }
-  return false;
-}
-
-void set_entry(std::vector<std::string>& env, const std::string& entry) {
-  size_t eq = entry.find('=');
-  std::string_view name(entry.data(), eq == std::string::npos ? entry.size() : eq + 1);
-  for (auto& e : env) {
-    if (std::string_view(e).substr(0, name.size()) == name) {
-      e = entry;
-      return;
-    }
-  }
-  env.push_back(entry);
-}
-
-std::vector<cpu_set_t> core_masks(int ranks) {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) throw std::runtime_error("hwloc_topology_init failed");
-  if (hwloc_topology_load(topo) != 0) {
-    hwloc_topology_destroy(topo);
-    throw std::runtime_error("hwloc cannot read this host's topology");
-  }
-  hwloc_obj_type_t type = HWLOC_OBJ_CORE;
-  int count = hwloc_get_nbobjs_by_type(topo, type);
-  if (count <= 0) {  // some virtual machines report no cores, only PUs
-    type = HWLOC_OBJ_PU;
-    count = hwloc_get_nbobjs_by_type(topo, type);
-  }
-  if (count <= 0) {
-    hwloc_topology_destroy(topo);
-    throw std::runtime_error("hwloc finds no cores to bind to");
-  }
-  std::vector<cpu_set_t> masks(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    hwloc_obj_t core = hwloc_get_obj_by_type(topo, type, static_cast<unsigned>(r % count));
-    CPU_ZERO(&masks[r]);
-    hwloc_cpuset_to_glibc_sched_affinity(topo, core->cpuset, &masks[r], sizeof(cpu_set_t));
-  }
-  hwloc_topology_destroy(topo);
-  return masks;
-}
-
-struct ChildSetup {
-  const char* path;
-  char* const* argv;
-  char* const* envp;
-  pid_t parent;
-  pid_t pgid;
-  int stdin_fd, out_fd, err_fd, exec_fd;
-  const cpu_set_t* mask;
-};
-
-// Runs in the forked child. The parent has other threads (libpmix's), so
-// only async-signal-safe calls until execve: no allocation, no locks.
-[[noreturn]] void exec_child(const ChildSetup& c) {
-  setpgid(0, c.pgid);
-  // If mpiexec dies without cleaning up, its ranks go with it.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != c.parent) _exit(127);
-  dup2(c.stdin_fd, 0);
-  dup2(c.out_fd, 1);
-  dup2(c.err_fd, 2);
-  // Ignored signals (SIGPIPE) and the blocked mask survive execve; the rank
-  // must start with neither.
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; ++s) sigaction(s, &dfl, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (c.mask != nullptr) sched_setaffinity(0, sizeof(cpu_set_t), c.mask);
-  // Descriptors we inherited from our own caller do not belong to the ranks.
-  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-  execve(c.path, c.argv, c.envp);
-  int e = errno;
-  (void)!write(c.exec_fd, &e, sizeof e);
-  _exit(127);
-}
-
 std::string format_seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", s);
@@ -150,40 +52,6 @@ std::string format_seconds(double s) {
 }
 
 }  // namespace
-
-std::string resolve_executable(const std::string& program) {
-  auto problem = [](const std::string& p) -> int {
-    struct stat st;
-    if (stat(p.c_str(), &st) != 0) return errno;
-    if (S_ISDIR(st.st_mode)) return EISDIR;
-    if (access(p.c_str(), X_OK) != 0) return errno;
-    return 0;
-  };
-  if (program.empty()) throw std::runtime_error("the program name is empty");
-  if (program.find('/') != std::string::npos) {
-    if (int e = problem(program)) {
-      throw std::runtime_error("cannot execute '" + program + "': " + errno_text(e));
-    }
-    return program;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  int first_error = ENOENT;
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-    int e = problem(candidate);
-    if (e == 0) return candidate;
-    if (e != ENOENT && e != ENOTDIR && first_error == ENOENT) first_error = e;
-    start = end + 1;
-  }
-  throw std::runtime_error(
-      "cannot execute '" + program +
-      "': " + (first_error == ENOENT ? std::string("not found in PATH") : errno_text(first_error)));
-}
 
 Job::Job(JobSpec spec, int signal_fd) : spec_(std::move(spec)), signal_fd_(signal_fd) {}
 
@@ -244,14 +112,6 @@ bool Job::failed() const {
   return failed_;
 }
 
-std::vector<std::string> Job::base_environment() const {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (!inherited_entry_is_ours(*e)) env.emplace_back(*e);
-  }
-  return env;
-}
-
 int Job::run() {
   start_ = Clock::now();
   // Ranks exist (as slots) before the server can call us about them.
@@ -271,25 +131,20 @@ int Job::run() {
   JobLayout layout;
   layout.nspace = "sonde-" + spec_.job_id;
   layout.job_id = spec_.job_id;
-  layout.hostname = host;
   layout.tmpdir = spec_.tmpdir;
   layout.size = spec_.ranks;
+  layout.nodes.push_back({host, {}});
+  for (int r = 0; r < spec_.ranks; ++r) layout.nodes[0].ranks.push_back(r);
   host_->register_job(layout);
 
-  const std::vector<std::string> base = base_environment();
-  const std::string n = std::to_string(spec_.ranks);
+  const std::vector<std::string> base = inherited_environment();
   for (int r = 0; r < spec_.ranks && !failed(); ++r) {
     std::vector<std::string> env = base;
     for (const auto& e : host_->client_env(r)) set_entry(env, e);
-    const std::string rs = std::to_string(r);
-    for (const auto& e :
-         {std::string(kJobIdEnv) + "=" + spec_.job_id, "SONDE_RANK=" + rs, "SONDE_SIZE=" + n,
-          "SONDE_LOCAL_RANK=" + rs, "SONDE_LOCAL_SIZE=" + n, "OMPI_COMM_WORLD_RANK=" + rs,
-          "OMPI_COMM_WORLD_SIZE=" + n, "OMPI_COMM_WORLD_LOCAL_RANK=" + rs,
-          "OMPI_COMM_WORLD_LOCAL_SIZE=" + n, "OMPI_COMM_WORLD_NODE_RANK=" + rs,
-          "OMPI_UNIVERSE_SIZE=" + n, "PMI_RANK=" + rs, "PMI_SIZE=" + n}) {
+    for (const auto& e : rank_identity_env(spec_.job_id, r, spec_.ranks, r, spec_.ranks)) {
       set_entry(env, e);
     }
+    const std::string rs = std::to_string(r);
     try {
       spawn(r, env, masks.empty() ? nullptr : &masks[r]);
     } catch (const std::exception& e) {
@@ -303,56 +158,30 @@ int Job::run() {
 
 void Job::spawn(int rank, const std::vector<std::string>& env, const void* cpu_mask) {
   Rank& r = *ranks_[rank];
-  int out[2] = {-1, -1}, err[2] = {-1, -1}, ex[2] = {-1, -1};
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0) {
-    int e = errno;
-    for (int fd : {out[0], out[1], err[0], err[1], ex[0], ex[1]}) {
-      if (fd >= 0) close(fd);
-    }
-    throw std::runtime_error("pipe: " + errno_text(e));
-  }
-  std::vector<char*> argv, envp;
-  for (const auto& a : spec_.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-
   // Only rank 0 reads our stdin, and only when it is not a terminal: ranks
   // live in their own process group, where reading the terminal would stop them.
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ChildSetup c{spec_.executable.c_str(),
-               argv.data(),
-               envp.data(),
-               getpid(),
-               pgid_,
-               (rank == 0 && !isatty(0)) ? 0 : devnull,
-               out[1],
-               err[1],
-               ex[1],
-               static_cast<const cpu_set_t*>(cpu_mask)};
-  pid_t pid = fork();
-  if (pid == 0) exec_child(c);
-  int fork_errno = errno;
-  if (devnull >= 0) close(devnull);
-  close(out[1]);
-  close(err[1]);
-  close(ex[1]);
-  if (pid < 0) {
-    close(out[0]);
-    close(err[0]);
-    close(ex[0]);
-    throw std::runtime_error("fork: " + errno_text(fork_errno));
+  RankLaunch l;
+  l.executable = &spec_.executable;
+  l.argv = &spec_.argv;
+  l.env = &env;
+  l.stdin_fd = (rank == 0 && !isatty(0)) ? 0 : devnull;
+  l.cpu_mask = static_cast<const cpu_set_t*>(cpu_mask);
+  l.pgid = pgid_;
+  StartedRank s;
+  try {
+    s = start_rank(l);
+  } catch (...) {
+    if (devnull >= 0) close(devnull);
+    throw;
   }
-  // Also here, so the group exists before we might signal it; the child's own
-  // call and ours race harmlessly.
-  setpgid(pid, pgid_ == 0 ? pid : pgid_);
-  if (pgid_ == 0) pgid_ = pid;
-  for (int fd : {out[0], err[0], ex[0]}) set_nonblocking(fd);
-  r.pid = pid;
+  if (devnull >= 0) close(devnull);
+  if (pgid_ == 0) pgid_ = s.pid;
+  r.pid = s.pid;
   r.running = true;
-  r.out_fd = out[0];
-  r.err_fd = err[0];
-  r.exec_fd = ex[0];
+  r.out_fd = s.out_fd;
+  r.err_fd = s.err_fd;
+  r.exec_fd = s.exec_fd;
   ++running_;
 }
 
@@ -455,19 +284,11 @@ void Job::handle_signal(int sig) {
 }
 
 void Job::forward(int sig) {
-  // The process group reaches what the ranks started too; a rank that left
-  // the group is signalled directly. The group is only used while one of our
-  // unreaped ranks is in it, so its id cannot have been reused.
-  bool group_alive = false;
+  std::vector<pid_t> running;
   for (auto& r : ranks_) {
-    if (!r->running) continue;
-    if (getpgid(r->pid) == pgid_) {
-      group_alive = true;
-    } else {
-      kill(r->pid, sig);
-    }
+    if (r->running) running.push_back(r->pid);
   }
-  if (group_alive) kill(-pgid_, sig);
+  signal_ranks(pgid_, running, sig);
 }
 
 void Job::begin_termination() {
@@ -512,12 +333,8 @@ void Job::on_rank_exit(int rank, int wait_status) {
 }
 
 void Job::drain_exec_status(Rank& r) {
-  if (r.exec_fd < 0) return;
-  int e = 0;
-  ssize_t n = read(r.exec_fd, &e, sizeof e);
-  if (n == static_cast<ssize_t>(sizeof e)) r.exec_errno = e;
-  // EAGAIN: the child has not reached execve yet.
-  if (n >= 0 || errno != EAGAIN) close_fd(r.exec_fd);
+  int e = read_exec_errno(r.exec_fd);
+  if (e > 0) r.exec_errno = e;
 }
 
 void Job::read_stream(int rank, int stream) {
@@ -541,41 +358,24 @@ void Job::read_stream(int rank, int stream) {
 
 void Job::emit(int fd, const std::string& bytes) {
   bool& ok = fd == 1 ? stdout_ok_ : stderr_ok_;
-  size_t off = 0;
-  while (ok && off < bytes.size()) {
-    pollfd p{fd, POLLOUT, 0};
-    int ready = poll(&p, 1, kStalledOutputMs);
-    if (ready < 0 && errno == EINTR) continue;
-    // POLLERR on a pipe means its reader is gone; the write below reports
-    // that as EPIPE.
-    if (ready <= 0) {
+  if (!ok) return;
+  switch (write_output(fd, bytes, kStalledOutputMs)) {
+    case WriteOutcome::kWritten:
+      return;
+    case WriteOutcome::kStalled:
       ok = false;
       if (fd == 1) {
         std::fprintf(stderr, "%s: standard output is not being read; dropping the rest\n",
                      spec_.program_name.c_str());
       }
       return;
-    }
-    // At most PIPE_BUF per write: POLLOUT on a pipe promises that much room,
-    // so the write cannot block.
-    ssize_t w = write(fd, bytes.data() + off, std::min<size_t>(bytes.size() - off, PIPE_BUF));
-    if (w < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
+    case WriteOutcome::kClosed:
+      // Nobody reads our end any more (`mpiexec ... | head`): let the ranks
+      // meet a closed pipe too, as they would without us in between.
       ok = false;
-      if (errno == EPIPE) {
-        // Nobody reads our end any more (`mpiexec ... | head`): let the ranks
-        // meet a closed pipe too, as they would without us in between.
-        for (auto& r : ranks_) close_fd(fd == 1 ? r->out_fd : r->err_fd);
-      }
+      for (auto& r : ranks_) close_fd(fd == 1 ? r->out_fd : r->err_fd);
       return;
-    }
-    off += static_cast<size_t>(w);
   }
-}
-
-void Job::close_fd(int& fd) {
-  if (fd >= 0) close(fd);
-  fd = -1;
 }
 
 }  // namespace sonde::mpiexec

@@ -19,6 +19,7 @@
 
 #include "tools/mpiexec/output.h"
 #include "tools/mpiexec/pmix_host.h"
+#include "tools/mpiexec/spawn.h"
 
 namespace sonde::mpiexec {
 
@@ -65,7 +66,6 @@ class Job final : public ClientEvents {
   };
 
   void spawn(int rank, const std::vector<std::string>& env, const void* cpu_mask);
-  std::vector<std::string> base_environment() const;
   void loop();
   void reap();
   void on_rank_exit(int rank, int wait_status);
@@ -75,7 +75,6 @@ class Job final : public ClientEvents {
   void read_stream(int rank, int which);
   void drain_exec_status(Rank& r);
   void emit(int fd, const std::string& bytes);
-  void close_fd(int& fd);
 
   // Records the first failure (any thread); later ones are ignored.
   bool fail(int exit_code, const std::string& message);
@@ -96,9 +95,5 @@ class Job final : public ClientEvents {
   bool failed_ = false;
   int exit_code_ = 0;
 };
-
-// Finds `program` like execvp would (PATH search when it has no '/').
-// Returns the path, or throws std::runtime_error saying why it cannot run.
-std::string resolve_executable(const std::string& program);
 
 }  // namespace sonde::mpiexec

@@ -1,4 +1,5 @@
-// mpiexec / mpirun: starts the ranks of one job on this host. See usage().
+// mpiexec / mpirun: starts the ranks of one job, on this host or, with
+// --host/-hostfile, on several through sonde-hostd (docs/launch.md). See usage().
 
 #include <fcntl.h>
 #include <signal.h>
@@ -15,7 +16,9 @@
 
 #include "engine/wireup_job_id.h"
 #include "tools/mpiexec/cleanup.h"
+#include "tools/mpiexec/hosts.h"
 #include "tools/mpiexec/job.h"
+#include "tools/mpiexec/multihost.h"
 #include "tools/mpiexec/options.h"
 
 namespace {
@@ -49,6 +52,96 @@ void arm_teardown_watchdog(const std::string& job_id, const std::string& tmpdir,
   }).detach();
 }
 
+std::string read_file(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) throw UsageError("cannot read " + path + ": " + std::strerror(errno));
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    i = s.find_first_not_of(" \t", i);
+    if (i == std::string::npos) break;
+    size_t end = s.find_first_of(" \t", i);
+    if (end == std::string::npos) end = s.size();
+    words.push_back(s.substr(i, end - i));
+    i = end;
+  }
+  return words;
+}
+
+// Where the ranks go when hosts were given; empty without hosts, or when
+// every rank lands on this host (which then runs as a single-host job).
+std::vector<Placement> placement_of(Options& opt) {
+  if (opt.host_lists.empty() && opt.hostfile.empty()) return {};
+  std::vector<HostSlots> hosts;
+  for (const auto& list : opt.host_lists) {
+    for (auto& h : parse_host_list(list)) hosts.push_back(h);
+  }
+  if (!opt.hostfile.empty()) {
+    for (auto& h : parse_hostfile(read_file(opt.hostfile), opt.hostfile)) hosts.push_back(h);
+  }
+  std::vector<Placement> p = place_ranks(hosts, opt.ranks_given ? opt.ranks : 0, opt.ppn);
+  int total = 0;
+  for (const auto& h : p) total += static_cast<int>(h.ranks.size());
+  opt.ranks = total;
+  if (p.size() == 1 && is_local_host(p[0].name)) return {};
+  return p;
+}
+
+// Blocked before any thread starts (libpmix's inherit the mask), so these
+// signals reach us only through the signalfd.
+int handled_signal_fd() {
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&handled, s);
+  pthread_sigmask(SIG_BLOCK, &handled, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return signalfd(-1, &handled, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+int run_multihost(const std::string& name, const Options& opt, std::vector<Placement> placement) {
+  MultiHostSpec spec;
+  spec.program_name = name;
+  spec.argv = opt.command;
+  spec.placement = std::move(placement);
+  std::string agent = opt.launch_agent;
+  if (agent.empty()) {
+    const char* env = std::getenv("SONDE_LAUNCH_AGENT");
+    agent = env != nullptr && *env != '\0' ? env : "ssh";
+  }
+  spec.agent = split_words(agent);
+  spec.hostd = default_hostd_path();
+  if (access(spec.hostd.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "%s: cannot run the host daemon %s: %s (set SONDE_HOSTD)\n",
+                 name.c_str(), spec.hostd.c_str(), std::strerror(errno));
+    return 127;
+  }
+  spec.bind_to_core = opt.bind_to_core;
+  spec.tag_output = opt.tag_output;
+  spec.timeout_seconds = opt.timeout_seconds;
+  int sfd = handled_signal_fd();
+  if (sfd < 0) {
+    std::fprintf(stderr, "%s: signalfd: %s\n", name.c_str(), std::strerror(errno));
+    return 1;
+  }
+  try {
+    spec.job_id = sonde::random_job_id();
+    MultiHostJob job(spec, sfd);
+    return job.run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,9 +150,11 @@ int main(int argc, char** argv) {
   ensure_standard_fds();
 
   Options opt;
+  std::vector<Placement> placement;
   try {
     opt = parse_options(std::vector<std::string>(argv + 1, argv + argc));
     apply_timeout_environment(opt, std::getenv("MPIEXEC_TIMEOUT"));
+    if (!opt.help) placement = placement_of(opt);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", name.c_str(), e.what(), name.c_str());
     return 2;
@@ -68,6 +163,7 @@ int main(int argc, char** argv) {
     std::fputs(usage(name).c_str(), stdout);
     return 0;
   }
+  if (!placement.empty()) return run_multihost(name, opt, std::move(placement));
 
   JobSpec spec;
   spec.program_name = name;
@@ -83,14 +179,7 @@ int main(int argc, char** argv) {
     return 127;
   }
 
-  // Blocked before libpmix starts its threads, which inherit the mask, so
-  // these signals reach us only through the signalfd.
-  sigset_t handled;
-  sigemptyset(&handled);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&handled, s);
-  pthread_sigmask(SIG_BLOCK, &handled, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-  int sfd = signalfd(-1, &handled, SFD_NONBLOCK | SFD_CLOEXEC);
+  int sfd = handled_signal_fd();
   if (sfd < 0) {
     std::fprintf(stderr, "%s: signalfd: %s\n", name.c_str(), std::strerror(errno));
     return 1;

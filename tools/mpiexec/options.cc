@@ -60,6 +60,19 @@ Options parse_options(const std::vector<std::string>& args) {
     std::string name = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag.substr(1);
     if (name == "n" || name == "np" || name == "c") {
       o.ranks = parse_ranks(flag, value_of(flag, inline_value, has_inline));
+      o.ranks_given = true;
+    } else if (name == "host" || name == "hosts" || name == "H") {
+      o.host_lists.push_back(value_of(flag, inline_value, has_inline));
+    } else if (name == "hostfile" || name == "machinefile" || name == "f") {
+      o.hostfile = value_of(flag, inline_value, has_inline);
+      if (o.hostfile.empty()) throw UsageError(flag + " needs a file name");
+    } else if (name == "ppn" || name == "npernode") {
+      o.ppn = parse_ranks(flag, value_of(flag, inline_value, has_inline));
+    } else if (name == "launch-agent") {
+      o.launch_agent = value_of(flag, inline_value, has_inline);
+      if (o.launch_agent.find_first_not_of(" \t") == std::string::npos) {
+        throw UsageError(flag + " needs a command");
+      }
     } else if (name == "bind-to") {
       std::string v = value_of(flag, inline_value, has_inline);
       if (v == "core") {
@@ -93,12 +106,20 @@ void apply_timeout_environment(Options& o, const char* value) {
 
 std::string usage(const std::string& p) {
   return "Usage: " + p +
-         " [-n N] [--bind-to core|none] [--tag-output] [--timeout S] program [args...]\n"
+         " [-n N] [--host H[:N],...|-hostfile F] [-ppn N] [--bind-to core|none]\n"
+         "       [--tag-output] [--timeout S] program [args...]\n"
          "\n"
          "Starts N ranks (default 1) of program on this host, oversubscribing cores\n"
-         "if needed, with a PMIx server for them to wire up through.\n"
+         "if needed, with a PMIx server for them to wire up through. With --host or\n"
+         "-hostfile the ranks go to those hosts in order, each filled up to its slots,\n"
+         "and a daemon (sonde-hostd, next to this program) serves them on each host.\n"
          "\n"
-         "  -n N, -np N        number of ranks\n"
+         "  -n N, -np N        number of ranks (with hosts: default, all their slots)\n"
+         "  --host LIST        hosts as name[:slots],... (one slot if not given)\n"
+         "  -hostfile FILE     one host a line: name, name:N or name slots=N\n"
+         "  -ppn N             N slots on every host, whatever the list says\n"
+         "  --launch-agent CMD how to reach other hosts: CMD HOST COMMAND-STRING\n"
+         "                     (default $SONDE_LAUNCH_AGENT, else ssh)\n"
          "  --bind-to core     bind rank i to core i mod (number of cores)\n"
          "  --bind-to none     do not bind (default)\n"
          "  --tag-output       prefix each output line with [1,rank]<stdout>: or <stderr>:\n"
@@ -109,7 +130,9 @@ std::string usage(const std::string& p) {
          "Exit status: 0 if every rank exited 0; otherwise the first failure: a rank's\n"
          "exit status, 128+S for a rank killed by signal S, the status a rank passed\n"
          "to abort (1 if that was 0), 1 for a rank that exited without finalizing\n"
-         "while others ran, 124 on timeout, 127 if the program cannot be executed.\n"
+         "while others ran, 124 on timeout, 127 if the program cannot be executed,\n"
+         "1 if a host's daemon cannot be started or is lost (SONDE_HOSTD_TIMEOUT\n"
+         "seconds of silence, default 30).\n"
          "When one rank fails the others get SIGTERM, then SIGKILL a second later.\n"
          "SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to the ranks.\n";
 }

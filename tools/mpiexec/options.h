@@ -13,6 +13,13 @@ struct Options {
   bool tag_output = false;
   double timeout_seconds = 0;  // 0: no limit
   bool help = false;
+  bool ranks_given = false;  // -n was on the command line
+  // Several hosts: --host a:2,b (repeatable, lists add up), -hostfile FILE,
+  // -ppn N. Empty `hosts` and `hostfile`: this host only.
+  std::vector<std::string> host_lists;
+  std::string hostfile;
+  int ppn = 0;
+  std::string launch_agent;  // empty: $SONDE_LAUNCH_AGENT, else "ssh"
   // The program and its arguments, untouched: everything from the first
   // argument that is not one of ours.
   std::vector<std::string> command;

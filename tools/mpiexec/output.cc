@@ -1,5 +1,12 @@
 #include "tools/mpiexec/output.h"
 
+#include <limits.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
 namespace sonde::mpiexec {
 
 std::string LineFramer::feed(std::string_view chunk) {
@@ -33,6 +40,27 @@ std::string LineFramer::finish() {
   if (!prefix_.empty()) out += '\n';
   partial_.clear();
   return out;
+}
+
+WriteOutcome write_output(int fd, std::string_view bytes, int stall_ms) {
+  size_t off = 0;
+  while (off < bytes.size()) {
+    pollfd p{fd, POLLOUT, 0};
+    int ready = poll(&p, 1, stall_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    // POLLERR on a pipe means its reader is gone; the write below reports
+    // that as EPIPE.
+    if (ready <= 0) return WriteOutcome::kStalled;
+    // At most PIPE_BUF per write: POLLOUT on a pipe promises that much room,
+    // so the write cannot block.
+    ssize_t w = write(fd, bytes.data() + off, std::min<size_t>(bytes.size() - off, PIPE_BUF));
+    if (w < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return WriteOutcome::kClosed;
+    }
+    off += static_cast<size_t>(w);
+  }
+  return WriteOutcome::kWritten;
 }
 
 std::string tag_prefix(int rank, bool is_stderr) {

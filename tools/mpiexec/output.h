@@ -26,6 +26,13 @@ class LineFramer {
   std::string partial_;
 };
 
+enum class WriteOutcome { kWritten, kStalled, kClosed };
+
+// Writes all of `bytes` to `fd` (our stdout or stderr), waiting at most
+// `stall_ms` at a time for room: kStalled if the reader stopped reading,
+// kClosed if it is gone (EPIPE) or the write failed.
+WriteOutcome write_output(int fd, std::string_view bytes, int stall_ms);
+
 // "[1,<rank>]<stdout>: " or "[1,<rank>]<stderr>: ", as Open MPI's --tag-output.
 std::string tag_prefix(int rank, bool is_stderr);
 

@@ -139,18 +139,59 @@ pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char ms
 
 void free_copy(void* p) { std::free(p); }
 
-pmix_status_t on_fence(const pmix_proc_t[], size_t, const pmix_info_t[], size_t, char* data,
-                       size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
-  // Every participant is local, so libpmix has already gathered all the
-  // contributions: handing them back completes the fence. libpmix keeps
-  // the pointer until it calls free_copy.
+// Hands `data` back to libpmix as a fence's (or direct modex's) result; libpmix keeps the
+// pointer until it calls free_copy.
+void complete_fence(pmix_modex_cbfunc_t cbfunc, void* cbdata, pmix_status_t status,
+                    const std::string& data) {
   char* copy = nullptr;
-  if (ndata > 0) {
-    copy = static_cast<char*>(std::malloc(ndata));
-    if (copy == nullptr) return PMIX_ERR_NOMEM;
-    std::memcpy(copy, data, ndata);
+  if (!data.empty()) {
+    copy = static_cast<char*>(std::malloc(data.size()));
+    if (copy == nullptr) {
+      cbfunc(PMIX_ERR_NOMEM, nullptr, 0, cbdata, nullptr, nullptr);
+      return;
+    }
+    std::memcpy(copy, data.data(), data.size());
   }
-  g_host->post([=] { cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, free_copy, copy); });
+  cbfunc(status, copy, copy != nullptr ? data.size() : 0, cbdata, free_copy, copy);
+}
+
+pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
+                       char* data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  std::string mine(data != nullptr ? data : "", data != nullptr ? ndata : 0);
+  bool local_only = true, whole_job = false;
+  for (size_t i = 0; i < nprocs; ++i) {
+    if (procs[i].rank == PMIX_RANK_WILDCARD) {
+      whole_job = true;
+    } else if (!g_host->is_local(rank_of(&procs[i]))) {
+      local_only = false;
+    }
+  }
+  if (!g_host->relaying_fences() || (local_only && !whole_job)) {
+    // Every participant is local, so libpmix has already gathered all the
+    // contributions: handing them back completes the fence.
+    g_host->post([=] { complete_fence(cbfunc, cbdata, PMIX_SUCCESS, mine); });
+    return PMIX_SUCCESS;
+  }
+  // Only fences over the whole job cross hosts: the relay cannot tell which
+  // hosts a partial one involves (Sonde never asks for one).
+  if (!whole_job) return PMIX_ERR_NOT_SUPPORTED;
+  g_host->post([=] {
+    g_host->events()->fence(mine, [=](bool ok, const std::string& all) {
+      complete_fence(cbfunc, cbdata, ok ? PMIX_SUCCESS : PMIX_ERROR, all);
+    });
+  });
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t on_direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
+                               pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  if (!g_host->relaying_fences()) return PMIX_ERR_NOT_SUPPORTED;  // one host: nothing remote
+  int rank = rank_of(proc);
+  g_host->post([=] {
+    g_host->events()->direct_modex(rank, [=](int status, const std::string& blob) {
+      complete_fence(cbfunc, cbdata, status, blob);
+    });
+  });
   return PMIX_SUCCESS;
 }
 
@@ -161,8 +202,7 @@ pmix_server_module_t make_module() {
   m.client_finalized = on_finalized;
   m.abort = on_abort;
   m.fence_nb = on_fence;
-  // direct_modex stays null: it is only asked about processes on other
-  // hosts, and there are none.
+  m.direct_modex = on_direct_modex;
   return m;
 }
 
@@ -222,11 +262,22 @@ PmixHost::~PmixHost() {
   close(wake_fd_);
 }
 
+namespace {
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (int r : ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
+  return out;
+}
+
+}  // namespace
+
 void PmixHost::register_job(const JobLayout& job) {
   nspace_ = job.nspace;
   const uint32_t n = static_cast<uint32_t>(job.size);
-  std::string all_ranks;
-  for (int r = 0; r < job.size; ++r) all_ranks += (r == 0 ? "" : ",") + std::to_string(r);
+  const NodeLayout& here = job.nodes.at(static_cast<size_t>(job.this_node));
+  local_.assign(static_cast<size_t>(job.size), false);
+  for (int r : here.ranks) local_.at(static_cast<size_t>(r)) = true;
 
   InfoList info;
   info.add_string(PMIX_JOBID, job.job_id);
@@ -235,22 +286,27 @@ void PmixHost::register_job(const JobLayout& job) {
   info.add_u32(PMIX_MAX_PROCS, n);
   info.add_bool(PMIX_SPAWNED, false);
   info.add_u32(PMIX_JOB_NUM_APPS, 1);
-  info.add_u32(PMIX_NUM_NODES, 1);
-  info.add_u32(PMIX_LOCAL_SIZE, n);
-  info.add_u32(PMIX_NODE_SIZE, n);
-  info.add_string(PMIX_LOCAL_PEERS, all_ranks);
-  info.add_rank(PMIX_LOCALLDR, 0);
-  info.add_string(PMIX_HOSTNAME, job.hostname);
-  info.add_u32(PMIX_NODEID, 0);
+  info.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(job.nodes.size()));
+  info.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(here.ranks.size()));
+  info.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(here.ranks.size()));
+  info.add_string(PMIX_LOCAL_PEERS, rank_list(here.ranks));
+  info.add_rank(PMIX_LOCALLDR, static_cast<pmix_rank_t>(here.ranks.front()));
+  info.add_string(PMIX_HOSTNAME, here.hostname);
+  info.add_u32(PMIX_NODEID, static_cast<uint32_t>(job.this_node));
   info.add_string(PMIX_TMPDIR, job.tmpdir);
 
+  std::string hosts, ppn_input;
+  for (const auto& node : job.nodes) {
+    hosts += (hosts.empty() ? "" : ",") + node.hostname;
+    ppn_input += (ppn_input.empty() ? "" : ";") + rank_list(node.ranks);
+  }
   char* regex = nullptr;
-  if (PMIx_generate_regex(job.hostname.c_str(), &regex) == PMIX_SUCCESS && regex != nullptr) {
+  if (PMIx_generate_regex(hosts.c_str(), &regex) == PMIX_SUCCESS && regex != nullptr) {
     info.add(PMIX_NODE_MAP, regex, PMIX_REGEX);
     std::free(regex);
   }
   char* ppn = nullptr;
-  if (PMIx_generate_ppn(all_ranks.c_str(), &ppn) == PMIX_SUCCESS && ppn != nullptr) {
+  if (PMIx_generate_ppn(ppn_input.c_str(), &ppn) == PMIX_SUCCESS && ppn != nullptr) {
     info.add(PMIX_PROC_MAP, ppn, PMIX_REGEX);
     std::free(ppn);
   }
@@ -262,32 +318,37 @@ void PmixHost::register_job(const JobLayout& job) {
     app.add_rank(PMIX_APPLDR, 0);
     info.add_array(PMIX_APP_INFO_ARRAY, app);
   }
-  {
+  for (size_t id = 0; id < job.nodes.size(); ++id) {
+    const NodeLayout& node_layout = job.nodes[id];
     InfoList node;
-    node.add_u32(PMIX_NODEID, 0);
-    node.add_string(PMIX_HOSTNAME, job.hostname);
-    node.add_u32(PMIX_LOCAL_SIZE, n);
-    node.add_u32(PMIX_NODE_SIZE, n);
-    node.add_string(PMIX_LOCAL_PEERS, all_ranks);
-    node.add_rank(PMIX_LOCALLDR, 0);
+    node.add_u32(PMIX_NODEID, static_cast<uint32_t>(id));
+    node.add_string(PMIX_HOSTNAME, node_layout.hostname);
+    node.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(node_layout.ranks.size()));
+    node.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(node_layout.ranks.size()));
+    node.add_string(PMIX_LOCAL_PEERS, rank_list(node_layout.ranks));
+    node.add_rank(PMIX_LOCALLDR, static_cast<pmix_rank_t>(node_layout.ranks.front()));
     info.add_array(PMIX_NODE_INFO_ARRAY, node);
   }
-  for (int r = 0; r < job.size; ++r) {
-    // libpmix requires PMIX_RANK first in each proc's array.
-    InfoList proc;
-    proc.add_rank(PMIX_RANK, static_cast<pmix_rank_t>(r));
-    proc.add_rank(PMIX_GLOBAL_RANK, static_cast<pmix_rank_t>(r));
-    proc.add_rank(PMIX_APP_RANK, static_cast<pmix_rank_t>(r));
-    proc.add_u32(PMIX_APPNUM, 0);
-    proc.add_u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(r));
-    proc.add_u16(PMIX_NODE_RANK, static_cast<uint16_t>(r));
-    proc.add_u32(PMIX_NODEID, 0);
-    proc.add_string(PMIX_HOSTNAME, job.hostname);
-    info.add_array(PMIX_PROC_DATA, proc);
+  for (size_t id = 0; id < job.nodes.size(); ++id) {
+    const NodeLayout& node_layout = job.nodes[id];
+    for (size_t local = 0; local < node_layout.ranks.size(); ++local) {
+      const auto r = static_cast<pmix_rank_t>(node_layout.ranks[local]);
+      // libpmix requires PMIX_RANK first in each proc's array.
+      InfoList proc;
+      proc.add_rank(PMIX_RANK, r);
+      proc.add_rank(PMIX_GLOBAL_RANK, r);
+      proc.add_rank(PMIX_APP_RANK, r);
+      proc.add_u32(PMIX_APPNUM, 0);
+      proc.add_u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(local));
+      proc.add_u16(PMIX_NODE_RANK, static_cast<uint16_t>(local));
+      proc.add_u32(PMIX_NODEID, static_cast<uint32_t>(id));
+      proc.add_string(PMIX_HOSTNAME, node_layout.hostname);
+      info.add_array(PMIX_PROC_DATA, proc);
+    }
   }
 
   auto* w = new OpWait;
-  pmix_status_t rc = PMIx_server_register_nspace(job.nspace.c_str(), job.size, info.infos(),
+  pmix_status_t rc = PMIx_server_register_nspace(job.nspace.c_str(), static_cast<int>(here.ranks.size()), info.infos(),
                                                  info.size(), OpWait::callback, w);
   if (rc == PMIX_SUCCESS) {
     rc = OpWait::finish(w, "PMIx_server_register_nspace");
@@ -331,6 +392,32 @@ std::vector<std::string> PmixHost::client_env(int rank) {
     throw std::runtime_error(pmix_failure("preparing a rank's PMIx environment", rc));
   }
   return out;
+}
+
+void ClientEvents::direct_modex(int, ModexDone done) { done(PMIX_ERR_NOT_SUPPORTED, {}); }
+
+void PmixHost::serve_modex(int rank, ClientEvents::ModexDone reply) {
+  pmix_proc_t proc;
+  std::memset(&proc, 0, sizeof proc);
+  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+  auto* pending = new ClientEvents::ModexDone(std::move(reply));
+  pmix_status_t rc = PMIx_server_dmodex_request(
+      &proc,
+      [](pmix_status_t status, char* data, size_t size, void* cbdata) {
+        // libpmix's thread; it frees `data` when we return.
+        auto* done = static_cast<ClientEvents::ModexDone*>(cbdata);
+        std::string blob(data != nullptr ? data : "", data != nullptr ? size : 0);
+        g_host->post([done, status, blob] {
+          (*done)(status, blob);
+          delete done;
+        });
+      },
+      pending);
+  if (rc != PMIX_SUCCESS) {
+    ClientEvents::ModexDone done = std::move(*pending);
+    delete pending;
+    done(rc, {});
+  }
 }
 
 void PmixHost::post(std::function<void()> reply) {

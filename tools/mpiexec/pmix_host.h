@@ -22,16 +22,38 @@ class ClientEvents {
   virtual void finalized(int rank) = 0;
   virtual void aborted(int rank, int status, const std::string& message) = 0;
 
+  // Fences that span hosts (see PmixHost::relay_fences). Called on the
+  // launcher's thread (from run_pending), never on libpmix's: `data` is this
+  // host's part; `done` must be called exactly once, also on the launcher's
+  // thread, with every host's parts concatenated in host order (libpmix
+  // reads them as a sequence of per-server blobs), or with ok = false.
+  using FenceDone = std::function<void(bool ok, const std::string& all)>;
+  virtual void fence(std::string data, FenceDone done) { done(true, data); }
+
+  // A client asked for data of `rank`, on another host, that no collecting
+  // fence brought here (PMIx "direct modex"). Also on the launcher's thread;
+  // `done` gets a PMIx status and the blob that rank's server produced
+  // (PmixHost::serve_modex on that host). Default: not supported.
+  using ModexDone = std::function<void(int status, const std::string& blob)>;
+  virtual void direct_modex(int rank, ModexDone done);
+
  protected:
   ~ClientEvents() = default;
 };
 
+struct NodeLayout {
+  std::string hostname;    // as the host itself reports it (gethostname)
+  std::vector<int> ranks;  // global ranks on it, ascending; never empty
+};
+
 struct JobLayout {
-  std::string nspace;    // PMIx namespace of the job
-  std::string job_id;    // SONDE_JOBID, also published as PMIX_JOBID
-  std::string hostname;  // this host; every rank runs here
-  std::string tmpdir;    // session directory the ranks may use
+  std::string nspace;  // PMIx namespace of the job
+  std::string job_id;  // SONDE_JOBID, also published as PMIX_JOBID
+  std::string tmpdir;  // session directory the ranks may use
   int size = 0;
+  // Every host of the job, indexed by node id; every rank on exactly one.
+  std::vector<NodeLayout> nodes;
+  int this_node = 0;  // the host this server runs on
 };
 
 class PmixHost {
@@ -45,12 +67,27 @@ class PmixHost {
   PmixHost(const PmixHost&) = delete;
   PmixHost& operator=(const PmixHost&) = delete;
 
-  // Describes the job to libpmix: sizes, local peers, node and per-rank data,
-  // so clients resolve PMIX_JOB_SIZE, PMIX_NODEID, PMIX_LOCAL_RANK... locally.
+  // Describes the job to libpmix: sizes, local peers, node and per-rank data
+  // of every host, so clients resolve PMIX_JOB_SIZE, PMIX_NODEID,
+  // PMIX_HOSTNAME, PMIX_LOCAL_RANK... of any rank locally.
   void register_job(const JobLayout& job);
   // Registers `rank` as an expected client and returns the NAME=value entries
   // its environment needs to find this server. Call before forking it.
   std::vector<std::string> client_env(int rank);
+
+  // From now on, fences over the whole job go to ClientEvents::fence instead
+  // of completing here (a job on several hosts). Fences among ranks of this
+  // host alone still complete here; other partial fences are refused.
+  void relay_fences() { relay_fences_ = true; }
+  bool relaying_fences() const { return relay_fences_; }
+  bool is_local(int rank) const {
+    return rank >= 0 && rank < static_cast<int>(local_.size()) && local_[rank];
+  }
+
+  // Another host asks for the data our rank `rank` committed: libpmix
+  // answers once the rank has committed (it waits for that). `reply` runs on
+  // the launcher's thread, through run_pending.
+  void serve_modex(int rank, ClientEvents::ModexDone reply);
 
   // Readable while replies for libpmix are queued.
   int wake_fd() const { return wake_fd_; }
@@ -67,6 +104,8 @@ class PmixHost {
   std::mutex mu_;
   std::vector<std::function<void()>> pending_;
   bool job_registered_ = false;
+  bool relay_fences_ = false;
+  std::vector<bool> local_;  // by global rank: on this host
 };
 
 }  // namespace sonde::mpiexec

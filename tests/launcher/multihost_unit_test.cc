@@ -1,0 +1,166 @@
+// The multi-host launcher's pure parts: host lists and hostfiles, rank
+// placement, the control protocol's framing, the agent's command string.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "tools/mpiexec/control.h"
+#include "tools/mpiexec/hosts.h"
+#include "tools/mpiexec/hostd.h"
+#include "tools/mpiexec/multihost.h"
+#include "tools/mpiexec/options.h"
+
+using namespace sonde::mpiexec;
+
+namespace {
+
+std::vector<std::vector<int>> ranks_of(const std::vector<Placement>& p) {
+  std::vector<std::vector<int>> out;
+  for (const auto& h : p) out.push_back(h.ranks);
+  return out;
+}
+
+std::vector<std::string> names_of(const std::vector<Placement>& p) {
+  std::vector<std::string> out;
+  for (const auto& h : p) out.push_back(h.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("host options on the command line") {
+  Options o = parse_options({"--host", "a:2,b", "-ppn", "3", "--launch-agent", "ssh -x", "p"});
+  CHECK(o.host_lists == std::vector<std::string>{"a:2,b"});
+  CHECK(o.ppn == 3);
+  CHECK(o.launch_agent == "ssh -x");
+  CHECK_FALSE(o.ranks_given);
+  CHECK(parse_options({"-hostfile", "hf", "-n", "2", "p"}).hostfile == "hf");
+  CHECK(parse_options({"-n", "2", "p"}).ranks_given);
+  CHECK(parse_options({"-H", "x", "--host=y", "p"}).host_lists == std::vector<std::string>{"x", "y"});
+  CHECK_THROWS_AS(parse_options({"--host", "p"}), UsageError);  // no program left
+  CHECK_THROWS_AS(parse_options({"-ppn", "0", "p"}), UsageError);
+  CHECK_THROWS_AS(parse_options({"--launch-agent", " ", "p"}), UsageError);
+}
+
+TEST_CASE("host lists: names with optional slot counts") {
+  auto h = parse_host_list("a:2,b,c.example.org:16");
+  REQUIRE(h.size() == 3);
+  CHECK(h[0].name == "a");
+  CHECK(h[0].slots == 2);
+  CHECK(h[1].slots == 0);
+  CHECK(h[2].name == "c.example.org");
+  for (const char* bad : {"", "a,,b", "a:0", "a:x", "a:2:3", "-oProxyCommand=x", "a b"}) {
+    CHECK_THROWS_AS(parse_host_list(bad), UsageError);
+  }
+}
+
+TEST_CASE("hostfiles in Open MPI's and MPICH's forms") {
+  auto h = parse_hostfile("# cluster\nn1 slots=4 max_slots=8\n\n  n2:2  # two\nn3\n", "hf");
+  REQUIRE(h.size() == 3);
+  CHECK(h[0].name == "n1");
+  CHECK(h[0].slots == 4);
+  CHECK(h[1].name == "n2");
+  CHECK(h[1].slots == 2);
+  CHECK(h[2].slots == 0);
+  CHECK_THROWS_AS(parse_hostfile("# nothing\n", "hf"), UsageError);
+  CHECK_THROWS_AS(parse_hostfile("n1 cpus=3\n", "hf"), UsageError);
+  CHECK_THROWS_AS(parse_hostfile("n1 slots=\n", "hf"), UsageError);
+}
+
+TEST_CASE("ranks fill hosts in order, up to their slots") {
+  auto p = place_ranks(parse_host_list("a:2,b:2"), 3, 0);
+  CHECK(names_of(p) == std::vector<std::string>{"a", "b"});
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1}, {2}});
+  // Without -n: every slot; one slot for a host without a count.
+  CHECK(ranks_of(place_ranks(parse_host_list("a:2,b"), 0, 0)) ==
+        std::vector<std::vector<int>>{{0, 1}, {2}});
+  // -ppn overrides the counts; hosts that get no rank are left out.
+  p = place_ranks(parse_host_list("a:5,b,c"), 4, 2);
+  CHECK(names_of(p) == std::vector<std::string>{"a", "b"});
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1}, {2, 3}});
+  // A host named twice is one host with the slots of both.
+  p = place_ranks(parse_host_list("a,b,a"), 0, 0);
+  CHECK(names_of(p) == std::vector<std::string>{"a", "b"});
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1}, {2}});
+  CHECK_THROWS_AS(place_ranks(parse_host_list("a,b"), 3, 0), UsageError);
+}
+
+TEST_CASE("this host is recognised by name, localhost and loopback") {
+  char buf[256] = {};
+  REQUIRE(gethostname(buf, sizeof buf - 1) == 0);
+  CHECK(is_local_host(buf));
+  CHECK(is_local_host("localhost"));
+  CHECK(is_local_host("127.0.0.1"));
+  CHECK_FALSE(is_local_host(std::string(buf) + "-not-this-host"));
+}
+
+TEST_CASE("the agent's command string survives a remote shell") {
+  CHECK(shell_command({"/opt/x y/sonde-hostd", "--token", "a'b"}) ==
+        "'/opt/x y/sonde-hostd' '--token' 'a'\\''b'");
+}
+
+TEST_CASE("control messages round-trip, split anywhere, over a socket") {
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+  Channel a(sv[0]), b(sv[1]);
+  JobMessage job;
+  job.job_id = "abc";
+  job.argv = {"prog", "x y"};
+  job.env = {"A=1", "B="};
+  job.cwd = "/w";
+  job.bind_to_core = true;
+  job.size = 3;
+  job.hostnames = {"h0", "h1"};
+  job.node_ranks = {{0, 2}, {1}};
+  a.send(Msg::kJob, job.encode());
+  std::string big(300000, 'z');
+  Writer w;
+  w.i32(-5).str(big);
+  a.send(Msg::kOutput, w);
+  a.send(Msg::kHeartbeat);
+  std::vector<std::pair<Msg, std::string>> got;
+  for (int spins = 0; got.size() < 3 && spins < 1000; ++spins) {
+    a.flush();
+    b.fill();
+    while (auto m = b.next()) got.push_back(*m);
+  }
+  REQUIRE(got.size() == 3);
+  CHECK(got[0].first == Msg::kJob);
+  JobMessage back = JobMessage::decode(got[0].second);
+  CHECK(back.argv == job.argv);
+  CHECK(back.env == job.env);
+  CHECK(back.bind_to_core);
+  CHECK(back.node_ranks == job.node_ranks);
+  CHECK(back.hostnames == job.hostnames);
+  Reader r(got[1].second);
+  CHECK(r.i32() == -5);
+  CHECK(r.str() == big);
+  CHECK_THROWS_AS(r.u8(), ProtocolError);
+  CHECK(got[2].first == Msg::kHeartbeat);
+}
+
+TEST_CASE("inconsistent job descriptions are refused") {
+  JobMessage job;
+  job.argv = {"p"};
+  job.size = 2;
+  job.hostnames = {"h0", "h1"};
+  job.node_ranks = {{0}, {0}};  // rank 0 twice, rank 1 nowhere
+  CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
+  job.node_ranks = {{0}, {2}};
+  CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
+  CHECK_THROWS_AS(JobMessage::decode("\x01"), ProtocolError);
+}
+
+TEST_CASE("the daemon's command line") {
+  HostdOptions o = parse_hostd_options(
+      {"--connect", "10.0.0.1:5,127.0.0.1:5", "--node", "2", "--token", "t", "--stdin"});
+  CHECK(o.connect == std::vector<std::string>{"10.0.0.1:5", "127.0.0.1:5"});
+  CHECK(o.node == 2);
+  CHECK(o.stdin_to_rank0);
+  CHECK_THROWS(parse_hostd_options({"--node", "1"}));
+  CHECK_THROWS(parse_hostd_options({"--connect", "x:1", "--node", "0", "--token", "t", "--what"}));
+}

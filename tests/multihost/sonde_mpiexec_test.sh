@@ -1,0 +1,204 @@
+#!/bin/bash
+# Sonde's own mpiexec across fake hosts (network namespaces, netns.sh): it
+# starts sonde-hostd on each through the same rsh-style agent as the mpirun
+# tests (--launch-agent), and the daemons serve PMIx to their ranks and
+# relay fences through mpiexec.
+#
+#   sonde_mpiexec_test.sh SCENARIO MPIEXEC PROGRAM...
+# PROGRAMs (paths) are found by their base names. Every job runs under
+# `timeout`: a hang is a failure. After every job no process may be left in
+# any fake host.
+set -euo pipefail
+scenario=$1
+mpiexec=$(readlink -f "$2")
+shift 2
+source "$(dirname "$0")/netns.sh"
+bin=$(mh_programs "$@")
+out="$MH_DIR/out"
+err="$MH_DIR/err"
+
+# job TIMEOUT MPIEXEC-ARGS...: mpiexec on host 0, stdout in $out, stderr in
+# $err, exit status in JOB_RC, seconds taken in JOB_TOOK.
+job() {
+  local limit=$1; shift
+  set +e
+  local start=$SECONDS
+  JOB_LIMIT=$limit
+  mh_run 0 timeout -s KILL "$limit" "$mpiexec" --launch-agent "$(mh_agent)" "$@" >"$out" 2>"$err"
+  JOB_RC=$?
+  JOB_TOOK=$((SECONDS - start))
+  set -e
+  echo "job ($*): status $JOB_RC after ${JOB_TOOK} s"
+}
+
+show() {
+  echo "--- stdout:" >&2; head -c 4000 "$out" >&2
+  echo "--- stderr:" >&2; head -c 4000 "$err" >&2
+}
+
+die() { echo "FAIL: $*" >&2; show; exit 1; }
+
+expect_ok() {  # TEXT
+  [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC, expected 0"
+  grep -qF -- "$1" "$out" || die "no \"$1\" in the output"
+}
+
+# expect_failed [STATUS]: non-zero (or exactly STATUS), well before the limit.
+expect_failed() {
+  [[ $JOB_RC != 0 ]] || die "the job succeeded; expected it to fail"
+  ((JOB_TOOK < JOB_LIMIT - 1)) || die "mpiexec hung and was killed by timeout"
+  if [[ $# -gt 0 && $JOB_RC != "$1" ]]; then die "exit status $JOB_RC, expected $1"; fi
+}
+
+# Every rank and daemon is gone from every host (they get a few seconds).
+expect_hosts_empty() {
+  local left=""
+  for _ in $(seq 50); do
+    left=""
+    for ((i = 0; i < MH_N; i++)); do left+=$(ip netns pids "$(mh_ns "$i")" 2>/dev/null | tr '\n' ' '); done
+    [[ -z ${left// /} ]] && return 0
+    sleep 0.1
+  done
+  for p in $left; do echo "left: $p $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" >&2; done
+  die "processes left on the fake hosts"
+}
+
+# proc_pid I NAME: pid of the process called NAME on host I, once it runs.
+proc_pid() {
+  for _ in $(seq 600); do
+    for p in $(ip netns pids "$(mh_ns "$1")" 2>/dev/null); do
+      if [[ $(cat /proc/"$p"/comm 2>/dev/null) == "$2" ]]; then echo "$p"; return 0; fi
+    done
+    sleep 0.1
+  done
+  return 1
+}
+
+case "$scenario" in
+  layout)
+    # Processor names, COMM_TYPE_SHARED and MPI_UNIVERSE_SIZE follow the
+    # hosts; data checked between every pair of ranks across 3 hosts.
+    mh_setup 3
+    job 120 --host h0:2,h1:1,h2:2 "$bin/launch_layout" 2,1,2
+    expect_ok "launch_layout: ok (5 ranks on 3 hosts)"
+    expect_hosts_empty
+    job 120 --host h0:2,h1:1,h2:2 "$bin/host_layout" 3
+    expect_ok "host_layout: 5 ranks on 3 nodes verified"
+    expect_hosts_empty
+    # The same through a hostfile and -ppn.
+    printf '# fake hosts\nh1 slots=1\nh2\n' >"$MH_DIR/hosts"
+    job 120 -hostfile "$MH_DIR/hosts" -ppn 2 "$bin/launch_layout" 2,2
+    expect_ok "launch_layout: ok (4 ranks on 2 hosts)"
+    expect_hosts_empty
+    ;;
+  pingpong)
+    # Every size and protocol, one rank per host; the environment reaches
+    # the remote ranks (eager limit 0: everything by rendezvous).
+    mh_setup 2
+    job 120 --host h0,h1 "$bin/pingpong"
+    expect_ok "all sizes verified"
+    SONDE_EAGER_LIMIT=0 job 120 --host h0,h1 "$bin/pingpong"
+    expect_ok "all sizes verified"
+    expect_hosts_empty
+    ;;
+  collectives)
+    mh_setup 2
+    job 180 -n 4 --host h0:2,h1:2 "$bin/coll_check"
+    [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC"
+    expect_hosts_empty
+    ;;
+  peruse)
+    mh_setup 2
+    job 180 --host h0:2,h1:2 "$bin/random_workload" 31 10
+    expect_ok "random_workload: 0 PERUSE violations"
+    expect_hosts_empty
+    ;;
+  killed_rank)
+    # The last rank (on h1) dies by SIGKILL mid 64 MiB transfer to rank 0.
+    mh_setup 2
+    job 90 --host h0,h1 "$bin/rank_killed" mid-transfer
+    expect_failed
+    ((JOB_TOOK < 60)) || die "the job took $JOB_TOOK s to end"
+    if grep -qF "from the killed rank completed" "$out" "$err"; then die "a receive completed"; fi
+    grep -qE "rank 1 \(on h1\) was killed by signal 9|sonde ofi:" "$err" || die "no clear message"
+    expect_hosts_empty
+    ;;
+  daemon_killed)
+    # h1's daemon is killed outright while its rank streams data to h0:
+    # the rank dies with it, mpiexec notices the connection close and ends
+    # the job.
+    mh_setup 2
+    ( pid=$(proc_pid 1 sonde-hostd) || exit 0
+      for _ in $(seq 1800); do grep -qF "traffic flowing" "$out" 2>/dev/null && break; sleep 0.1; done
+      kill -KILL "$pid" ) &
+    MH_PIDS+=($!)
+    job 120 --host h0,h1 "$bin/host_layout" 2 loop
+    expect_failed
+    grep -qF "traffic flowing" "$out" || die "the job ended before traffic flowed"
+    grep -qE "lost the daemon on host h1|rank 1 \(on h1\)|sonde ofi:" "$err" || die "no clear message"
+    expect_hosts_empty
+    ;;
+  exit_code)
+    # A rank on the third host exits 7: mpiexec exits 7 and ends the others,
+    # which would sleep for a minute.
+    mh_setup 3
+    job 60 --host h0,h1,h2 sh -c 'if [ "$SONDE_RANK" = 2 ]; then sleep 0.5; exit 7; fi; sleep 60'
+    expect_failed 7
+    ((JOB_TOOK < 30)) || die "the job took $JOB_TOOK s to end"
+    expect_hosts_empty
+    # A rank killed by a signal: 128 + the signal.
+    job 60 --host h0,h1 sh -c 'if [ "$SONDE_RANK" = 1 ]; then kill -USR1 $$; fi; sleep 60'
+    expect_failed 138
+    expect_hosts_empty
+    # A program missing on every host: 127.
+    job 60 --host h0,h1 /nonexistent/program
+    expect_failed 127
+    expect_hosts_empty
+    ;;
+  output)
+    # Every rank's stdout and stderr arrive whole, tagged by rank, from
+    # every host; rank 0 (on mpiexec's host) reads mpiexec's stdin.
+    mh_setup 3
+    echo "from stdin" >"$MH_DIR/in"
+    set +e
+    # (mh_run starts its command in the background, where bash gives it
+    # /dev/null for stdin: the redirection goes inside.)
+    mh_run 0 sh -c 'exec "$@" <"$0"' "$MH_DIR/in" \
+      timeout -s KILL 60 "$mpiexec" --launch-agent "$(mh_agent)" --tag-output \
+      --host h0,h1:2,h2 sh -c 'echo "out $SONDE_RANK $(hostname)"; echo "err $SONDE_RANK" >&2;
+        if [ "$SONDE_RANK" = 0 ]; then read line; echo "rank 0 read: $line"; fi' \
+      >"$out" 2>"$err"
+    JOB_RC=$?
+    set -e
+    [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC"
+    for line in "[1,0]<stdout>: out 0 h0" "[1,1]<stdout>: out 1 h1" "[1,2]<stdout>: out 2 h1" \
+                "[1,3]<stdout>: out 3 h2" "[1,0]<stdout>: rank 0 read: from stdin"; do
+      grep -qxF "$line" "$out" || die "missing stdout line: $line"
+    done
+    for r in 0 1 2 3; do grep -qxF "[1,$r]<stderr>: err $r" "$err" || die "missing stderr of rank $r"; done
+    # 2 MB from a remote rank, untagged, byte for byte.
+    job 60 --host h0,h1 sh -c 'if [ "$SONDE_RANK" = 1 ]; then head -c 2000000 /dev/zero | tr "\0" x; fi'
+    [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC"
+    [[ $(tr -d x <"$out" | wc -c) == 0 && $(wc -c <"$out") == 2000000 ]] || die "output corrupted"
+    expect_hosts_empty
+    ;;
+  signals)
+    # SIGTERM to mpiexec reaches ranks on every host; they die of it.
+    mh_setup 2
+    ( p=$(proc_pid 0 mpiexec) && proc_pid 1 sleep >/dev/null && kill -TERM "$p" ) &
+    MH_PIDS+=($!)
+    job 60 --host h0,h1 sh -c 'sleep 60'
+    expect_failed 143
+    ((JOB_TOOK < 30)) || die "the job took $JOB_TOOK s to end"
+    expect_hosts_empty
+    # MPIEXEC_TIMEOUT holds across hosts: 124, nothing left behind.
+    MPIEXEC_TIMEOUT=3 job 60 --host h0,h1 sh -c 'sleep 60'
+    expect_failed 124
+    expect_hosts_empty
+    ;;
+  *)
+    echo "unknown scenario $scenario" >&2
+    exit 2
+    ;;
+esac
+echo "PASS: $scenario"

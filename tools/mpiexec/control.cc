@@ -1,0 +1,279 @@
+#include "tools/mpiexec/control.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace sonde::mpiexec {
+
+Writer& Writer::u8(uint8_t v) {
+  buf_.push_back(static_cast<char>(v));
+  return *this;
+}
+
+Writer& Writer::u32(uint32_t v) {
+  for (int i = 0; i < 4; ++i) buf_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return *this;
+}
+
+Writer& Writer::str(std::string_view s) {
+  u32(static_cast<uint32_t>(s.size()));
+  buf_.append(s);
+  return *this;
+}
+
+Writer& Writer::strings(const std::vector<std::string>& v) {
+  u32(static_cast<uint32_t>(v.size()));
+  for (const auto& s : v) str(s);
+  return *this;
+}
+
+std::string_view Reader::take(size_t n) {
+  if (n > data_.size()) throw ProtocolError("control message ends early");
+  std::string_view s = data_.substr(0, n);
+  data_.remove_prefix(n);
+  return s;
+}
+
+uint8_t Reader::u8() { return static_cast<uint8_t>(take(1)[0]); }
+
+uint32_t Reader::u32() {
+  std::string_view b = take(4);
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << (8 * i);
+  return v;
+}
+
+std::string Reader::str() {
+  uint32_t n = u32();
+  return std::string(take(n));
+}
+
+std::vector<std::string> Reader::strings() {
+  uint32_t n = u32();
+  if (n > data_.size() / 4) throw ProtocolError("control message ends early");
+  std::vector<std::string> v;
+  v.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) v.push_back(str());
+  return v;
+}
+
+Channel::Channel(int fd) : fd_(fd), last_heard_(Clock::now()) {
+  fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  fcntl(fd_, F_SETFD, FD_CLOEXEC);
+  int one = 1;
+  // Small control messages (fences) must not wait for Nagle.
+  setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+Channel::~Channel() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void Channel::send(Msg type, const Writer& payload) {
+  if (sent_ > 0 && sent_ == out_.size()) {
+    out_.clear();
+    sent_ = 0;
+  }
+  Writer head;
+  head.u32(static_cast<uint32_t>(payload.bytes().size() + 1));
+  head.u8(static_cast<uint8_t>(type));
+  out_ += head.bytes();
+  out_ += payload.bytes();
+  flush();
+}
+
+bool Channel::flush() {
+  while (sent_ < out_.size()) {
+    ssize_t n = ::send(fd_, out_.data() + sent_, out_.size() - sent_, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      return false;
+    }
+    sent_ += static_cast<size_t>(n);
+  }
+  out_.clear();
+  sent_ = 0;
+  return true;
+}
+
+bool Channel::fill() {
+  if (consumed_ > 0 && consumed_ >= in_.size() / 2) {
+    in_.erase(0, consumed_);
+    consumed_ = 0;
+  }
+  char buf[64 * 1024];
+  for (;;) {
+    ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n > 0) {
+      in_.append(buf, static_cast<size_t>(n));
+      last_heard_ = Clock::now();
+      if (static_cast<size_t>(n) < sizeof buf) return true;
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK;
+  }
+}
+
+std::optional<std::pair<Msg, std::string>> Channel::next() {
+  std::string_view avail(in_);
+  avail.remove_prefix(consumed_);
+  if (avail.size() < 4) return std::nullopt;
+  uint32_t len = Reader(avail.substr(0, 4)).u32();
+  if (len == 0 || len > kMaxFrame) throw ProtocolError("bad control frame length");
+  if (avail.size() < 4 + static_cast<size_t>(len)) return std::nullopt;
+  auto type = static_cast<Msg>(static_cast<uint8_t>(avail[4]));
+  std::string payload(avail.substr(5, len - 1));
+  consumed_ += 4 + len;
+  return std::make_pair(type, std::move(payload));
+}
+
+Writer JobMessage::encode() const {
+  Writer w;
+  w.str(job_id).strings(argv).strings(env).str(cwd).u8(bind_to_core ? 1 : 0).i32(size);
+  w.strings(hostnames);
+  w.u32(static_cast<uint32_t>(node_ranks.size()));
+  for (const auto& ranks : node_ranks) {
+    w.u32(static_cast<uint32_t>(ranks.size()));
+    for (int r : ranks) w.i32(r);
+  }
+  return w;
+}
+
+JobMessage JobMessage::decode(std::string_view payload) {
+  Reader r(payload);
+  JobMessage j;
+  j.job_id = r.str();
+  j.argv = r.strings();
+  j.env = r.strings();
+  j.cwd = r.str();
+  j.bind_to_core = r.u8() != 0;
+  j.size = r.i32();
+  j.hostnames = r.strings();
+  uint32_t nodes = r.u32();
+  if (nodes != j.hostnames.size() || j.size < 1 || j.argv.empty()) {
+    throw ProtocolError("inconsistent job description");
+  }
+  std::vector<bool> seen(static_cast<size_t>(j.size), false);
+  for (uint32_t n = 0; n < nodes; ++n) {
+    uint32_t count = r.u32();
+    if (count == 0 || count > static_cast<uint32_t>(j.size)) {
+      throw ProtocolError("inconsistent job description");
+    }
+    std::vector<int> ranks;
+    for (uint32_t i = 0; i < count; ++i) {
+      int rank = r.i32();
+      if (rank < 0 || rank >= j.size || seen[static_cast<size_t>(rank)]) {
+        throw ProtocolError("inconsistent job description");
+      }
+      seen[static_cast<size_t>(rank)] = true;
+      ranks.push_back(rank);
+    }
+    j.node_ranks.push_back(std::move(ranks));
+  }
+  for (bool s : seen) {
+    if (!s) throw ProtocolError("inconsistent job description");
+  }
+  return j;
+}
+
+int listen_tcp(uint16_t* port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 128) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+std::vector<std::string> local_addresses() {
+  std::vector<std::string> out, loopback;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) == 0) {
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+      if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+      char text[INET_ADDRSTRLEN] = {};
+      auto* sin = reinterpret_cast<sockaddr_in*>(i->ifa_addr);
+      inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text);
+      ((ntohl(sin->sin_addr.s_addr) >> 24) == 127 ? loopback : out).emplace_back(text);
+    }
+    freeifaddrs(list);
+  }
+  out.insert(out.end(), loopback.begin(), loopback.end());
+  if (out.empty()) out.emplace_back("127.0.0.1");
+  return out;
+}
+
+int connect_first(const std::vector<std::string>& endpoints, int timeout_ms, std::string* error) {
+  *error = "no address to connect to";
+  for (const auto& ep : endpoints) {
+    size_t colon = ep.rfind(':');
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    if (colon == std::string::npos ||
+        inet_pton(AF_INET, ep.substr(0, colon).c_str(), &a.sin_addr) != 1) {
+      *error = "bad address " + ep;
+      continue;
+    }
+    a.sin_port = htons(static_cast<uint16_t>(std::atoi(ep.c_str() + colon + 1)));
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      *error = std::string("socket: ") + std::strerror(errno);
+      continue;
+    }
+    int rc = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      rc = poll(&p, 1, timeout_ms) == 1 ? 0 : -1;
+      if (rc != 0) errno = ETIMEDOUT;
+      int so = 0;
+      socklen_t len = sizeof so;
+      if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &len) == 0 && so != 0) {
+        rc = -1;
+        errno = so;
+      }
+    }
+    if (rc == 0) {
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      return fd;
+    }
+    *error = ep + ": " + std::strerror(errno);
+    close(fd);
+  }
+  return -1;
+}
+
+double heartbeat_limit_seconds() {
+  const char* v = std::getenv("SONDE_HOSTD_TIMEOUT");
+  if (v != nullptr) {
+    char* end = nullptr;
+    double s = std::strtod(v, &end);
+    if (end != v && *end == '\0' && std::isfinite(s) && s > 0) return s;
+  }
+  return 30;
+}
+
+}  // namespace sonde::mpiexec

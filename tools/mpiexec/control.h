@@ -1,0 +1,144 @@
+// The control connection between mpiexec and each host's sonde-hostd: one
+// TCP connection per host, opened by the daemon, carrying length-prefixed
+// messages both ways. Everything about a job's ranks (start, output, exit,
+// abort, PMIx fences) crosses it; either side treats its loss, or silence
+// longer than the heartbeat limit, as the end of the job.
+//
+// Frame: u32 length (little-endian) of what follows, u8 type, payload.
+// Payload fields are fixed-width little-endian integers and u32-length
+// byte strings, read back in the order written.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sonde::mpiexec {
+
+enum class Msg : uint8_t {
+  // daemon -> mpiexec
+  kHello = 1,   // token, node index, host name, pid
+  kOutput,      // rank, stream (1 stdout, 2 stderr), bytes; empty bytes: end of stream
+  kExited,      // rank, wait status, exec errno, connected, finalized
+  kAbort,       // rank, status, message
+  kFence,       // sequence number, this host's PMIx fence contribution
+  kFailure,     // exit code, message: the daemon cannot go on (it ends its ranks)
+  // mpiexec -> daemon
+  kJob,         // everything needed to start the host's ranks (JobMessage)
+  kFenceDone,   // sequence number, every host's contributions concatenated
+  kSignal,      // signal number to forward to the ranks
+  kTerminate,   // SIGTERM the ranks, SIGKILL a second later
+  kShutdown,    // the job is over: clean up and exit
+  // both ways
+  kHeartbeat,
+  // Direct modex (a PMIx_Get of a rank on another host without a collecting
+  // fence), relayed through mpiexec: the asking daemon sends kModexRequest
+  // (id, rank); mpiexec passes it (with an id of its own) to the rank's
+  // daemon, whose kModexReply (id, PMIx status, blob) goes back the same way.
+  kModexRequest,
+  kModexReply,
+};
+
+class ProtocolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Writer {
+ public:
+  Writer& u8(uint8_t v);
+  Writer& u32(uint32_t v);
+  Writer& i32(int32_t v) { return u32(static_cast<uint32_t>(v)); }
+  Writer& str(std::string_view s);
+  Writer& strings(const std::vector<std::string>& v);
+  const std::string& bytes() const { return buf_; }
+
+ private:
+  std::string buf_;
+};
+
+// Reads what a Writer wrote; running short throws ProtocolError.
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : data_(data) {}
+  uint8_t u8();
+  uint32_t u32();
+  int32_t i32() { return static_cast<int32_t>(u32()); }
+  std::string str();
+  std::vector<std::string> strings();
+
+ private:
+  std::string_view take(size_t n);
+  std::string_view data_;
+};
+
+// One framed connection over a non-blocking socket. Not thread-safe.
+class Channel {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Frames larger than this are a protocol error (fence data of thousands
+  // of ranks stays far below it).
+  static constexpr uint32_t kMaxFrame = 256u << 20;
+
+  explicit Channel(int fd);  // takes ownership
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  int fd() const { return fd_; }
+  // Queues a message and writes what the socket takes now.
+  void send(Msg type, const Writer& payload = Writer());
+  bool wants_write() const { return sent_ < out_.size(); }
+  size_t queued() const { return out_.size() - sent_; }
+  // Writes queued bytes; false if the peer is gone.
+  bool flush();
+  // Reads what has arrived; false on end of stream or error.
+  bool fill();
+  // The next complete message, if one has arrived. Throws ProtocolError.
+  std::optional<std::pair<Msg, std::string>> next();
+  // When fill() last got bytes (or the channel was made).
+  Clock::time_point last_heard() const { return last_heard_; }
+
+ private:
+  int fd_;
+  std::string in_, out_;
+  size_t consumed_ = 0, sent_ = 0;
+  Clock::time_point last_heard_;
+};
+
+// What mpiexec tells each daemon about the job (Msg::kJob).
+struct JobMessage {
+  std::string job_id;
+  std::vector<std::string> argv;  // argv[0] as the user gave it; found on each host
+  std::vector<std::string> env;   // the ranks' base environment (mpiexec's, filtered)
+  std::string cwd;                // the ranks' working directory
+  bool bind_to_core = false;
+  int size = 0;
+  std::vector<std::string> hostnames;      // by node id, as each daemon reported it
+  std::vector<std::vector<int>> node_ranks;  // by node id: its global ranks
+
+  Writer encode() const;
+  static JobMessage decode(std::string_view payload);  // throws ProtocolError
+};
+
+// A listening TCP socket on every IPv4 address, on a port the kernel picks.
+// Returns the socket (non-blocking, close-on-exec); sets *port.
+int listen_tcp(uint16_t* port);
+
+// This host's IPv4 addresses, loopback last, as "a.b.c.d".
+std::vector<std::string> local_addresses();
+
+// Connects to the first of "a.b.c.d:port" endpoints that answers, each
+// given `timeout_ms`. Returns a blocking socket, or -1 with *error set.
+int connect_first(const std::vector<std::string>& endpoints, int timeout_ms, std::string* error);
+
+// Seconds of silence after which a control connection counts as lost:
+// $SONDE_HOSTD_TIMEOUT if it is a positive number, else 30.
+double heartbeat_limit_seconds();
+
+}  // namespace sonde::mpiexec

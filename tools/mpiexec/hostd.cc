@@ -1,0 +1,484 @@
+#include "tools/mpiexec/hostd.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "tools/mpiexec/cleanup.h"
+#include "tools/mpiexec/spawn.h"
+
+namespace sonde::mpiexec {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kTermGrace = 1s;  // SIGTERM to SIGKILL, as mpiexec on one host
+constexpr auto kKillGrace = 1s;  // SIGKILL to giving up on the kernel
+constexpr auto kHeartbeatEvery = 1s;
+constexpr int kConnectTimeoutMs = 5000;
+// Rank output waiting for the connection beyond this stops being read, so
+// the ranks block on their pipes instead of our memory growing.
+constexpr size_t kMaxQueuedOutput = 8u << 20;
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+const char* env_value(const std::vector<std::string>& env, const char* name) {
+  size_t len = std::strlen(name);
+  for (const auto& e : env) {
+    if (e.size() > len && e.compare(0, len, name) == 0 && e[len] == '=') return e.c_str() + len + 1;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+HostdOptions parse_hostd_options(const std::vector<std::string>& args) {
+  HostdOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw std::runtime_error(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--connect") {
+      std::string list = value();
+      size_t start = 0;
+      while (start < list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        if (comma > start) o.connect.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    } else if (a == "--node") {
+      o.node = std::atoi(value().c_str());
+    } else if (a == "--token") {
+      o.token = value();
+    } else if (a == "--heartbeat-limit") {
+      double s = std::strtod(value().c_str(), nullptr);
+      if (std::isfinite(s) && s > 0) o.heartbeat_limit = s;
+    } else if (a == "--stdin") {
+      o.stdin_to_rank0 = true;
+    } else {
+      throw std::runtime_error("unknown argument '" + a + "'");
+    }
+  }
+  if (o.connect.empty() || o.node < 0 || o.token.empty()) {
+    throw std::runtime_error("needs --connect, --node and --token (it is started by mpiexec)");
+  }
+  return o;
+}
+
+HostDaemon::HostDaemon(HostdOptions options, int signal_fd)
+    : opt_(std::move(options)), signal_fd_(signal_fd), hostname_(host_name()) {}
+
+HostDaemon::~HostDaemon() {
+  // Whatever path got us here, no rank outlives its daemon.
+  std::vector<pid_t> running;
+  for (auto& r : ranks_) {
+    if (r->running) running.push_back(r->pid);
+  }
+  if (!running.empty()) signal_ranks(pgid_, running, SIGKILL);
+  auto give_up = Clock::now() + kKillGrace;
+  while (running_ > 0 && Clock::now() < give_up) {
+    for (auto& r : ranks_) {
+      if (r->running && waitpid(r->pid, nullptr, WNOHANG) == r->pid) {
+        r->running = false;
+        --running_;
+      }
+    }
+    if (running_ > 0) std::this_thread::sleep_for(10ms);
+  }
+  for (auto& r : ranks_) {
+    close_fd(r->out_fd);
+    close_fd(r->err_fd);
+    close_fd(r->exec_fd);
+  }
+  pmix_.reset();
+  remove_job_shm(job_id_);
+  remove_tree(tmpdir_);
+}
+
+void HostDaemon::connected(int rank) {
+  if (Rank* r = find(rank)) r->connected = true;
+}
+
+void HostDaemon::finalized(int rank) {
+  if (Rank* r = find(rank)) r->finalized = true;
+}
+
+void HostDaemon::aborted(int rank, int status, const std::string& message) {
+  pmix_->post([this, rank, status, message] {
+    Writer w;
+    w.i32(rank).i32(status).str(message);
+    ch_->send(Msg::kAbort, w);
+  });
+}
+
+void HostDaemon::fence(std::string data, FenceDone done) {
+  uint32_t seq = next_fence_++;
+  fences_[seq] = std::move(done);
+  Writer w;
+  w.u32(seq).str(data);
+  ch_->send(Msg::kFence, w);
+}
+
+void HostDaemon::direct_modex(int rank, ModexDone done) {
+  uint32_t id = next_modex_++;
+  modex_[id] = std::move(done);
+  Writer w;
+  w.u32(id).i32(rank);
+  ch_->send(Msg::kModexRequest, w);
+}
+
+HostDaemon::Rank* HostDaemon::find(int rank) {
+  // Ranks are in ascending order (the job message guarantees it).
+  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
+                             [](const auto& r, int want) { return r->rank < want; });
+  return it != ranks_.end() && (*it)->rank == rank ? it->get() : nullptr;
+}
+
+int HostDaemon::run() {
+  std::string error;
+  int fd = connect_first(opt_.connect, kConnectTimeoutMs, &error);
+  if (fd < 0) {
+    std::fprintf(stderr, "sonde-hostd on %s: cannot reach mpiexec (%s)\n", hostname_.c_str(),
+                 error.c_str());
+    return 1;
+  }
+  ch_ = std::make_unique<Channel>(fd);
+  Writer hello;
+  hello.str(opt_.token).i32(opt_.node).str(hostname_).i32(static_cast<int32_t>(getpid()));
+  ch_->send(Msg::kHello, hello);
+
+  JobMessage job;
+  if (!wait_for_job(&job)) return 1;
+  try {
+    start(job);
+  } catch (const std::exception& e) {
+    report_failure(1, std::string("cannot start the ranks: ") + e.what());
+  }
+  loop();
+  // What we still owe mpiexec (last output, exits) goes before we close.
+  auto until = Clock::now() + 2s;
+  while (ch_->wants_write() && Clock::now() < until) {
+    pollfd p{ch_->fd(), POLLOUT, 0};
+    poll(&p, 1, 100);
+    if (!ch_->flush()) break;
+  }
+  return exit_code_;
+}
+
+bool HostDaemon::wait_for_job(JobMessage* job) {
+  const auto limit = std::chrono::duration<double>(opt_.heartbeat_limit);
+  for (;;) {
+    if (auto m = ch_->next()) {
+      if (m->first == Msg::kJob) {
+        *job = JobMessage::decode(m->second);
+        return true;
+      }
+      if (m->first == Msg::kShutdown) return false;
+      continue;  // heartbeats
+    }
+    if (Clock::now() - ch_->last_heard() > limit) return false;
+    pollfd fds[2] = {{ch_->fd(), POLLIN, 0}, {signal_fd_, POLLIN, 0}};
+    if (ch_->wants_write()) fds[0].events |= POLLOUT;
+    if (poll(fds, 2, 1000) < 0 && errno != EINTR) return false;
+    if (fds[1].revents != 0) {
+      signalfd_siginfo si;
+      while (read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+        if (si.ssi_signo != SIGCHLD) return false;
+      }
+    }
+    if ((fds[0].revents & POLLOUT) != 0 && !ch_->flush()) return false;
+    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && !ch_->fill()) return false;
+  }
+}
+
+void HostDaemon::start(const JobMessage& job) {
+  job_id_ = job.job_id;
+  if (opt_.node >= static_cast<int>(job.node_ranks.size())) {
+    throw std::runtime_error("the job has no node " + std::to_string(opt_.node));
+  }
+  const std::vector<int>& mine = job.node_ranks[static_cast<size_t>(opt_.node)];
+  for (int r : mine) {
+    ranks_.push_back(std::make_unique<Rank>());
+    ranks_.back()->rank = r;
+  }
+  // The ranks start where the user started mpiexec, if that exists here.
+  if (!job.cwd.empty() && chdir(job.cwd.c_str()) != 0) {
+    const char* home = env_value(job.env, "HOME");
+    std::fprintf(stderr, "sonde-hostd on %s: no directory %s here; ranks start in %s\n",
+                 hostname_.c_str(), job.cwd.c_str(), home != nullptr ? home : "/");
+    if (home == nullptr || chdir(home) != 0) (void)!chdir("/");
+  }
+  std::string executable;
+  try {
+    executable = resolve_executable(job.argv[0], env_value(job.env, "PATH"));
+  } catch (const std::exception& e) {
+    report_failure(127, "on " + hostname_ + ": " + e.what());
+    return;
+  }
+
+  tmpdir_ = make_private_tmpdir();
+  pmix_ = std::make_unique<PmixHost>(tmpdir_, this);
+  pmix_->relay_fences();
+  JobLayout layout;
+  layout.nspace = "sonde-" + job.job_id;
+  layout.job_id = job.job_id;
+  layout.tmpdir = tmpdir_;
+  layout.size = job.size;
+  for (size_t n = 0; n < job.node_ranks.size(); ++n) {
+    layout.nodes.push_back({job.hostnames[n], job.node_ranks[n]});
+  }
+  layout.this_node = opt_.node;
+  pmix_->register_job(layout);
+
+  std::vector<cpu_set_t> masks;
+  if (job.bind_to_core) masks = core_masks(static_cast<int>(mine.size()));
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int local_size = static_cast<int>(mine.size());
+  for (int i = 0; i < local_size && !leaving_; ++i) {
+    Rank& r = *ranks_[static_cast<size_t>(i)];
+    std::vector<std::string> env = job.env;
+    for (const auto& e : pmix_->client_env(r.rank)) set_entry(env, e);
+    for (const auto& e : rank_identity_env(job.job_id, r.rank, job.size, i, local_size)) {
+      set_entry(env, e);
+    }
+    RankLaunch l;
+    l.executable = &executable;
+    l.argv = &job.argv;
+    l.env = &env;
+    l.stdin_fd = (r.rank == 0 && opt_.stdin_to_rank0) ? 0 : devnull;
+    l.cpu_mask = masks.empty() ? nullptr : &masks[static_cast<size_t>(i)];
+    l.pgid = pgid_;
+    StartedRank s = start_rank(l);
+    if (pgid_ == 0) pgid_ = s.pid;
+    r.pid = s.pid;
+    r.running = true;
+    r.out_fd = s.out_fd;
+    r.err_fd = s.err_fd;
+    r.exec_fd = s.exec_fd;
+    ++running_;
+  }
+  if (devnull >= 0) close(devnull);
+}
+
+void HostDaemon::report_failure(int code, const std::string& message) {
+  Writer w;
+  w.i32(code).str(message);
+  ch_->send(Msg::kFailure, w);
+  terminate_ranks();
+}
+
+void HostDaemon::lost(const std::string& why) {
+  if (!leaving_) {
+    std::fprintf(stderr, "sonde-hostd on %s: %s; ending this host's ranks\n", hostname_.c_str(),
+                 why.c_str());
+  }
+  leaving_ = true;
+  exit_code_ = 1;
+  terminate_ranks();
+}
+
+void HostDaemon::signal_all(int sig) {
+  std::vector<pid_t> running;
+  for (auto& r : ranks_) {
+    if (r->running) running.push_back(r->pid);
+  }
+  if (!running.empty()) signal_ranks(pgid_, running, sig);
+}
+
+void HostDaemon::terminate_ranks() {
+  if (kill_at_) return;
+  kill_at_ = Clock::now() + kTermGrace;
+  signal_all(SIGTERM);
+}
+
+void HostDaemon::loop() {
+  const auto limit = std::chrono::duration<double>(opt_.heartbeat_limit);
+  auto next_beat = Clock::now();
+  std::vector<pollfd> fds;
+  std::vector<std::pair<Rank*, int>> owners;
+  bool channel_open = true;
+  for (;;) {
+    auto now = Clock::now();
+    if (kill_at_ && !give_up_at_ && now >= *kill_at_) {
+      signal_all(SIGKILL);
+      give_up_at_ = now + kKillGrace;
+    }
+    if (leaving_ && (running_ == 0 || (give_up_at_ && now >= *give_up_at_))) return;
+    if (channel_open) {
+      if (now - ch_->last_heard() > limit) {
+        lost("no word from mpiexec for " + std::to_string(static_cast<int>(opt_.heartbeat_limit)) +
+             " s");
+        channel_open = false;
+      } else if (now >= next_beat) {
+        ch_->send(Msg::kHeartbeat);
+        next_beat = now + kHeartbeatEvery;
+      }
+    }
+
+    fds.clear();
+    owners.clear();
+    fds.push_back({signal_fd_, POLLIN, 0});
+    fds.push_back({pmix_ ? pmix_->wake_fd() : -1, POLLIN, 0});
+    fds.push_back({channel_open ? ch_->fd() : -1,
+                   static_cast<short>(POLLIN | (ch_->wants_write() ? POLLOUT : 0)), 0});
+    const bool take_output = !channel_open || ch_->queued() < kMaxQueuedOutput;
+    for (auto& r : ranks_) {
+      const int streams[3] = {r->out_fd, r->err_fd, r->exec_fd};
+      for (int s = 0; s < 3; ++s) {
+        if (streams[s] >= 0 && (take_output || s == 2)) {
+          fds.push_back({streams[s], POLLIN, 0});
+          owners.emplace_back(r.get(), s);
+        }
+      }
+    }
+    auto next = std::min(now + 1s, next_beat);
+    if (kill_at_ && !give_up_at_) next = std::min(next, *kill_at_);
+    if (give_up_at_) next = std::min(next, *give_up_at_);
+    auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+    int n = poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait_ms, 0)));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
+    if (fds[0].revents != 0) {
+      signalfd_siginfo si;
+      while (read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+        if (si.ssi_signo == SIGCHLD) {
+          reap();
+        } else {
+          lost("received " + signal_name(static_cast<int>(si.ssi_signo)));
+        }
+      }
+    }
+    if (fds[1].revents != 0) pmix_->run_pending();
+    if (channel_open && fds[2].revents != 0) {
+      bool ok = true;
+      if ((fds[2].revents & POLLOUT) != 0) ok = ch_->flush();
+      if (ok && (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) ok = ch_->fill();
+      try {
+        while (auto m = ch_->next()) handle(m->first, m->second);
+      } catch (const ProtocolError& e) {
+        ok = false;
+      }
+      if (!ok) {
+        channel_open = false;
+        // After kShutdown the close is expected; otherwise mpiexec is gone.
+        if (!leaving_) lost("lost the connection to mpiexec");
+      }
+    }
+    for (size_t k = 3; k < fds.size(); ++k) {
+      if (fds[k].revents != 0) read_stream(*owners[k - 3].first, owners[k - 3].second);
+    }
+  }
+}
+
+void HostDaemon::handle(Msg type, const std::string& payload) {
+  Reader in(payload);
+  switch (type) {
+    case Msg::kFenceDone: {
+      uint32_t seq = in.u32();
+      std::string all = in.str();
+      auto it = fences_.find(seq);
+      if (it == fences_.end()) throw ProtocolError("completion of an unknown fence");
+      FenceDone done = std::move(it->second);
+      fences_.erase(it);
+      done(true, all);
+      break;
+    }
+    case Msg::kModexRequest: {
+      uint32_t id = in.u32();
+      int rank = in.i32();
+      if (!pmix_ || find(rank) == nullptr) throw ProtocolError("modex request for a rank not here");
+      pmix_->serve_modex(rank, [this, id](int status, const std::string& blob) {
+        Writer w;
+        w.u32(id).i32(status).str(blob);
+        ch_->send(Msg::kModexReply, w);
+      });
+      break;
+    }
+    case Msg::kModexReply: {
+      uint32_t id = in.u32();
+      int status = in.i32();
+      std::string blob = in.str();
+      auto it = modex_.find(id);
+      if (it == modex_.end()) throw ProtocolError("reply to an unknown modex request");
+      ModexDone done = std::move(it->second);
+      modex_.erase(it);
+      done(status, blob);
+      break;
+    }
+    case Msg::kSignal:
+      signal_all(in.i32());
+      break;
+    case Msg::kTerminate:
+      terminate_ranks();
+      break;
+    case Msg::kShutdown:
+      leaving_ = true;
+      if (running_ > 0) signal_all(SIGKILL);
+      if (!give_up_at_) give_up_at_ = Clock::now() + kKillGrace;
+      break;
+    default:
+      break;  // heartbeats
+  }
+}
+
+void HostDaemon::reap() {
+  for (;;) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    for (auto& r : ranks_) {
+      if (r->pid != pid || !r->running) continue;
+      r->running = false;
+      --running_;
+      if (int e = read_exec_errno(r->exec_fd); e > 0) r->exec_errno = e;
+      Writer w;
+      w.i32(r->rank).i32(status).i32(r->exec_errno);
+      w.u8(r->connected ? 1 : 0).u8(r->finalized ? 1 : 0);
+      ch_->send(Msg::kExited, w);
+      break;
+    }
+  }
+}
+
+void HostDaemon::read_stream(Rank& r, int stream) {
+  if (stream == 2) {
+    if (int e = read_exec_errno(r.exec_fd); e > 0) r.exec_errno = e;
+    return;
+  }
+  int& fd = stream == 0 ? r.out_fd : r.err_fd;
+  char buf[64 * 1024];
+  ssize_t n = read(fd, buf, sizeof buf);
+  if (n > 0) {
+    Writer w;
+    w.i32(r.rank).u8(static_cast<uint8_t>(stream + 1)).str(std::string_view(buf, n));
+    ch_->send(Msg::kOutput, w);
+  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    close_fd(fd);
+    Writer w;
+    w.i32(r.rank).u8(static_cast<uint8_t>(stream + 1)).str("");
+    ch_->send(Msg::kOutput, w);
+  }
+}
+
+}  // namespace sonde::mpiexec

@@ -1,0 +1,127 @@
+#include "tools/mpiexec/hosts.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+#include "tools/mpiexec/options.h"
+
+namespace sonde::mpiexec {
+namespace {
+
+// Far more than a sensible host can run; beyond it a typo is likelier.
+constexpr long kMaxSlots = 4096;
+
+int parse_slots(const std::string& v, const std::string& where) {
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > kMaxSlots) {
+    throw UsageError(where + ": a slot count must be a number from 1 to " +
+                     std::to_string(kMaxSlots) + ", not '" + v + "'");
+  }
+  return static_cast<int>(n);
+}
+
+bool valid_host_name(const std::string& n) {
+  if (n.empty() || n.size() > 253 || n[0] == '-') return false;
+  for (char c : n) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+HostSlots parse_entry(const std::string& entry, const std::string& where) {
+  HostSlots h;
+  size_t colon = entry.find(':');
+  h.name = entry.substr(0, colon);
+  if (colon != std::string::npos) h.slots = parse_slots(entry.substr(colon + 1), where);
+  if (!valid_host_name(h.name)) throw UsageError(where + ": '" + h.name + "' is not a host name");
+  return h;
+}
+
+}  // namespace
+
+std::vector<HostSlots> parse_host_list(const std::string& list) {
+  std::vector<HostSlots> hosts;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    hosts.push_back(parse_entry(list.substr(start, comma - start), "--host"));
+    start = comma + 1;
+  }
+  return hosts;
+}
+
+std::vector<HostSlots> parse_hostfile(const std::string& text, const std::string& origin) {
+  std::vector<HostSlots> hosts;
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string first, word;
+    if (!(words >> first)) continue;
+    const std::string where = origin + ":" + std::to_string(number);
+    HostSlots h = parse_entry(first, where);
+    while (words >> word) {
+      if (word.rfind("slots=", 0) == 0) {
+        h.slots = parse_slots(word.substr(6), where);
+      } else if (word.rfind("max_slots=", 0) != 0) {  // max_slots: no limit we enforce
+        throw UsageError(where + ": cannot read '" + word + "'");
+      }
+    }
+    hosts.push_back(h);
+  }
+  if (hosts.empty()) throw UsageError(origin + " names no host");
+  return hosts;
+}
+
+std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn) {
+  std::vector<Placement> out;
+  std::vector<int> slots;
+  for (const auto& h : hosts) {
+    int s = ppn > 0 ? ppn : (h.slots > 0 ? h.slots : 1);
+    size_t i = 0;
+    while (i < out.size() && out[i].name != h.name) ++i;
+    if (i == out.size()) {
+      out.push_back({h.name, {}});
+      slots.push_back(0);
+    }
+    // -ppn is per host, however often the host is named.
+    slots[i] = ppn > 0 ? ppn : slots[i] + s;
+  }
+  int total = 0;
+  for (int s : slots) total += s;
+  if (ranks == 0) ranks = total;
+  if (ranks > total) {
+    throw UsageError(std::to_string(ranks) + " ranks do not fit in the " + std::to_string(total) +
+                     " slot(s) of the given hosts (give slots as host:N, or -ppn N)");
+  }
+  int next = 0;
+  for (size_t i = 0; i < out.size() && next < ranks; ++i) {
+    for (int k = 0; k < slots[i] && next < ranks; ++k) out[i].ranks.push_back(next++);
+  }
+  std::vector<Placement> used;
+  for (auto& p : out) {
+    if (!p.ranks.empty()) used.push_back(std::move(p));
+  }
+  return used;
+}
+
+bool is_local_host(const std::string& name) {
+  if (name == "localhost" || name.rfind("127.", 0) == 0) return true;
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return false;
+  std::string me = buf;
+  if (name == me) return true;
+  std::string short_me = me.substr(0, me.find('.'));
+  return name == short_me || name.substr(0, name.find('.')) == me;
+}
+
+}  // namespace sonde::mpiexec

@@ -1,0 +1,38 @@
+// Which hosts a job runs on, and which ranks go where.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sonde::mpiexec {
+
+struct HostSlots {
+  std::string name;
+  int slots = 0;  // 0: not given (one slot, unless -ppn says otherwise)
+};
+
+// "a:2,b,c:4" (Open MPI's --host and MPICH's -hosts). Throws UsageError.
+std::vector<HostSlots> parse_host_list(const std::string& list);
+
+// One host a line: "name", "name:N", "name slots=N" (Open MPI) or
+// "name:N" (MPICH); '#' starts a comment, blank lines are skipped. `origin`
+// names the file in error messages. Throws UsageError.
+std::vector<HostSlots> parse_hostfile(const std::string& text, const std::string& origin);
+
+struct Placement {
+  std::string name;        // as the user gave it (what the launch agent is given)
+  std::vector<int> ranks;  // global ranks, ascending
+};
+
+// Fills hosts in order, each up to its slots (`ppn` > 0 gives every host
+// that many instead): ranks 0..k-1 on the first host, and so on. A host named
+// twice gets the slots of both. `ranks` 0 means as many as there are slots.
+// Hosts that get no rank are left out. Throws UsageError if the slots are
+// fewer than the ranks.
+std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn);
+
+// Whether `name` is this host: "localhost", a 127.* address, or our host
+// name (full or up to the first dot).
+bool is_local_host(const std::string& name);
+
+}  // namespace sonde::mpiexec

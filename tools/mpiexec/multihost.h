@@ -1,0 +1,124 @@
+// A job on several hosts: mpiexec starts a sonde-hostd on each (directly on
+// its own host, through the launch agent elsewhere), which connects back
+// over TCP (control.h). mpiexec then only coordinates: it sends the job,
+// relays PMIx fences (every host's share gathered, concatenated, handed to
+// all), writes the ranks' output, and applies the single-host rules to the
+// ranks' exits (job.h): the first failure decides the exit status and ends
+// the job everywhere. A daemon that disconnects, falls silent longer than
+// the heartbeat limit, or whose agent exits, ends the job with status 1.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/mpiexec/control.h"
+#include "tools/mpiexec/hosts.h"
+#include "tools/mpiexec/output.h"
+
+namespace sonde::mpiexec {
+
+struct MultiHostSpec {
+  std::string program_name;            // for messages
+  std::vector<std::string> argv;       // argv[0] as given; each host looks it up
+  std::vector<Placement> placement;    // hosts in node order, with their ranks
+  std::vector<std::string> agent;      // launch agent command, split into words
+  std::string hostd;                   // path of sonde-hostd (the same on every host)
+  bool bind_to_core = false;
+  bool tag_output = false;
+  double timeout_seconds = 0;
+  std::string job_id;
+};
+
+// The words of `hostd` and its arguments as one shell command string, each
+// single-quoted, for agents that run a string through a remote shell (ssh).
+std::string shell_command(const std::vector<std::string>& words);
+
+class MultiHostJob {
+ public:
+  // `signal_fd` as for Job (SIGCHLD and the forwarded signals).
+  MultiHostJob(MultiHostSpec spec, int signal_fd);
+  // Kills whatever agents and daemons are still running.
+  ~MultiHostJob();
+  MultiHostJob(const MultiHostJob&) = delete;
+  MultiHostJob& operator=(const MultiHostJob&) = delete;
+
+  int run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  enum class Phase { kStarting, kRunning, kTerminating, kDone };
+
+  struct Host {
+    Placement place;
+    bool local = false;
+    pid_t agent = -1;  // the agent (or the local daemon); -1 once reaped
+    int agent_status = 0;
+    std::unique_ptr<Channel> ch;  // after its hello
+    std::string hostname;         // as the daemon reported it
+    bool gone = false;            // connection lost or closed
+  };
+  struct Rank {
+    int node = 0;
+    bool exited = false;
+    bool open[2] = {true, true};  // stdout, stderr still to end
+    LineFramer framer[2];
+  };
+  struct Fence {
+    std::vector<std::optional<std::string>> parts;  // by node
+    size_t have = 0;
+  };
+
+  void launch(size_t node, const std::string& endpoints);
+  void loop();
+  void accept_hellos();
+  void on_hello(std::unique_ptr<Channel> ch, const std::string& payload);
+  void send_job();
+  void handle(size_t node, Msg type, const std::string& payload);
+  void on_exit(size_t node, int rank, int status, int exec_errno, bool connected,
+               bool finalized);
+  // The host's connection is gone: its ranks with it (a failure while the
+  // job runs).
+  void host_lost(size_t node, const std::string& why);
+  // Stops waiting for the host's ranks; returns how many were still running.
+  int forget_ranks(size_t node);
+  void reap_agents();
+  void handle_signal(int sig);
+  void broadcast(Msg type, const Writer& w = Writer());
+  void begin_termination();
+  void emit(int fd, const std::string& bytes);
+  bool fail(int code, const std::string& message);
+  bool output_open() const;
+
+  MultiHostSpec spec_;
+  int signal_fd_;
+  int listen_fd_ = -1;
+  std::string token_;
+  std::vector<Host> hosts_;
+  std::vector<Rank> ranks_;
+  std::vector<std::pair<std::unique_ptr<Channel>, Clock::time_point>> unnamed_;
+  std::map<uint32_t, Fence> fences_;
+  // Direct modex requests in flight: our id -> (asking node, its id).
+  uint32_t next_modex_ = 0;
+  std::map<uint32_t, std::pair<size_t, uint32_t>> modex_;
+  int running_ = 0;  // ranks not yet reported gone
+  size_t hellos_ = 0;
+  Phase phase_ = Phase::kStarting;
+  Clock::time_point start_;
+  std::optional<Clock::time_point> give_up_at_;
+  int interrupts_ = 0;
+  bool stdout_ok_ = true, stderr_ok_ = true;
+  bool failed_ = false;
+  int exit_code_ = 0;
+  double heartbeat_limit_;
+};
+
+// Where sonde-hostd is: $SONDE_HOSTD, else next to this executable.
+std::string default_hostd_path();
+
+}  // namespace sonde::mpiexec

@@ -1,0 +1,74 @@
+// Starting one rank: environment, CPU binding, fork/exec with its stdio on
+// pipes. Shared by mpiexec (ranks on its own host) and sonde-hostd (ranks on
+// the host it serves), so both treat a rank's process identically.
+#pragma once
+
+#include <sched.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace sonde::mpiexec {
+
+// Our end of a started rank. Descriptors are non-blocking and close-on-exec.
+struct StartedRank {
+  pid_t pid = -1;
+  int out_fd = -1, err_fd = -1;
+  // Carries execve's errno if the child could not exec; EOF once it did.
+  int exec_fd = -1;
+};
+
+struct RankLaunch {
+  const std::string* executable = nullptr;
+  const std::vector<std::string>* argv = nullptr;
+  const std::vector<std::string>* env = nullptr;
+  int stdin_fd = -1;                    // becomes the rank's fd 0
+  const cpu_set_t* cpu_mask = nullptr;  // null: no binding
+  // Process group to join; 0 makes the rank the leader of a new one.
+  pid_t pgid = 0;
+};
+
+// Forks and execs one rank; the child dies with us (PR_SET_PDEATHSIG) and
+// starts with default signal dispositions and an empty mask. Throws
+// std::runtime_error if pipes or fork fail; an exec failure is reported
+// later through exec_fd (see read_exec_errno).
+StartedRank start_rank(const RankLaunch& l);
+
+// After the child is reaped or exec_fd is readable: the child's execve
+// errno, 0 if it exec'ed, -1 if it has not got that far yet (exec_fd kept).
+// Closes exec_fd once the answer is known.
+int read_exec_errno(int& exec_fd);
+
+// The environment a rank inherits from us: ours minus what a launcher sets
+// (PMIX_*, PMI_*, OMPI_COMM_WORLD_*, SONDE_JOBID, SONDE_RANK...), which
+// would point the rank at another job's server. PMIX_MCA_* stays.
+std::vector<std::string> inherited_environment();
+bool inherited_entry_is_ours(const char* entry);
+
+// Sets NAME=value in `env`, replacing an entry of the same name.
+void set_entry(std::vector<std::string>& env, const std::string& entry);
+
+// The NAME=value entries (besides the PMIx server's own) that tell a rank
+// who it is: SONDE_*, and the OMPI_/PMI_ names some programs read.
+std::vector<std::string> rank_identity_env(const std::string& job_id, int rank, int size,
+                                           int local_rank, int local_size);
+
+// One mask per local rank: local rank i on core i mod (cores of this host).
+std::vector<cpu_set_t> core_masks(int ranks);
+
+// Finds `program` like execvp would (PATH search when it has no '/', with
+// `path` as PATH, or $PATH if null). Returns the path, or throws
+// std::runtime_error saying why it cannot run.
+std::string resolve_executable(const std::string& program, const char* path = nullptr);
+
+// Sends `sig` to the ranks (pids still unreaped): to their process group
+// `pgid`, which also reaches what they started, while one of them is in it
+// (so the id cannot have been reused), and directly to any that left it.
+void signal_ranks(pid_t pgid, const std::vector<pid_t>& running, int sig);
+
+std::string signal_name(int sig);
+void set_nonblocking(int fd);
+void close_fd(int& fd);
+
+}  // namespace sonde::mpiexec
