@@ -15,10 +15,12 @@
 #include <utility>
 #include <vector>
 
+#include "engine/abi.h"  // retain_datatype / release_datatype
 #include "engine/coll_schedule.h"
 #include "engine/engine.h"
 #include "engine/op.h"
 #include "engine/p2p.h"
+#include "engine/topo.h"
 
 namespace sonde::engine::coll {
 namespace {
@@ -476,7 +478,7 @@ Task gather_binomial(Schedule& s, const void* sbuf, int64_t scount, Datatype* st
 // store-and-forward copies would dominate. rcounts/displs null: rcount
 // elements per rank at slot i*rcount (Gather); otherwise Gatherv's.
 Task gather_linear(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
-                   const int* rcounts, const int* displs, Datatype* rtype, int root) {
+                   const int64_t* rcounts, const int64_t* displs, Datatype* rtype, int root) {
   const int p = s.p, r = s.r;
   if (r != root) {
     s.send(sbuf, scount, stype, root);
@@ -550,7 +552,7 @@ Task scatter_binomial(Schedule& s, const void* sbuf, int64_t scount, Datatype* s
 
 // Linear: the root sends every rank its block directly. scounts/displs
 // null: Scatter's layout.
-Task scatter_linear(Schedule& s, const void* sbuf, int64_t scount, const int* scounts, const int* displs,
+Task scatter_linear(Schedule& s, const void* sbuf, int64_t scount, const int64_t* scounts, const int64_t* displs,
                     Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root) {
   const int p = s.p, r = s.r;
   if (r != root) {
@@ -616,7 +618,8 @@ Task allgather_doubling(Schedule& s, void* rbuf, int64_t rcount, Datatype* rtype
 
 // Ring: p-1 steps, each passing on the slot received in the step before.
 // rcounts/displs null: Allgather's layout.
-Task allgather_ring(Schedule& s, void* rbuf, int64_t rcount, const int* rcounts, const int* displs, Datatype* rtype) {
+Task allgather_ring(Schedule& s, void* rbuf, int64_t rcount, const int64_t* rcounts, const int64_t* displs,
+                    Datatype* rtype) {
   const int p = s.p, r = s.r;
   auto count_of = [=](int i) -> int64_t { return rcounts ? rcounts[i] : rcount; };
   auto slot = [=](int i) { return at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); };
@@ -644,23 +647,19 @@ Task allgather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* sty
   co_return co_await allgather_ring(s, rbuf, rcount, nullptr, nullptr, rtype);
 }
 
-Task allgatherv_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts,
-                     const int* displs, Datatype* rtype) {
+Task allgatherv_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts,
+                     Counts displs, Datatype* rtype) {
   const int r = s.r;
   if (sbuf != MPI_IN_PLACE)
     SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype));
   if (s.p == 1) co_return MPI_SUCCESS;
-  co_return co_await allgather_ring(s, rbuf, 0, rcounts, displs, rtype);
+  co_return co_await allgather_ring(s, rbuf, 0, rcounts.data(), displs.data(), rtype);
 }
 
 // ---- alltoall(v,w) -----------------------------------------------------------
 
 // One peer's part of an exchange.
-struct Piece {
-  void* buf;
-  int64_t count;
-  Datatype* type;
-};
+using Piece = Block;
 
 // The general exchange behind Alltoallv/w and medium/large Alltoall:
 // `scattered` posts every transfer at once (one round); otherwise pairwise,
@@ -742,7 +741,7 @@ Task alltoall_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* styp
 // Pairwise exchange (commutative ops, larger vectors): in step i rank r
 // sends its input's block for rank r+i there and folds in the block r-i
 // sent for it. Each rank moves (p-1)/p of the vector once.
-Task reduce_scatter_pairwise(Schedule& s, const void* input, void* rbuf, const int* rcounts, const int64_t* displs,
+Task reduce_scatter_pairwise(Schedule& s, const void* input, void* rbuf, const int64_t* rcounts, const int64_t* displs,
                              Datatype* type, MPI_Op op) {
   const int p = s.p, r = s.r;
   const int64_t mine = rcounts[r];
@@ -761,7 +760,7 @@ Task reduce_scatter_pairwise(Schedule& s, const void* input, void* rbuf, const i
 }
 
 // rcounts: elements of the result per rank, back to back in the input.
-Task reduce_scatter_task(Schedule& s, const void* sbuf, void* rbuf, const int* rcounts, Datatype* type, MPI_Op op) {
+Task reduce_scatter_task(Schedule& s, const void* sbuf, void* rbuf, Counts rcounts, Datatype* type, MPI_Op op) {
   const int p = s.p, r = s.r;
   std::vector<int64_t> displs(static_cast<size_t>(p) + 1, 0);
   for (int i = 0; i < p; ++i) displs[i + 1] = displs[i] + rcounts[i];
@@ -769,21 +768,18 @@ Task reduce_scatter_task(Schedule& s, const void* sbuf, void* rbuf, const int* r
   const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
   if (total == 0 || type->size == 0) co_return MPI_SUCCESS;
   if (p > 1 && op_is_commutative(op) && total * type->size >= kReduceScatterPairwiseMin)
-    co_return co_await reduce_scatter_pairwise(s, input, rbuf, rcounts, displs.data(), type, op);
+    co_return co_await reduce_scatter_pairwise(s, input, rbuf, rcounts.data(), displs.data(), type, op);
   // Otherwise (small, or order matters): the whole vector reduced to rank
   // 0, which scatters the blocks.
   TypedScratch whole_store;
   void* whole = r == 0 ? whole_store.allocate(total, type) : nullptr;
   SONDE_CO_TRY(co_await reduce_tree(s, input, whole, total, type, op, 0));
-  std::vector<int> idispls(static_cast<size_t>(p));
-  for (int i = 0; i < p; ++i) idispls[i] = static_cast<int>(displs[i]);
   if (p == 1) co_return copy(whole, total, type, rbuf, total, type);
-  co_return co_await scatter_linear(s, whole, 0, rcounts, idispls.data(), type, rbuf, rcounts[r], type, 0);
+  co_return co_await scatter_linear(s, whole, 0, rcounts.data(), displs.data(), type, rbuf, rcounts[r], type, 0);
 }
 
 Task reduce_scatter_block_task(Schedule& s, const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op) {
-  std::vector<int> rcounts(static_cast<size_t>(s.p), static_cast<int>(rcount));
-  co_return co_await reduce_scatter_task(s, sbuf, rbuf, rcounts.data(), type, op);
+  co_return co_await reduce_scatter_task(s, sbuf, rbuf, Counts(static_cast<size_t>(s.p), rcount), type, op);
 }
 
 // ---- scan / exscan -------------------------------------------------------------
@@ -829,17 +825,257 @@ Task scan_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatyp
   co_return MPI_SUCCESS;
 }
 
+// ---- intercommunicator collectives ------------------------------------------------
+//
+// Group A and group B; every transfer between them goes through the
+// leaders (local rank 0 of each group) or straight between peers, and the
+// work inside a group reuses the intracommunicator algorithms on the
+// hidden local intracommunicator (Schedule::to_local). Rooted collectives
+// take root = MPI_ROOT at the root, MPI_PROC_NULL at the root's group
+// peers (which do nothing) and the root's rank in the remote group at the
+// other group's members.
+
+bool root_idle(int root) { return root == MPI_PROC_NULL; }
+
+// Local barrier (all of my group arrived), leaders swap a token (so has
+// the other group), local barrier again (nobody leaves before its leader
+// has heard from the other side).
+Task inter_barrier(Schedule& s) {
+  s.to_local();
+  SONDE_CO_TRY(co_await barrier_task(s));
+  if (s.r == 0) {
+    uint8_t in = 0, out = 0;
+    s.to_remote();
+    s.recv(&in, 0, byte_type(), 0);
+    s.send(&out, 0, byte_type(), 0);
+    SONDE_CO_TRY(co_await s.round());
+    s.to_local();
+  }
+  co_return co_await barrier_task(s);
+}
+
+// The root sends to the other group's leader, which broadcasts locally.
+Task inter_bcast(Schedule& s, void* buf, int64_t count, Datatype* type, int root) {
+  if (root_idle(root)) co_return MPI_SUCCESS;
+  if (root == MPI_ROOT) {
+    s.send(buf, count, type, 0);
+    co_return co_await s.round();
+  }
+  if (s.r == 0) {
+    s.recv(buf, count, type, root);
+    SONDE_CO_TRY(co_await s.round());
+  }
+  s.to_local();
+  co_return co_await bcast_task(s, buf, count, type, 0);
+}
+
+// Reduces this group's `sbuf` to its leader's *acc (allocated there; rank
+// order kept for non-commutative ops: reduce_task roots those at rank 0).
+Task reduce_to_leader(Schedule& s, const void* sbuf, TypedScratch& store, void** acc, int64_t count, Datatype* type,
+                      MPI_Op op) {
+  *acc = s.r == 0 ? store.allocate(count, type) : nullptr;
+  s.to_local();
+  const int rc = co_await reduce_task(s, sbuf, *acc, count, type, op, 0);
+  s.to_remote();
+  co_return rc;
+}
+
+// The non-root group reduces to its leader, which sends to the root.
+Task inter_reduce(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  if (root_idle(root)) co_return MPI_SUCCESS;
+  if (root == MPI_ROOT) {
+    s.recv(rbuf, count, type, 0);
+    co_return co_await s.round();
+  }
+  TypedScratch store;
+  void* acc = nullptr;
+  SONDE_CO_TRY(co_await reduce_to_leader(s, sbuf, store, &acc, count, type, op));
+  if (s.r != 0) co_return MPI_SUCCESS;
+  s.send(acc, count, type, root);
+  co_return co_await s.round();
+}
+
+// The leaders swap this group's (out, n, otype) for the other's (in, m,
+// itype), which each leader then broadcasts in its group.
+Task swap_and_broadcast(Schedule& s, const void* out, int64_t n, Datatype* otype, void* in, int64_t m,
+                        Datatype* itype) {
+  if (s.r == 0) {
+    s.to_remote();
+    s.recv(in, m, itype, 0);
+    s.send(out, n, otype, 0);
+    SONDE_CO_TRY(co_await s.round());
+  }
+  s.to_local();
+  co_return co_await bcast_task(s, in, m, itype, 0);
+}
+
+// Each group reduces to its leader, the leaders swap, each broadcasts the
+// other group's result locally.
+Task inter_allreduce(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op) {
+  TypedScratch store;
+  void* acc = nullptr;
+  SONDE_CO_TRY(co_await reduce_to_leader(s, sbuf, store, &acc, count, type, op));
+  co_return co_await swap_and_broadcast(s, acc, count, type, rbuf, count, type);
+}
+
+// The non-root group gathers to its leader (in its send layout), which
+// sends the lot to the root in one message.
+Task inter_gather(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                  Datatype* rtype, int root) {
+  if (root_idle(root)) co_return MPI_SUCCESS;
+  if (root == MPI_ROOT) {
+    s.recv(rbuf, rcount * s.p, rtype, 0);
+    co_return co_await s.round();
+  }
+  const int64_t n = scount * s.local->size;
+  TypedScratch store;
+  void* all = s.r == 0 ? store.allocate(n, stype) : nullptr;
+  s.to_local();
+  SONDE_CO_TRY(co_await gather_task(s, sbuf, scount, stype, all, scount, stype, 0));
+  if (s.r != 0) co_return MPI_SUCCESS;
+  s.to_remote();
+  s.send(all, n, stype, root);
+  co_return co_await s.round();
+}
+
+// Gatherv and Scatterv: every member of the other group straight from or
+// to the root, which has one (counts[i], displs[i]) slot of `rooted` per
+// remote rank i; the members' own data is (buf, count, type).
+Task inter_linear(Schedule& s, bool gather, void* rooted, Counts counts, Counts displs, Datatype* rooted_type,
+                  void* buf, int64_t count, Datatype* type, int root) {
+  if (root_idle(root)) co_return MPI_SUCCESS;
+  if (root == MPI_ROOT) {
+    for (int i = 0; i < s.p; ++i) {
+      if (gather) s.recv(at(rooted, displs[i], rooted_type), counts[i], rooted_type, i);
+      else s.send(at(rooted, displs[i], rooted_type), counts[i], rooted_type, i);
+    }
+  } else if (gather) {
+    s.send(buf, count, type, root);
+  } else {
+    s.recv(buf, count, type, root);
+  }
+  co_return co_await s.round();
+}
+
+// The root sends everything to the other group's leader, which scatters it.
+Task inter_scatter(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                   Datatype* rtype, int root) {
+  if (root_idle(root)) co_return MPI_SUCCESS;
+  if (root == MPI_ROOT) {
+    s.send(sbuf, scount * s.p, stype, 0);
+    co_return co_await s.round();
+  }
+  const int64_t n = rcount * s.local->size;
+  TypedScratch store;
+  void* all = s.r == 0 ? store.allocate(n, rtype) : nullptr;
+  if (s.r == 0) {
+    s.recv(all, n, rtype, root);
+    SONDE_CO_TRY(co_await s.round());
+  }
+  s.to_local();
+  co_return co_await scatter_task(s, all, rcount, rtype, rbuf, rcount, rtype, 0);
+}
+
+// Each group gathers to its leader, the leaders swap, each broadcasts the
+// other group's blocks locally.
+Task inter_allgather(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                     Datatype* rtype) {
+  const int64_t n = scount * s.local->size, m = rcount * s.p;
+  TypedScratch store;
+  void* all = s.r == 0 ? store.allocate(n, stype) : nullptr;
+  s.to_local();
+  SONDE_CO_TRY(co_await gather_task(s, sbuf, scount, stype, all, scount, stype, 0));
+  co_return co_await swap_and_broadcast(s, all, n, stype, rbuf, m, rtype);
+}
+
+// Allgatherv: the receive layout is known only per remote rank, so every
+// member sends its block to every member of the other group.
+Task inter_allgatherv(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts,
+                      Counts displs, Datatype* rtype) {
+  for (int i = 0; i < s.p; ++i) {
+    const int j = (s.r + i) % s.p;  // spread the load over the other group
+    s.recv(at(rbuf, displs[j], rtype), rcounts[j], rtype, j);
+  }
+  for (int i = 0; i < s.p; ++i) s.send(sbuf, scount, stype, (s.r + i) % s.p);
+  co_return co_await s.round();
+}
+
+// Alltoall(v,w): piece j goes to, and comes from, remote rank j; all at once.
+Task inter_exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in) {
+  for (int i = 0; i < s.p; ++i) {
+    const int j = (s.r + i) % s.p;
+    s.recv(in[j].buf, in[j].count, in[j].type, j);
+    s.send(out[j].buf, out[j].count, out[j].type, j);
+  }
+  co_return co_await s.round();
+}
+
+// Each group reduces its whole vector to its leader, the leaders swap, each
+// scatters the other group's result over its own members by `rcounts`
+// (this group's, whose sum both groups' vectors have).
+Task inter_reduce_scatter(Schedule& s, const void* sbuf, void* rbuf, Counts rcounts, Datatype* type, MPI_Op op) {
+  const int lsize = s.local->size;
+  Counts displs(static_cast<size_t>(lsize) + 1, 0);
+  for (int i = 0; i < lsize; ++i) displs[i + 1] = displs[i] + rcounts[i];
+  const int64_t total = displs[lsize];
+  TypedScratch store, theirs_store;
+  void* acc = nullptr;
+  SONDE_CO_TRY(co_await reduce_to_leader(s, sbuf, store, &acc, total, type, op));
+  void* theirs = s.r == 0 ? theirs_store.allocate(total, type) : nullptr;
+  if (s.r == 0) {
+    s.recv(theirs, total, type, 0);
+    s.send(acc, total, type, 0);
+    SONDE_CO_TRY(co_await s.round());
+  }
+  s.to_local();
+  if (lsize == 1) co_return copy(theirs, total, type, rbuf, total, type);
+  co_return co_await scatter_linear(s, theirs, 0, rcounts.data(), displs.data(), type, rbuf, rcounts[s.r], type, 0);
+}
+
+// ---- neighbourhood collectives ----------------------------------------------------
+
+// Every transfer at once, out[i] to the i-th destination, in[i] from the
+// i-th source (topo_neighbors' order; MPI_PROC_NULL neighbours skipped).
+// A peer may be a neighbour several times (a periodic dimension of extent
+// 1 or 2, repeated graph edges); messages between two ranks match in the
+// order they are posted, so on a Cartesian topology the receives of each
+// dimension are posted +1 neighbour first: what a rank sends to its -1
+// neighbour (sent first) is what that neighbour takes from its +1 side.
+Task neighbor_task(Schedule& s, std::vector<Block> out, std::vector<Block> in) {
+  std::vector<int> sources, destinations;
+  const Topology& topo = *s.user->topo;
+  topo_neighbors(topo, s.r, &sources, &destinations);
+  const bool cart = topo.kind == MPI_CART;
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const size_t i = cart ? (k ^ 1) : k;  // (2d+1, 2d) instead of (2d, 2d+1)
+    if (sources[i] != MPI_PROC_NULL) s.recv(in[i].buf, in[i].count, in[i].type, sources[i]);
+  }
+  for (size_t i = 0; i < destinations.size(); ++i)
+    if (destinations[i] != MPI_PROC_NULL) s.send(out[i].buf, out[i].count, out[i].type, destinations[i]);
+  co_return co_await s.round();
+}
+
 // ---- nonblocking collectives: the schedules progress() advances ---------------
 
 // A nonblocking collective in flight: its schedule, its coroutine and the
 // user request that completes with it.
 struct Flight {
-  Flight(Comm* c, int kind, MPI_Op o) : schedule(c, kind), op(o) { op_hold(op); }
-  ~Flight() { op_release(op); }
+  Flight(Comm* c, int kind, MPI_Op o, std::vector<Datatype*> t) : schedule(c, kind), op(o), types(std::move(t)) {
+    op_hold(op);
+    for (Datatype* d : types)
+      if (d) retain_datatype(d);
+  }
+  ~Flight() {
+    op_release(op);
+    for (Datatype* d : types)
+      if (d) release_datatype(d);
+  }
   Schedule schedule;
   Task task;
   Request* request = nullptr;
   MPI_Op op;  // a reduction's op, held while it runs (MPI_Op_free may come meanwhile)
+  // Its datatypes, likewise held (MPI_Type_free may come meanwhile).
+  std::vector<Datatype*> types;
 };
 
 std::vector<Flight*>& flights() {
@@ -880,14 +1116,16 @@ int run_blocking(Schedule& s, Task t) {
 
 // One entry for both forms: `make(schedule)` builds the collective's Task;
 // `op` is a reduction's operation.
+// `types`: the datatypes a nonblocking collective uses until it completes.
 template <class Make>
-int launch(Comm* comm, Kind kind, MPI_Request* request, Make make, MPI_Op op = MPI_OP_NULL) {
+int launch(Comm* comm, Kind kind, MPI_Request* request, Make make, MPI_Op op = MPI_OP_NULL,
+           std::vector<Datatype*> types = {}) {
   try {
     if (!request) {
       Schedule s(comm, kind);
       return run_blocking(s, make(s));
     }
-    auto f = std::make_unique<Flight>(comm, kind, op);
+    auto f = std::make_unique<Flight>(comm, kind, op, std::move(types));
     f->task = make(f->schedule);
     Request* q = engine().new_request(RequestKind::kCollective);
     if (!q) return MPI_ERR_INTERN;
@@ -913,7 +1151,13 @@ int launch(Comm* comm, Kind kind, MPI_Request* request, Make make, MPI_Op op = M
 
 // ---- Schedule ------------------------------------------------------------------
 
-Schedule::Schedule(Comm* c, int kind) : comm(c), tag(coll_tag(kind, ++c->coll_seq)), p(c->size), r(c->rank) {}
+Schedule::Schedule(Comm* c, int kind)
+    : user(c),
+      local(c->inter ? c->local_comm : c),
+      comm(c),
+      tag(coll_tag(kind, ++c->coll_seq)),
+      p(c->peers()),
+      r(c->rank) {}
 
 Schedule::~Schedule() {
   if (!pending_.empty()) wait_all(static_cast<int>(pending_.size()), pending_.data());
@@ -984,121 +1228,192 @@ int progress_schedules() {
 
 bool pending_on(const Comm* comm) {
   for (const Flight* f : flights())
-    if (f->schedule.comm == comm) return true;
+    if (f->schedule.user == comm || f->schedule.local == comm) return true;
   return false;
 }
 
 // ---- entry points ----------------------------------------------------------------
 
 int barrier(Comm* comm, MPI_Request* request) {
+  if (comm->inter) return launch(comm, kBarrier, request, [=](Schedule& s) { return inter_barrier(s); });
   return launch(comm, kBarrier, request, [=](Schedule& s) { return barrier_task(s); });
 }
 
 int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Request* request) {
-  return launch(comm, kBcast, request, [=](Schedule& s) { return bcast_task(s, buf, count, type, root); });
+  if (comm->inter)
+    return launch(comm, kBcast, request, [=](Schedule& s) { return inter_bcast(s, buf, count, type, root); }, MPI_OP_NULL, {type});
+  return launch(comm, kBcast, request, [=](Schedule& s) { return bcast_task(s, buf, count, type, root); }, MPI_OP_NULL, {type});
 }
 
 int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* comm,
            MPI_Request* request) {
+  if (comm->inter)
+    return launch(comm, kReduce, request,
+                  [=](Schedule& s) { return inter_reduce(s, sbuf, rbuf, count, type, op, root); }, op, {type});
   return launch(comm, kReduce, request,
-                [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); }, op);
+                [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); }, op, {type});
 }
 
 int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
               MPI_Request* request) {
+  if (comm->inter)
+    return launch(comm, kAllreduce, request,
+                  [=](Schedule& s) { return inter_allreduce(s, sbuf, rbuf, count, type, op); }, op, {type});
   return launch(comm, kAllreduce, request,
-                [=](Schedule& s) { return allreduce_task(s, sbuf, rbuf, count, type, op); }, op);
+                [=](Schedule& s) { return allreduce_task(s, sbuf, rbuf, count, type, op); }, op, {type});
 }
 
 int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
            Comm* comm, MPI_Request* request) {
+  if (comm->inter)
+    return launch(comm, kGather, request,
+                  [=](Schedule& s) { return inter_gather(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL, {stype, rtype});
   return launch(comm, kGather, request,
-                [=](Schedule& s) { return gather_task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); });
+                [=](Schedule& s) { return gather_task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL, {stype, rtype});
 }
 
-int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts, const int* displs,
+namespace {
+Task gatherv_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts,
+                  Counts displs, Datatype* rtype, int root) {
+  co_return co_await gather_linear(s, sbuf, scount, stype, rbuf, 0, rcounts.data(), displs.data(), rtype, root);
+}
+Task scatterv_task(Schedule& s, const void* sbuf, Counts scounts, Counts displs, Datatype* stype, void* rbuf,
+                   int64_t rcount, Datatype* rtype, int root) {
+  co_return co_await scatter_linear(s, sbuf, 0, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root);
+}
+}  // namespace
+
+int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
-  return launch(comm, kGatherv, request, [=](Schedule& s) {
-    return gather_linear(s, sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root);
-  });
+  return launch(comm, kGatherv, request, [&](Schedule& s) {
+    if (comm->inter)
+      return inter_linear(s, true, rbuf, std::move(rcounts), std::move(displs), rtype, const_cast<void*>(sbuf),
+                          scount, stype, root);
+    return gatherv_task(s, sbuf, scount, stype, rbuf, std::move(rcounts), std::move(displs), rtype, root);
+  }, MPI_OP_NULL, {stype, rtype});
 }
 
 int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
             Comm* comm, MPI_Request* request) {
+  auto task = comm->inter ? inter_scatter : scatter_task;
   return launch(comm, kScatter, request,
-                [=](Schedule& s) { return scatter_task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); });
+                [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL, {stype, rtype});
 }
 
-int scatterv(const void* sbuf, const int* scounts, const int* displs, Datatype* stype, void* rbuf, int64_t rcount,
+int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, void* rbuf, int64_t rcount,
              Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
-  return launch(comm, kScatterv, request, [=](Schedule& s) {
-    return scatter_linear(s, sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root);
-  });
+  return launch(comm, kScatterv, request, [&](Schedule& s) {
+    if (comm->inter)
+      return inter_linear(s, false, const_cast<void*>(sbuf), std::move(scounts), std::move(displs), stype, rbuf,
+                          rcount, rtype, root);
+    return scatterv_task(s, sbuf, std::move(scounts), std::move(displs), stype, rbuf, rcount, rtype, root);
+  }, MPI_OP_NULL, {stype, rtype});
 }
 
 int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
               Comm* comm, MPI_Request* request) {
+  auto task = comm->inter ? inter_allgather : allgather_task;
   return launch(comm, kAllgather, request,
-                [=](Schedule& s) { return allgather_task(s, sbuf, scount, stype, rbuf, rcount, rtype); });
+                [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype); }, MPI_OP_NULL, {stype, rtype});
 }
 
-int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts, const int* displs,
+int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
                Datatype* rtype, Comm* comm, MPI_Request* request) {
-  return launch(comm, kAllgatherv, request,
-                [=](Schedule& s) { return allgatherv_task(s, sbuf, scount, stype, rbuf, rcounts, displs, rtype); });
+  auto task = comm->inter ? inter_allgatherv : allgatherv_task;
+  return launch(comm, kAllgatherv, request, [&](Schedule& s) {
+    return task(s, sbuf, scount, stype, rbuf, std::move(rcounts), std::move(displs), rtype);
+  }, MPI_OP_NULL, {stype, rtype});
 }
 
 int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
              Comm* comm, MPI_Request* request) {
+  if (comm->inter) {
+    return launch(comm, kAlltoall, request, [=](Schedule& s) {
+      std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
+      for (int j = 0; j < s.p; ++j) {
+        out[j] = Piece{const_cast<uint8_t*>(at(sbuf, int64_t(j) * scount, stype)), scount, stype};
+        in[j] = Piece{at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype};
+      }
+      return inter_exchange(s, std::move(out), std::move(in));
+    }, MPI_OP_NULL, {stype, rtype});
+  }
   return launch(comm, kAlltoall, request,
-                [=](Schedule& s) { return alltoall_task(s, sbuf, scount, stype, rbuf, rcount, rtype); });
+                [=](Schedule& s) { return alltoall_task(s, sbuf, scount, stype, rbuf, rcount, rtype); }, MPI_OP_NULL, {stype, rtype});
 }
 
-int alltoallv(const void* sbuf, const int* scounts, const int* sdispls, Datatype* stype, void* rbuf,
-              const int* rcounts, const int* rdispls, Datatype* rtype, Comm* comm, MPI_Request* request) {
+// Alltoallv and Alltoallw: per-peer pieces, built before launch returns
+// (so the count, displacement and type arrays are not needed afterwards).
+// Displacements are in elements of the datatype (v) or in bytes (w).
+namespace {
+int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdispls,
+                    const std::vector<Datatype*>& stypes, void* rbuf, const Counts& rcounts, const Counts& rdispls,
+                    const std::vector<Datatype*>& rtypes, bool byte_displs, Comm* comm, Kind kind,
+                    MPI_Request* request) {
   const bool in_place = sbuf == MPI_IN_PLACE;
-  return launch(comm, kAlltoallv, request, [=](Schedule& s) {
+  auto type_of = [](const std::vector<Datatype*>& t, int j) { return t.size() == 1 ? t[0] : t[j]; };
+  auto addr = [byte_displs](const void* buf, int64_t d, const Datatype* t) {
+    return const_cast<uint8_t*>(static_cast<const uint8_t*>(buf)) + (byte_displs ? d : d * t->extent);
+  };
+  std::vector<Datatype*> held(stypes);
+  held.insert(held.end(), rtypes.begin(), rtypes.end());
+  return launch(comm, kind, request, [&](Schedule& s) {
     std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
     for (int j = 0; j < s.p; ++j) {
-      if (!in_place) out[j] = Piece{const_cast<uint8_t*>(at(sbuf, sdispls[j], stype)), scounts[j], stype};
-      in[j] = Piece{at(rbuf, rdispls[j], rtype), rcounts[j], rtype};
+      if (!in_place) out[j] = Piece{addr(sbuf, sdispls[j], type_of(stypes, j)), scounts[j], type_of(stypes, j)};
+      in[j] = Piece{addr(rbuf, rdispls[j], type_of(rtypes, j)), rcounts[j], type_of(rtypes, j)};
     }
+    if (s.user->inter) return inter_exchange(s, std::move(out), std::move(in));
     return exchange(s, std::move(out), std::move(in), in_place, true);
-  });
+  }, MPI_OP_NULL, held);
+}
+}  // namespace
+
+int alltoallv(const void* sbuf, Counts scounts, Counts sdispls, Datatype* stype, void* rbuf, Counts rcounts,
+              Counts rdispls, Datatype* rtype, Comm* comm, MPI_Request* request) {
+  return alltoall_pieces(sbuf, scounts, sdispls, {stype}, rbuf, rcounts, rdispls, {rtype}, false, comm, kAlltoallv,
+                         request);
 }
 
-int alltoallw(const void* sbuf, const int* scounts, const int* sdispls, Datatype* const* stypes, void* rbuf,
-              const int* rcounts, const int* rdispls, Datatype* const* rtypes, Comm* comm, MPI_Request* request) {
-  const bool in_place = sbuf == MPI_IN_PLACE;
-  return launch(comm, kAlltoallw, request, [=](Schedule& s) {
-    std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
-    for (int j = 0; j < s.p; ++j) {
-      if (!in_place) out[j] = Piece{const_cast<uint8_t*>(static_cast<const uint8_t*>(sbuf) + sdispls[j]), scounts[j], stypes[j]};
-      in[j] = Piece{static_cast<uint8_t*>(rbuf) + rdispls[j], rcounts[j], rtypes[j]};
-    }
-    return exchange(s, std::move(out), std::move(in), in_place, true);
-  });
+int alltoallw(const void* sbuf, Counts scounts, Counts sdispls, std::vector<Datatype*> stypes, void* rbuf,
+              Counts rcounts, Counts rdispls, std::vector<Datatype*> rtypes, Comm* comm, MPI_Request* request) {
+  return alltoall_pieces(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, true, comm, kAlltoallw,
+                         request);
 }
 
 int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op, Comm* comm,
                          MPI_Request* request) {
+  if (comm->inter)
+    return launch(comm, kReduceScatterBlock, request, [=](Schedule& s) {
+      return inter_reduce_scatter(s, sbuf, rbuf, Counts(static_cast<size_t>(s.local->size), rcount), type, op);
+    }, op, {type});
   return launch(comm, kReduceScatterBlock, request,
-                [=](Schedule& s) { return reduce_scatter_block_task(s, sbuf, rbuf, rcount, type, op); }, op);
+                [=](Schedule& s) { return reduce_scatter_block_task(s, sbuf, rbuf, rcount, type, op); }, op, {type});
 }
 
-int reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, Datatype* type, MPI_Op op, Comm* comm,
+int reduce_scatter(const void* sbuf, void* rbuf, Counts rcounts, Datatype* type, MPI_Op op, Comm* comm,
                    MPI_Request* request) {
+  auto task = comm->inter ? inter_reduce_scatter : reduce_scatter_task;
   return launch(comm, kReduceScatter, request,
-                [=](Schedule& s) { return reduce_scatter_task(s, sbuf, rbuf, rcounts, type, op); }, op);
+                [&](Schedule& s) { return task(s, sbuf, rbuf, std::move(rcounts), type, op); }, op, {type});
 }
 
 int scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm, MPI_Request* request) {
-  return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); }, op);
+  return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); }, op, {type});
 }
 
 int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
            MPI_Request* request) {
-  return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); }, op);
+  return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); }, op, {type});
+}
+
+int neighbor(Comm* comm, Kind kind, std::vector<Block> out, std::vector<Block> in, MPI_Request* request) {
+  std::vector<Datatype*> held;
+  if (request) {
+    for (const Block& b : out) held.push_back(b.type);
+    for (const Block& b : in) held.push_back(b.type);
+  }
+  return launch(comm, kind, request, [&](Schedule& s) { return neighbor_task(s, std::move(out), std::move(in)); },
+                MPI_OP_NULL, std::move(held));
 }
 
 }  // namespace sonde::engine::coll

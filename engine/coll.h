@@ -1,4 +1,4 @@
-// Collectives on intracommunicators, built only on the internal
+// Collectives on intra- and intercommunicators, built only on the internal
 // point-to-point interface (p2p.h). Each algorithm is written once, as a
 // C++20 coroutine over rounds of sends and receives (coll.cc); the blocking
 // call drives it to the end on the spot, the nonblocking call attaches it to
@@ -7,8 +7,13 @@
 //
 // Contract shared by every function here:
 // - Arguments are already validated by the ABI layer (abi_coll.cc): live
-//   intracommunicator, committed datatypes, counts >= 0, root in range, op
+//   communicator, committed datatypes, counts >= 0, root in range, op
 //   valid and defined on the datatype. MPI_IN_PLACE arrives as MPI_IN_PLACE.
+// - Intercommunicators (comm->inter): MPI's intercommunicator semantics.
+//   Rooted calls take root = MPI_ROOT at the root, MPI_PROC_NULL at the
+//   other members of the root's group, the root's remote rank in the other
+//   group; count/displacement arrays are per remote rank (Reduce_scatter's:
+//   per local rank); no MPI_IN_PLACE; Scan/Exscan do not exist there.
 // - `request`: null for the blocking form, which returns when this rank's
 //   part is done. Otherwise the collective is started and *request receives
 //   a user request (RequestKind::kCollective) that MPI_Wait/Test/... finish.
@@ -29,11 +34,18 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/objects.h"
 #include "include/mpi.h"
 
 namespace sonde::engine::coll {
+
+// Per-rank counts and displacements (elements, or bytes for Alltoallw's
+// displacements), copied from the caller's int or MPI_Count/MPI_Aint arrays:
+// a nonblocking collective keeps its own copy, so the large-count (_c)
+// forms and the int forms share every algorithm.
+using Counts = std::vector<int64_t>;
 
 // Tag kinds. Stable numbers: tools may key on them ((-16 - tag) % 64).
 enum Kind : int {
@@ -54,6 +66,11 @@ enum Kind : int {
   kReduceScatterBlock = 14,
   kScan = 15,
   kExscan = 16,
+  kNeighborAllgather = 17,
+  kNeighborAllgatherv = 18,
+  kNeighborAlltoall = 19,
+  kNeighborAlltoallv = 20,
+  kNeighborAlltoallw = 21,
 };
 
 int barrier(Comm* comm, MPI_Request* request = nullptr);
@@ -74,7 +91,7 @@ int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_O
 // only at the root.
 int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
            int root, Comm* comm, MPI_Request* request = nullptr);
-int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts, const int* displs,
+int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
             Datatype* rtype, int root, Comm* comm, MPI_Request* request = nullptr);
 
 // rbuf may be MPI_IN_PLACE at the root (its block stays where it is in
@@ -82,31 +99,31 @@ int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const
 // root.
 int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
             int root, Comm* comm, MPI_Request* request = nullptr);
-int scatterv(const void* sbuf, const int* scounts, const int* displs, Datatype* stype, void* rbuf, int64_t rcount,
+int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, void* rbuf, int64_t rcount,
              Datatype* rtype, int root, Comm* comm, MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE (each rank's contribution is already at its slot
 // of rbuf; scount/stype are then ignored).
 int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
               Comm* comm, MPI_Request* request = nullptr);
-int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int* rcounts,
-               const int* displs, Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
+int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
+               Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE (the data to send is in rbuf, described by the
 // receive arguments, and is replaced by the result).
 int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
              Comm* comm, MPI_Request* request = nullptr);
-int alltoallv(const void* sbuf, const int* scounts, const int* sdispls, Datatype* stype, void* rbuf,
-              const int* rcounts, const int* rdispls, Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
-// Byte displacements and one datatype per peer.
-int alltoallw(const void* sbuf, const int* scounts, const int* sdispls, Datatype* const* stypes, void* rbuf,
-              const int* rcounts, const int* rdispls, Datatype* const* rtypes, Comm* comm,
+int alltoallv(const void* sbuf, Counts scounts, Counts sdispls, Datatype* stype, void* rbuf, Counts rcounts,
+              Counts rdispls, Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
+// Byte displacements and one datatype per peer (stypes empty in place).
+int alltoallw(const void* sbuf, Counts scounts, Counts sdispls, std::vector<Datatype*> stypes, void* rbuf,
+              Counts rcounts, Counts rdispls, std::vector<Datatype*> rtypes, Comm* comm,
               MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE (the whole input vector is then in rbuf).
 int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op, Comm* comm,
                          MPI_Request* request = nullptr);
-int reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, Datatype* type, MPI_Op op, Comm* comm,
+int reduce_scatter(const void* sbuf, void* rbuf, Counts rcounts, Datatype* type, MPI_Op op, Comm* comm,
                    MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE (the input is then in rbuf). Exscan leaves rank
@@ -115,6 +132,19 @@ int scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op,
          MPI_Request* request = nullptr);
 int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
            MPI_Request* request = nullptr);
+
+// One peer's part of an exchange: `count` elements of `type` at `buf`.
+struct Block {
+  void* buf;
+  int64_t count;
+  Datatype* type;
+};
+
+// Neighbourhood collectives (comm an intracommunicator with a topology):
+// out[i] goes to the i-th destination and in[i] comes from the i-th source,
+// in topo_neighbors' order (engine/topo.h); all five MPI_Neighbor_* calls
+// are this exchange with different blocks.
+int neighbor(Comm* comm, Kind kind, std::vector<Block> out, std::vector<Block> in, MPI_Request* request = nullptr);
 
 // ---- the engine's hook (engine.cc progress()) ----
 

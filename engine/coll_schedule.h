@@ -126,10 +126,26 @@ class Schedule {
 
   bool ready() const;
 
-  Comm* const comm;
+  // Intercommunicators: the group the following transfers address (and p,
+  // its size). Local transfers travel on the hidden intracommunicator over
+  // the local group (Comm::local_comm, one per intercommunicator) with this
+  // collective's tag, so intracommunicator algorithms run unchanged on the
+  // local group after to_local(). An intracommunicator's two are the same.
+  void to_local() {
+    comm = local;
+    p = local->size;
+  }
+  void to_remote() {
+    comm = user;
+    p = user->peers();
+  }
+
+  Comm* const user;   // the communicator the collective was called on
+  Comm* const local;  // its local group: user itself, or an intercommunicator's hidden intracommunicator
+  Comm* comm;         // where send() and recv() go now
   const int tag;
-  const int p;  // communicator size
-  const int r;  // this rank
+  int p;        // size of the group addressed now
+  const int r;  // this rank (in the local group)
   // Where the driver resumes: the innermost coroutine waiting on a round.
   std::coroutine_handle<> waiting;
 

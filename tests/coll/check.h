@@ -45,14 +45,14 @@ static void check_rc(int rc, const char *call) {
 }
 
 /* An expected error class (Sonde's classes; other libraries differ). */
-static void expect_error(int rc, int want_class, const char *what) {
+static inline void expect_error(int rc, int want_class, const char *what) {
   begin_case("error check: %s", what);
   int cls = MPI_SUCCESS;
   if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
   if (cls != want_class) mismatch(0, cls, want_class);
 }
 
-static unsigned hash3(unsigned a, unsigned b, unsigned salt) {
+static inline unsigned hash3(unsigned a, unsigned b, unsigned salt) {
   unsigned x = a * 2654435761u ^ (b + 0x9e3779b9u * salt);
   x ^= x >> 15;
   x *= 0x2c1b3c6du;

@@ -691,7 +691,9 @@ static void test_errors(MPI_Comm parent) {
   begin_case("Allreduce after refused calls");
   check_rc(MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
   if (b[0] != 0) mismatch(0, b[0], 0);
-  /* Freed communicators, and intercommunicators (no collectives on them yet). */
+  /* Freed communicators, and what intercommunicators do not have (Scan,
+   * MPI_IN_PLACE, a root that is neither MPI_ROOT, MPI_PROC_NULL nor a
+   * remote rank); tests/coll/intercoll.c checks what they have. */
   MPI_Comm stale;
   MPI_Comm_dup(comm, &stale);
   MPI_Comm dead = stale;
@@ -705,8 +707,11 @@ static void test_errors(MPI_Comm parent) {
     MPI_Comm_split(comm, rank % 2, rank, &half);
     check_rc(MPI_Intercomm_create(half, 0, comm, rank % 2 ? 0 : 1, 99, &inter), "MPI_Intercomm_create");
     MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-    expect_error(MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "Allreduce on an intercommunicator");
-    expect_error(MPI_Ibcast(a, 1, MPI_INT, 0, inter, &req), MPI_ERR_COMM, "Ibcast on an intercommunicator");
+    expect_error(MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "Scan on an intercommunicator");
+    expect_error(MPI_Iexscan(a, b, 1, MPI_INT, MPI_SUM, inter, &req), MPI_ERR_COMM, "Iexscan on an intercommunicator");
+    expect_error(MPI_Allreduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER,
+                 "Allreduce in place on an intercommunicator");
+    expect_error(MPI_Ibcast(a, 1, MPI_INT, size, inter, &req), MPI_ERR_ROOT, "Ibcast to a root beyond the remote group");
     MPI_Comm_free(&inter);
     MPI_Comm_free(&half);
   }
