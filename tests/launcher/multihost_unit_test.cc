@@ -161,6 +161,9 @@ TEST_CASE("the daemon's command line") {
   CHECK(o.connect == std::vector<std::string>{"10.0.0.1:5", "127.0.0.1:5"});
   CHECK(o.node == 2);
   CHECK(o.stdin_to_rank0);
+  CHECK_FALSE(o.stdin_relay);
+  CHECK(parse_hostd_options({"--connect", "x:1", "--node", "0", "--token", "t", "--stdin-relay"})
+            .stdin_relay);
   CHECK_THROWS(parse_hostd_options({"--node", "1"}));
   CHECK_THROWS(parse_hostd_options({"--connect", "x:1", "--node", "0", "--token", "t", "--what"}));
 }

@@ -50,10 +50,11 @@ expect_failed() {
   if [[ $# -gt 0 && $JOB_RC != "$1" ]]; then die "exit status $JOB_RC, expected $1"; fi
 }
 
-# Every rank and daemon is gone from every host (they get a few seconds).
+# Every rank and daemon is gone from every host (they get a few seconds,
+# or $1 tenths of a second).
 expect_hosts_empty() {
   local left=""
-  for _ in $(seq 50); do
+  for _ in $(seq "${1:-50}"); do
     left=""
     for ((i = 0; i < MH_N; i++)); do left+=$(ip netns pids "$(mh_ns "$i")" 2>/dev/null | tr '\n' ' '); done
     [[ -z ${left// /} ]] && return 0
@@ -138,6 +139,26 @@ case "$scenario" in
     grep -qE "lost the daemon on host h1|rank 1 \(on h1\)|sonde ofi:" "$err" || die "no clear message"
     expect_hosts_empty
     ;;
+  host_lost)
+    # h1's link goes down while the hosts stream to each other: mpiexec
+    # hears nothing from h1's daemon for SONDE_HOSTD_TIMEOUT seconds (or a
+    # rank's ofi transport notices first) and ends the job; h1's daemon,
+    # cut off from mpiexec, ends its rank on its own.
+    mh_setup 2
+    mh_tcp_give_up_fast 0
+    mh_tcp_give_up_fast 1
+    ( for _ in $(seq 1800); do
+        if grep -qF "traffic flowing" "$out" 2>/dev/null; then sleep 0.5; mh_link 1 down; exit 0; fi
+        sleep 0.1
+      done ) &
+    MH_PIDS+=($!)
+    SONDE_HOSTD_TIMEOUT=5 job 180 --host h0,h1 "$bin/host_layout" 2 loop
+    expect_failed
+    grep -qF "traffic flowing" "$out" || die "the job ended before traffic flowed"
+    grep -qE "lost the daemon on host h1|sonde ofi:" "$err" || die "no clear message"
+    echo "ended by: $(grep -m1 -E "lost the daemon|sonde ofi:" "$err")"
+    expect_hosts_empty 150
+    ;;
   exit_code)
     # A rank on the third host exits 7: mpiexec exits 7 and ends the others,
     # which would sleep for a minute.
@@ -176,6 +197,17 @@ case "$scenario" in
       grep -qxF "$line" "$out" || die "missing stdout line: $line"
     done
     for r in 0 1 2 3; do grep -qxF "[1,$r]<stderr>: err $r" "$err" || die "missing stderr of rank $r"; done
+    # Rank 0 on another host (h1): mpiexec relays its stdin, 1 MB of it.
+    seq 1 150000 >"$MH_DIR/in"
+    set +e
+    mh_run 0 sh -c 'exec "$@" <"$0"' "$MH_DIR/in" \
+      timeout -s KILL 60 "$mpiexec" --launch-agent "$(mh_agent)" --host h1,h0 \
+      sh -c 'if [ "$SONDE_RANK" = 0 ]; then echo "$(hostname) $(md5sum | cut -c1-32)"; fi' \
+      >"$out" 2>"$err"
+    JOB_RC=$?
+    set -e
+    [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC"
+    grep -qxF "h1 $(md5sum <"$MH_DIR/in" | cut -c1-32)" "$out" || die "rank 0 on h1 read something else"
     # 2 MB from a remote rank, untagged, byte for byte.
     job 60 --host h0,h1 sh -c 'if [ "$SONDE_RANK" = 1 ]; then head -c 2000000 /dev/zero | tr "\0" x; fi'
     [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC"

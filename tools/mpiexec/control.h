@@ -42,6 +42,9 @@ enum class Msg : uint8_t {
   // daemon, whose kModexReply (id, PMIx status, blob) goes back the same way.
   kModexRequest,
   kModexReply,
+  // mpiexec -> the daemon of rank 0, when rank 0 runs on another host:
+  // bytes of mpiexec's stdin for rank 0; empty: end of input.
+  kStdin,
 };
 
 class ProtocolError : public std::runtime_error {

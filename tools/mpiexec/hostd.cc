@@ -74,6 +74,8 @@ HostdOptions parse_hostd_options(const std::vector<std::string>& args) {
       if (std::isfinite(s) && s > 0) o.heartbeat_limit = s;
     } else if (a == "--stdin") {
       o.stdin_to_rank0 = true;
+    } else if (a == "--stdin-relay") {
+      o.stdin_relay = true;
     } else {
       throw std::runtime_error("unknown argument '" + a + "'");
     }
@@ -252,6 +254,11 @@ void HostDaemon::start(const JobMessage& job) {
   std::vector<cpu_set_t> masks;
   if (job.bind_to_core) masks = core_masks(static_cast<int>(mine.size()));
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int relay[2] = {-1, -1};
+  if (opt_.stdin_relay && find(0) != nullptr && pipe2(relay, O_CLOEXEC) == 0) {
+    stdin_fd_ = relay[1];
+    set_nonblocking(stdin_fd_);
+  }
   const int local_size = static_cast<int>(mine.size());
   for (int i = 0; i < local_size && !leaving_; ++i) {
     Rank& r = *ranks_[static_cast<size_t>(i)];
@@ -264,7 +271,9 @@ void HostDaemon::start(const JobMessage& job) {
     l.executable = &executable;
     l.argv = &job.argv;
     l.env = &env;
-    l.stdin_fd = (r.rank == 0 && opt_.stdin_to_rank0) ? 0 : devnull;
+    l.stdin_fd = devnull;
+    if (r.rank == 0 && opt_.stdin_to_rank0) l.stdin_fd = 0;
+    if (r.rank == 0 && relay[0] >= 0) l.stdin_fd = relay[0];
     l.cpu_mask = masks.empty() ? nullptr : &masks[static_cast<size_t>(i)];
     l.pgid = pgid_;
     StartedRank s = start_rank(l);
@@ -277,6 +286,22 @@ void HostDaemon::start(const JobMessage& job) {
     ++running_;
   }
   if (devnull >= 0) close(devnull);
+  close_fd(relay[0]);
+}
+
+void HostDaemon::write_stdin() {
+  while (stdin_fd_ >= 0 && !stdin_buf_.empty()) {
+    ssize_t n = write(stdin_fd_, stdin_buf_.data(), stdin_buf_.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return;
+      close_fd(stdin_fd_);  // rank 0 is not reading any more (EPIPE)
+      stdin_buf_.clear();
+      return;
+    }
+    stdin_buf_.erase(0, static_cast<size_t>(n));
+  }
+  if (stdin_eof_ && stdin_buf_.empty()) close_fd(stdin_fd_);
 }
 
 void HostDaemon::report_failure(int code, const std::string& message) {
@@ -340,6 +365,7 @@ void HostDaemon::loop() {
     fds.push_back({pmix_ ? pmix_->wake_fd() : -1, POLLIN, 0});
     fds.push_back({channel_open ? ch_->fd() : -1,
                    static_cast<short>(POLLIN | (ch_->wants_write() ? POLLOUT : 0)), 0});
+    fds.push_back({!stdin_buf_.empty() ? stdin_fd_ : -1, POLLOUT, 0});
     const bool take_output = !channel_open || ch_->queued() < kMaxQueuedOutput;
     for (auto& r : ranks_) {
       const int streams[3] = {r->out_fd, r->err_fd, r->exec_fd};
@@ -385,8 +411,9 @@ void HostDaemon::loop() {
         if (!leaving_) lost("lost the connection to mpiexec");
       }
     }
-    for (size_t k = 3; k < fds.size(); ++k) {
-      if (fds[k].revents != 0) read_stream(*owners[k - 3].first, owners[k - 3].second);
+    if (fds[3].revents != 0) write_stdin();
+    for (size_t k = 4; k < fds.size(); ++k) {
+      if (fds[k].revents != 0) read_stream(*owners[k - 4].first, owners[k - 4].second);
     }
   }
 }
@@ -424,6 +451,16 @@ void HostDaemon::handle(Msg type, const std::string& payload) {
       ModexDone done = std::move(it->second);
       modex_.erase(it);
       done(status, blob);
+      break;
+    }
+    case Msg::kStdin: {
+      std::string bytes = in.str();
+      if (bytes.empty()) {
+        stdin_eof_ = true;
+      } else if (stdin_fd_ >= 0) {
+        stdin_buf_ += bytes;
+      }
+      write_stdin();
       break;
     }
     case Msg::kSignal:

@@ -38,6 +38,7 @@ struct HostdOptions {
   std::string token;                 // proves to mpiexec that we are its daemon
   double heartbeat_limit = 30;       // seconds of silence that mean mpiexec is gone
   bool stdin_to_rank0 = false;       // give our stdin to rank 0 if it is ours
+  bool stdin_relay = false;          // rank 0's stdin comes as kStdin messages
 };
 
 // Reads the daemon's command line; throws std::runtime_error.
@@ -85,6 +86,7 @@ class HostDaemon final : public ClientEvents {
   void signal_all(int sig);
   void lost(const std::string& why);
   void report_failure(int code, const std::string& message);
+  void write_stdin();
   Rank* find(int rank);
 
   HostdOptions opt_;
@@ -100,6 +102,11 @@ class HostDaemon final : public ClientEvents {
   std::optional<Clock::time_point> kill_at_, give_up_at_;
   uint32_t next_fence_ = 0;
   std::map<uint32_t, FenceDone> fences_;
+  // Rank 0's stdin relayed from mpiexec: our end of its pipe, what waits to
+  // go in, and whether mpiexec's stdin has ended.
+  int stdin_fd_ = -1;
+  std::string stdin_buf_;
+  bool stdin_eof_ = false;
   uint32_t next_modex_ = 0;
   std::map<uint32_t, ModexDone> modex_;
 };

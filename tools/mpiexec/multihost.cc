@@ -158,6 +158,10 @@ void MultiHostJob::launch(size_t node, const std::string& endpoints) {
   const bool has_rank0 = !h.place.ranks.empty() && h.place.ranks.front() == 0;
   const bool give_stdin = h.local && has_rank0 && !isatty(0);
   if (give_stdin) args.emplace_back("--stdin");
+  if (!h.local && has_rank0 && !isatty(0)) {
+    args.emplace_back("--stdin-relay");
+    stdin_fd_ = 0;
+  }
   std::vector<std::string> words;
   if (h.local) {
     words = args;
@@ -207,6 +211,17 @@ void MultiHostJob::broadcast(Msg type, const Writer& w) {
   for (auto& h : hosts_) {
     if (h.ch && !h.gone) h.ch->send(type, w);
   }
+}
+
+void MultiHostJob::relay_stdin() {
+  Host& h = hosts_[static_cast<size_t>(ranks_[0].node)];
+  char buf[64 * 1024];
+  ssize_t n = read(stdin_fd_, buf, sizeof buf);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  Writer w;
+  w.str(n > 0 ? std::string_view(buf, static_cast<size_t>(n)) : std::string_view());
+  if (h.ch && !h.gone) h.ch->send(Msg::kStdin, w);
+  if (n <= 0) stdin_fd_ = -1;  // end of input (or an error: the same to rank 0)
 }
 
 void MultiHostJob::begin_termination() {
@@ -488,7 +503,7 @@ void MultiHostJob::loop() {
   auto next_beat = Clock::now();
   std::optional<Clock::time_point> drain_until, shutdown_until;
   std::vector<pollfd> fds;
-  std::vector<int> owners;  // host index for fds[2..], -1 - i for unnamed_[i]
+  std::vector<int> owners;  // host index for fds[3..], -1 - i for unnamed_[i]
 
   for (;;) {
     auto now = Clock::now();
@@ -549,6 +564,13 @@ void MultiHostJob::loop() {
     owners.clear();
     fds.push_back({signal_fd_, POLLIN, 0});
     fds.push_back({phase_ == Phase::kStarting ? listen_fd_ : -1, POLLIN, 0});
+    {
+      // Rank 0's stdin, read only as fast as its daemon's connection drains.
+      const Host& h0 = hosts_[static_cast<size_t>(ranks_[0].node)];
+      bool relay = phase_ == Phase::kRunning && stdin_fd_ >= 0 && h0.ch && !h0.gone &&
+                   h0.ch->queued() < (8u << 20);
+      fds.push_back({relay ? stdin_fd_ : -1, POLLIN, 0});
+    }
     for (size_t n = 0; n < hosts_.size(); ++n) {
       const Host& h = hosts_[n];
       if (!h.ch || h.gone) continue;
@@ -581,11 +603,12 @@ void MultiHostJob::loop() {
       }
     }
     if (fds[1].revents != 0) accept_hellos();
+    if (fds[2].revents != 0) relay_stdin();
     std::vector<size_t> hello_done;
-    for (size_t k = 2; k < fds.size(); ++k) {
+    for (size_t k = 3; k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;
-      if (owners[k - 2] < 0) {
-        size_t i = static_cast<size_t>(-1 - owners[k - 2]);
+      if (owners[k - 3] < 0) {
+        size_t i = static_cast<size_t>(-1 - owners[k - 3]);
         Channel& ch = *unnamed_[i].first;
         bool ok = ch.fill();
         try {
@@ -601,7 +624,7 @@ void MultiHostJob::loop() {
         if (!ok) hello_done.push_back(i);
         continue;
       }
-      size_t node = static_cast<size_t>(owners[k - 2]);
+      size_t node = static_cast<size_t>(owners[k - 3]);
       Host& h = hosts_[node];
       bool ok = true;
       if ((fds[k].revents & POLLOUT) != 0) ok = h.ch->flush();

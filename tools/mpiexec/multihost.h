@@ -113,6 +113,10 @@ class MultiHostJob {
   std::optional<Clock::time_point> give_up_at_;
   int interrupts_ = 0;
   bool stdout_ok_ = true, stderr_ok_ = true;
+  // Our stdin goes to rank 0's daemon when rank 0 runs on another host;
+  // -1 once it has ended (or when it stays here).
+  int stdin_fd_ = -1;
+  void relay_stdin();
   bool failed_ = false;
   int exit_code_ = 0;
   double heartbeat_limit_;
