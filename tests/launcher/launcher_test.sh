@@ -285,6 +285,14 @@ case "$CASE" in
     expect_no_shm "$(job_id)"
     expect_ranks_gone
     expect_tmp_clean
+    # Binding is counted per host: local rank i on core i of its host.
+    cores=$(hwloc-calc --number-of core machine:0 2>/dev/null || nproc)
+    run "$MPIEXEC" --bind-to core --host localhost:2,127.0.0.1:2 "$PROBE" --print-affinity
+    expect_rc 0
+    for r in 0 1 2 3; do grep -q "^rank $r cpus " "$SCRATCH/out" || fail "no affinity from rank $r"; done
+    c() { sed -n "s/^rank $1 cpus //p" "$SCRATCH/out"; }
+    [ "$(c 0)" = "$(c 2)" ] && [ "$(c 1)" = "$(c 3)" ] || fail "local ranks of the two hosts bound differently"
+    if [ "$cores" -ge 2 ]; then [ "$(c 0)" != "$(c 1)" ] || fail "ranks 0 and 1 share cpus"; fi
     ;;
 
   hosts_rank_killed)

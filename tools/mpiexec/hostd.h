@@ -56,6 +56,10 @@ class HostDaemon final : public ClientEvents {
   // Runs the host's part of the job; returns the daemon's exit status (0
   // when mpiexec ended the job, 1 when it was lost).
   int run();
+  // What the destructor removes: the job's id (for its shared memory) and
+  // the PMIx server's private directory; empty until known.
+  const std::string& job_id() const { return job_id_; }
+  const std::string& tmpdir() const { return tmpdir_; }
 
   // ClientEvents, on libpmix's thread: record only.
   void connected(int rank) override;

@@ -8,9 +8,13 @@
 
 #include <cstdio>
 #include <cstring>
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "tools/mpiexec/cleanup.h"
 #include "tools/mpiexec/hostd.h"
 
 int main(int argc, char** argv) {
@@ -44,11 +48,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sonde-hostd: signalfd: %s\n", std::strerror(errno));
     return 1;
   }
+  int code = 1;
   try {
-    HostDaemon daemon(opt, sfd);
-    return daemon.run();
+    auto daemon = std::make_unique<HostDaemon>(opt, sfd);
+    code = daemon->run();
+    // Stopping the PMIx server is libpmix's business; if it ever hangs, the
+    // job's files on this host still go and we still exit (mpiexec waits
+    // only a few seconds for us).
+    std::thread([code, id = daemon->job_id(), dir = daemon->tmpdir()] {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      remove_job_shm(id);
+      remove_tree(dir);
+      _exit(code);
+    }).detach();
   } catch (const std::exception& e) {
+    // The daemon's destructor has already ended its ranks.
     std::fprintf(stderr, "sonde-hostd: %s\n", e.what());
-    return 1;
   }
+  return code;
 }
