@@ -35,34 +35,20 @@ bool subset_of(const std::vector<int>& group, const std::vector<int>& members) {
   return true;
 }
 
-// MPI_Comm_idup(_with_info): `info` null for the plain form. On an
-// intracommunicator the agreement runs in the background (progress());
-// an intercommunicator is duplicated at once and the request returned
-// complete.
+// MPI_Comm_idup(_with_info): `info` null for the plain form. The agreement
+// runs in the background (progress()), on intra- and intercommunicators.
 int idup(MPI_Comm comm, const MPI_Info* info, MPI_Comm* newcomm, MPI_Request* request, const char* fn) {
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
   InfoPairs hints;
   if (info && !info_arg(*info, &hints)) return raise(c, MPI_ERR_INFO, fn);
   if (!newcomm || !request) return raise(c, MPI_ERR_ARG, fn);
-  Engine& e = engine();
   // No communicator on the request: it is not point-to-point traffic, so
   // PERUSE sees none of it (the agreement's own messages it does see).
-  Request* r = e.new_request(RequestKind::kCollective);
+  Request* r = engine().new_request(RequestKind::kCollective);
   if (!r) return raise(c, MPI_ERR_INTERN, fn);
   *request = r->handle;
-  if (!c->inter) return finish(c, start_idup(c, info ? &hints : nullptr, newcomm, r), fn);
-  Comm* out;
-  int rc = dup_comm(c, info ? &hints : nullptr, &out);
-  if (rc) {
-    e.release(r);
-    *request = MPI_REQUEST_NULL;
-    return raise(find_comm(comm), rc, fn);
-  }
-  r->active = true;
-  r->complete = true;
-  *newcomm = out->handle;
-  return MPI_SUCCESS;
+  return finish(c, start_idup(c, info ? &hints : nullptr, newcomm, r), fn);
 }
 
 }  // namespace
@@ -103,13 +89,20 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   SONDE_ENTER("MPI_Comm_create");
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
-  if (c->inter) return raise(c, MPI_ERR_COMM, fn);  // intercommunicator form: not supported
   Group* g = find_group(group);
   if (!g) return raise(c, MPI_ERR_GROUP, fn);
   if (!newcomm) return raise(c, MPI_ERR_ARG, fn);
-  if (!subset_of(g->world, c->world)) return raise(c, MPI_ERR_GROUP, fn);
+  // The group is part of the local group (an intercommunicator's too).
+  if (!subset_of(g->world, c->group_world())) return raise(c, MPI_ERR_GROUP, fn);
   std::vector<int> members = g->world;
   Engine& e = engine();
+  Comm* out;
+  if (c->inter) {
+    int rc = create_intercomm(c, members, &out);
+    if (rc) return raise(find_comm(comm), rc, fn);
+    *newcomm = out ? out->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
   uint32_t context;
   int rc = e.allocate_context(c, &context);
   if (rc) return raise(find_comm(comm), rc, fn);
@@ -120,7 +113,6 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  Comm* out;
   rc = e.create_comm(c, std::move(members), my_rank, context, &out);
   if (rc) return raise(c, rc, fn);
   *newcomm = out->handle;
@@ -164,6 +156,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
 }
 SONDE_WEAK_ALIAS(Comm_create_group)
 
+// On an intercommunicator the types split it as MPI_Comm_split does (an
+// intercommunicator per type between its local and remote processes).
 // MPI_COMM_TYPE_SHARED groups the processes that share a node, as the
 // resource manager reports nodes through wire-up (Wireup::node_of), not by
 // comparing host names. HW_GUIDED with mpi_hw_resource_type=mpi_shared_memory
@@ -174,7 +168,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
   SONDE_ENTER("MPI_Comm_split_type");
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
-  if (c->inter) return raise(c, MPI_ERR_COMM, fn);
   InfoPairs hints;
   if (!info_arg(info, &hints)) return raise(c, MPI_ERR_INFO, fn);
   if (!newcomm) return raise(c, MPI_ERR_ARG, fn);
@@ -198,12 +191,13 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     }
   }
   Comm* out;
-  int rc = split_comm(c, color, key, &out);
+  int rc = c->inter ? split_intercomm(c, color, key, &out) : split_comm(c, color, key, &out);
   if (rc) return raise(find_comm(comm), rc, fn);
   c = find_comm(comm);
-  if (out && split_type == MPI_COMM_TYPE_HW_UNGUIDED && out->size == c->size) {
-    // Not strictly smaller: every member sees the same sizes, so all drop it.
-    e.free_comm(out);
+  if (out && split_type == MPI_COMM_TYPE_HW_UNGUIDED && out->size == c->size && out->peers() == c->peers()) {
+    // Not strictly smaller: every member sees the same sizes (an
+    // intercommunicator's two sides see them swapped), so all drop it.
+    free_comm_checked(out);
     out = nullptr;
   }
   if (out) out->info = hints;

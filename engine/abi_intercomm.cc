@@ -18,16 +18,6 @@ namespace {
 Datatype* u64_type() { return &engine().datatypes.predefined(24); }  // MPI_UINT64_T
 Datatype* int_type() { return &engine().datatypes.predefined(8); }   // MPI_INT
 
-// Leader-to-leader exchange of a vector of ints of unknown length.
-int swap_ints(Comm* via, int peer, int tag, const std::vector<int>& mine, std::vector<int>& theirs) {
-  int n = int(mine.size()), m = 0;
-  int rc = sendrecv(&n, 1, int_type(), peer, tag, &m, 1, int_type(), peer, tag, via, MPI_STATUS_IGNORE);
-  if (rc) return rc;
-  theirs.assign(size_t(m), 0);
-  return sendrecv(mine.data(), n, int_type(), peer, tag, theirs.data(), m, int_type(), peer, tag, via,
-                  MPI_STATUS_IGNORE);
-}
-
 // Intercomm_create's leader swap of context offers over peer_comm.
 struct LeaderPeer {
   Comm* peer;

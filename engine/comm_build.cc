@@ -6,6 +6,7 @@
 
 #include "engine/attributes.h"
 #include "engine/engine.h"
+#include "engine/group.h"
 #include "engine/p2p.h"
 
 namespace sonde::engine {
@@ -63,6 +64,15 @@ int bcast_ints(Comm* via, const std::vector<int>& members, int me, int tag, std:
   return n ? recv(v.data(), n, int_type(), members[0], tag, via, MPI_STATUS_IGNORE) : MPI_SUCCESS;
 }
 
+int swap_ints(Comm* via, int peer, int tag, const std::vector<int>& mine, std::vector<int>& theirs) {
+  int n = int(mine.size()), m = 0;
+  int rc = sendrecv(&n, 1, int_type(), peer, tag, &m, 1, int_type(), peer, tag, via, MPI_STATUS_IGNORE);
+  if (rc) return rc;
+  theirs.assign(size_t(m), 0);
+  return sendrecv(mine.data(), n, int_type(), peer, tag, theirs.data(), m, int_type(), peer, tag, via,
+                  MPI_STATUS_IGNORE);
+}
+
 void take_context(uint32_t id) { engine().free_contexts[id / 64] &= ~(uint64_t(1) << (id % 64)); }
 void give_back_context(uint32_t id) { engine().free_contexts[id / 64] |= uint64_t(1) << (id % 64); }
 
@@ -116,6 +126,15 @@ int decide(const std::vector<uint64_t>& words) {
   for (size_t i = 0; i + 1 < words.size(); ++i)
     if (words[i]) return int(i * 64) + __builtin_ctzll(words[i]);
   return words.back() ? -2 : -1;
+}
+
+// decide() for two ids (an intercommunicator and its hidden local
+// communicator): the two lowest, or -2 / -1 as decide() says.
+void decide2(const std::vector<uint64_t>& words, int pick[2]) {
+  int found = 0;
+  for (size_t i = 0; i + 1 < words.size() && found < 2; ++i)
+    for (uint64_t w = words[i]; w && found < 2; w &= w - 1) pick[found++] = int(i * 64) + __builtin_ctzll(w);
+  if (found < 2) pick[0] = pick[1] = words.back() ? -2 : -1;
 }
 
 void and_into(std::vector<uint64_t>& acc, const uint64_t* other) {
@@ -178,6 +197,53 @@ int agree_inter_context(Comm* inter, uint32_t* out) {
                        swap_over_inter, inter);
 }
 
+// ---- duplicates ----------------------------------------------------------------
+
+namespace {
+
+// The duplicate of c on agreed ids (`local_context`: its hidden local
+// communicator's, intercommunicators only): propagated PERUSE handles,
+// copied attributes (copy callbacks run), hints. Shared by dup_comm and the
+// idup.
+int dup_with_contexts(Comm* c, uint32_t context, uint32_t local_context, const InfoPairs* info, Comm** out) {
+  Engine& e = engine();
+  int handle = c->handle;
+  Comm* hidden = nullptr;
+  int rc;
+  if (c->inter) {
+    Comm* local = c->local_comm;
+    rc = e.create_comm(local, local->world, local->rank, local_context, &hidden);
+    if (rc) return rc;
+    c = e.comms.lookup(handle);
+  }
+  Comm* n;
+  rc = e.create_comm(c, c->world, c->rank, context, &n, /*duplicate=*/true);
+  if (rc) {
+    if (hidden) e.free_comm(hidden);
+    return rc;
+  }
+  c = e.comms.lookup(handle);
+  if (c->inter) {
+    n->inter = true;
+    n->size = c->size;
+    n->local_world = c->local_world;
+    n->local_comm = hidden;
+  }
+  n->info = info ? *info : c->info;
+  attr::AttrList from = c->attrs;
+  rc = attr::copy_all(attr::Kind::kComm, handle, from, n->handle, n->attrs);
+  if (rc) {
+    // MPI 7.7.2: a failing copy callback fails the dup; nothing is left behind.
+    if (n->local_comm) e.free_comm(n->local_comm);
+    e.free_comm(n);
+    return rc;
+  }
+  *out = n;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 // ---- nonblocking MPI_Comm_idup -------------------------------------------------
 
 namespace {
@@ -187,22 +253,32 @@ constexpr int kKeptForBlocking = 64;
 
 struct Idup {
   MPI_Comm parent;
-  uint64_t key;  // (parent context, sequence): the same on every member
+  bool inter = false;  // parent is an intercommunicator: two ids, a leader swap
+  uint64_t key;        // (parent context, sequence): the same on every member
   int tag;
   MPI_Comm* out;
   Request* request;
   bool has_info = false;
   InfoPairs info;
-  std::vector<int> members;
+  std::vector<int> members;  // ranks of the gathering communicator (via())
   int me = 0;
   // The current round.
-  enum State { kGather, kSent, kAwaitPick } state = kGather;
+  enum State { kGather, kSwap, kSent, kAwaitPick } state = kGather;
   bool gave = false;
-  std::vector<uint64_t> offer, words, gathered;
-  int pick = -1;
+  std::vector<uint64_t> offer, words, gathered, remote;
+  int pick[2] = {-1, -1};  // [1]: the hidden local communicator's (inter)
   int error = MPI_SUCCESS;  // a transfer of the round that failed to start
   std::vector<Request*> pending;
 };
+
+// The live parent, or null when it was freed under the idup (erroneous).
+Comm* parent_of(const Idup* d) {
+  Comm* c = engine().comms.lookup(d->parent);
+  return c && c->live ? c : nullptr;
+}
+// Where the group's offers travel: the parent, or an intercommunicator's
+// hidden local communicator.
+Comm* via(Comm* parent) { return parent->inter ? parent->local_comm : parent; }
 
 std::vector<Idup*>& idups() {
   static auto* v = new std::vector<Idup*>;
@@ -231,9 +307,9 @@ void post_send(Idup* d, const void* buf, int64_t n, Datatype* t, int peer, Comm*
 }
 
 void start_round(Idup* d) {
-  Comm* c = engine().comms.lookup(d->parent);
+  Comm* c = parent_of(d);
   d->gave = first_in_line(d);
-  if (!c || !c->live) {
+  if (!c) {
     // The parent was freed under the idup (erroneous): fail, offering nothing.
     d->gave = false;
     d->words = d->offer = make_offer(false);
@@ -241,17 +317,18 @@ void start_round(Idup* d) {
     d->state = Idup::kSent;
     return;
   }
+  Comm* v = via(c);
   d->words = make_offer(d->gave, kKeptForBlocking);
   d->offer = d->words;
   int n = int(d->words.size());
   if (d->me == 0) {
     d->gathered.assign(d->words.size() * (d->members.size() - 1), 0);
     for (size_t p = 1; p < d->members.size(); ++p)
-      post_recv(d, &d->gathered[(p - 1) * d->words.size()], n, u64_type(), d->members[p], c);
+      post_recv(d, &d->gathered[(p - 1) * d->words.size()], n, u64_type(), d->members[p], v);
     d->state = Idup::kGather;
   } else {
-    post_send(d, d->words.data(), n, u64_type(), d->members[0], c);
-    post_recv(d, &d->pick, 1, int_type(), d->members[0], c);
+    post_send(d, d->words.data(), n, u64_type(), d->members[0], v);
+    post_recv(d, d->pick, 2, int_type(), d->members[0], v);
     d->state = Idup::kAwaitPick;
   }
 }
@@ -263,25 +340,27 @@ int retire_round(Idup* d) {
   return std::exchange(d->error, MPI_SUCCESS) ?: rc;
 }
 
+// The leader's pick (d->words is the AND of everything), sent to the group.
+void send_pick(Idup* d) {
+  if (d->inter) decide2(d->words, d->pick);
+  else d->pick[0] = decide(d->words);
+  Comm* v = via(parent_of(d));
+  for (size_t p = 1; p < d->members.size(); ++p) post_send(d, d->pick, 2, int_type(), d->members[p], v);
+  d->state = Idup::kSent;
+}
+
 // Make the communicator (as dup_comm does) and complete the request.
-int finish(Idup* d, uint32_t context) {
-  Engine& e = engine();
-  Comm* c = e.comms.lookup(d->parent);
-  if (!c || !c->live) {
-    give_back_context(context);
+int finish(Idup* d) {
+  Comm* c = parent_of(d);
+  if (!c) {
+    give_back_context(uint32_t(d->pick[0]));
+    if (d->inter) give_back_context(uint32_t(d->pick[1]));
     return MPI_ERR_COMM;  // the parent was freed under the idup: erroneous
   }
   Comm* n;
-  int rc = e.create_comm(c, c->world, c->rank, context, &n, /*duplicate=*/true);
+  int rc = dup_with_contexts(c, uint32_t(d->pick[0]), d->inter ? uint32_t(d->pick[1]) : 0,
+                             d->has_info ? &d->info : nullptr, &n);
   if (rc) return rc;
-  c = e.comms.lookup(d->parent);
-  n->info = d->has_info ? d->info : c->info;
-  attr::AttrList from = c->attrs;
-  rc = attr::copy_all(attr::Kind::kComm, d->parent, from, n->handle, n->attrs);
-  if (rc) {
-    e.free_comm(n);
-    return rc;
-  }
   *d->out = n->handle;
   return MPI_SUCCESS;
 }
@@ -294,21 +373,34 @@ bool advance(Idup* d) {
       if (!q->complete) return false;
     int rc = retire_round(d);
     if (!rc && d->state == Idup::kGather) {
-      Comm* c = engine().comms.lookup(d->parent);
       size_t w = d->words.size();
       for (size_t p = 1; p < d->members.size(); ++p) and_into(d->words, &d->gathered[(p - 1) * w]);
-      d->pick = decide(d->words);
-      for (size_t p = 1; p < d->members.size(); ++p) post_send(d, &d->pick, 1, int_type(), d->members[p], c);
-      d->state = Idup::kSent;
+      if (d->inter) {
+        // The other group's AND, from its leader over the intercommunicator.
+        Comm* c = parent_of(d);
+        d->remote.assign(w, 0);
+        post_send(d, d->words.data(), int64_t(w), u64_type(), 0, c);
+        post_recv(d, d->remote.data(), int64_t(w), u64_type(), 0, c);
+        d->state = Idup::kSwap;
+      } else {
+        send_pick(d);
+      }
       continue;
     }
-    int chosen = rc ? -1 : d->pick;
+    if (!rc && d->state == Idup::kSwap) {
+      and_into(d->words, d->remote.data());
+      send_pick(d);
+      continue;
+    }
+    int chosen = rc ? -1 : d->pick[0];
+    int second = rc || !d->inter ? -1 : d->pick[1];
     settle_offer(d->offer, d->gave, chosen);
+    if (second >= 0) take_context(uint32_t(second));
     if (!rc && chosen == -1) {
       start_round(d);  // ids were out elsewhere: another round, on a later pass
       return false;
     }
-    if (!rc) rc = chosen >= 0 ? finish(d, uint32_t(chosen)) : MPI_ERR_INTERN;
+    if (!rc) rc = chosen >= 0 ? finish(d) : MPI_ERR_INTERN;
     d->request->error = rc;
     return true;
   }
@@ -321,6 +413,7 @@ int g_idups_in_flight = 0;
 int start_idup(Comm* c, const InfoPairs* info, MPI_Comm* newcomm, Request* request) {
   auto* d = new Idup;
   d->parent = c->handle;
+  d->inter = c->inter;
   uint32_t seq = c->idup_seq++;
   d->key = (uint64_t(c->context) << 32) | seq;
   d->tag = kCollectiveTagBase - kTagKindIdup - 64 * int(seq % (1u << 24));
@@ -330,8 +423,9 @@ int start_idup(Comm* c, const InfoPairs* info, MPI_Comm* newcomm, Request* reque
     d->has_info = true;
     d->info = *info;
   }
-  d->members = all_ranks(c->size);
-  d->me = c->rank;
+  Comm* v = via(c);
+  d->members = all_ranks(v->size);
+  d->me = v->rank;
   request->active = true;
   idups().push_back(d);
   g_idups_in_flight = int(idups().size());
@@ -380,44 +474,54 @@ int make_intercomm(Comm* parent, std::vector<int> local, std::vector<int> remote
 int dup_comm(Comm* c, const InfoPairs* info, Comm** out) {
   Engine& e = engine();
   int handle = c->handle;
-  uint32_t context;
-  Comm* hidden = nullptr;
+  uint32_t context, local_context = 0;
   int rc;
   if (c->inter) {
-    // A fresh hidden local communicator first, then the shared context.
-    uint32_t local_context;
-    Comm* local = c->local_comm;
-    rc = e.allocate_context(local, &local_context);
-    if (rc) return rc;
-    rc = e.create_comm(local, local->world, local->rank, local_context, &hidden);
+    // The new hidden local communicator's id, then the shared one.
+    rc = e.allocate_context(c->local_comm, &local_context);
     if (rc) return rc;
     rc = agree_inter_context(e.comms.lookup(handle), &context);
+    if (rc) give_back_context(local_context);
   } else {
     rc = e.allocate_context(c, &context);
   }
   if (rc) return rc;
-  c = e.comms.lookup(handle);  // the table may have grown
-  Comm* n;
-  rc = e.create_comm(c, c->world, c->rank, context, &n, /*duplicate=*/true);
+  return dup_with_contexts(e.comms.lookup(handle), context, local_context, info, out);
+}
+
+// MPI 4.1 7.4.2: the two sides' parts are swapped by the leaders (rank 0 of
+// each whole group), so every process learns both; all processes of both
+// groups take part in the context agreements, as for a split.
+int create_intercomm(Comm* c, const std::vector<int>& group, Comm** out) {
+  Engine& e = engine();
+  int handle = c->handle;
+  Comm* local = c->local_comm;
+  std::vector<int> remote;
+  int rc = MPI_SUCCESS;
+  if (local->rank == 0) rc = swap_ints(c, 0, collective_tag(kTagKindInterLeaders), group, remote);
   if (rc) return rc;
-  c = e.comms.lookup(handle);
-  if (c->inter) {
-    n->inter = true;
-    n->size = c->size;
-    n->local_world = c->local_world;
-    n->local_comm = hidden;
-  }
-  n->info = info ? *info : c->info;
-  attr::AttrList from = c->attrs;
-  rc = attr::copy_all(attr::Kind::kComm, handle, from, n->handle, n->attrs);
+  rc = bcast_ints(local, all_ranks(local->size), local->rank, collective_tag(kTagKindInterLocal), remote);
+  if (rc) return rc;
+  uint32_t local_context, context;
+  rc = e.allocate_context(local, &local_context);
+  if (rc) return rc;
+  rc = agree_inter_context(e.comms.lookup(handle), &context);
   if (rc) {
-    // MPI 7.7.2: a failing copy callback fails the dup; nothing is left behind.
-    if (n->local_comm) e.free_comm(n->local_comm);
-    e.free_comm(n);
+    give_back_context(local_context);
     return rc;
   }
-  *out = n;
-  return MPI_SUCCESS;
+  c = e.comms.lookup(handle);
+  int my_rank = rank_of(group, e.world_rank);
+  if (my_rank == MPI_UNDEFINED || group.empty() || remote.empty()) {
+    give_back_context(local_context);
+    give_back_context(context);
+    *out = nullptr;
+    return MPI_SUCCESS;
+  }
+  Comm* hidden;
+  rc = e.create_comm(c->local_comm, group, my_rank, local_context, &hidden);
+  if (rc) return rc;
+  return make_intercomm(e.comms.lookup(handle), group, std::move(remote), my_rank, context, hidden, out);
 }
 
 int split_comm(Comm* c, int color, int key, Comm** out) {
@@ -480,13 +584,7 @@ int split_intercomm(Comm* c, int color, int key, Comm** out) {
   std::vector<int> members = all_ranks(local->size);
   int tag_local = collective_tag(kTagKindInterLocal);
   if (local->rank == 0) {
-    int tag = collective_tag(kTagKindInterLeaders);
-    int n = int(table.size()), m = 0;
-    rc = sendrecv(&n, 1, int_type(), 0, tag, &m, 1, int_type(), 0, tag, c, MPI_STATUS_IGNORE);
-    if (rc) return rc;
-    remote_table.assign(size_t(m), 0);
-    rc = sendrecv(table.data(), n, int_type(), 0, tag, remote_table.data(), m, int_type(), 0, tag, c,
-                  MPI_STATUS_IGNORE);
+    rc = swap_ints(c, 0, collective_tag(kTagKindInterLeaders), table, remote_table);
     if (rc) return rc;
   }
   rc = bcast_ints(local, members, local->rank, tag_local, remote_table);

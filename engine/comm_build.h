@@ -44,6 +44,8 @@ inline constexpr int kTagKindInterLeaders = 60;  // between the two groups' lead
 
 // members[0]'s vector to every member (lengths may differ beforehand).
 int bcast_ints(Comm* via, const std::vector<int>& members, int me, int tag, std::vector<int>& v);
+// Two processes swap vectors of ints of any length (a leader with `peer`).
+int swap_ints(Comm* via, int peer, int tag, const std::vector<int>& mine, std::vector<int>& theirs);
 void take_context(uint32_t id);
 void give_back_context(uint32_t id);
 
@@ -58,9 +60,12 @@ int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, u
 // A context id free on every process of both groups of `inter`, taken on each.
 int agree_inter_context(Comm* inter, uint32_t* out);
 
-// MPI_Comm_idup(_with_info) on an intracommunicator: starts the agreement
-// and returns; the request completes (and *newcomm is written) when
-// progress() has finished it. `info` null: the parent's hints.
+// MPI_Comm_idup(_with_info): starts the agreement and returns; the request
+// completes (and *newcomm is written) when progress() has finished it.
+// `info` null: the parent's hints. On an intercommunicator each group
+// gathers its offers on its hidden local communicator and the two leaders
+// swap their ANDs over the intercommunicator, as agree_inter_context does,
+// picking two ids: the new intercommunicator's and its hidden local one's.
 int start_idup(Comm* c, const InfoPairs* info, MPI_Comm* newcomm, Request* request);
 // The engine's hook (engine.cc progress()): idups in flight, and advancing
 // them. Costs one load and a branch while none is.
@@ -76,6 +81,12 @@ int split_comm(Comm* c, int color, int key, Comm** out);
 // MPI_Comm_split on an intercommunicator; *out is null for MPI_UNDEFINED or
 // when no remote process has my color.
 int split_intercomm(Comm* c, int color, int key, Comm** out);
+// MPI_Comm_create on an intercommunicator (MPI 4.1 7.4.2): `group` (world
+// ranks) is my side's part, a subset of my local group given alike by all of
+// it; the result joins it with the other side's part. *out is null for
+// processes outside their side's part, and for everyone when either part is
+// empty.
+int create_intercomm(Comm* c, const std::vector<int>& group, Comm** out);
 // An intercommunicator over `remote` (world ranks), my rank `my_rank` in a
 // local group of world ranks `local`, with hidden local intracomm `local_comm`.
 int make_intercomm(Comm* parent, std::vector<int> local, std::vector<int> remote, int my_rank, uint32_t context,
