@@ -67,7 +67,13 @@ int create_keyval(Kind kind, CopyFn copy, DeleteFn del, void* extra_state, int* 
 
 int free_keyval(Kind kind, int* keyval) {
   Keyval* k = find(kind, *keyval);
-  if (!k || k->user_freed) return MPI_ERR_KEYVAL;
+  if (!k) return MPI_ERR_KEYVAL;
+  if (k->user_freed) {
+    // Freed already, still alive for its attributes: another free (through
+    // a copy of the handle, e.g. from a delete callback) changes nothing.
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+  }
   k->user_freed = true;
   if (k->attached == 0) keyvals().erase(*keyval);
   *keyval = MPI_KEYVAL_INVALID;

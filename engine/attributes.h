@@ -36,6 +36,10 @@ using AttrList = std::vector<std::pair<int, void*>>;
 
 int create_keyval(Kind kind, CopyFn copy, DeleteFn del, void* extra_state, int* keyval);
 // MPI_ERR_KEYVAL for a keyval that is not a live user keyval of `kind`.
+// Freeing a keyval the user freed already while attributes still use it
+// succeeds and does nothing more (as MPICH: programs free keyvals from
+// delete callbacks through copies of the handle); once the last attribute
+// is gone the keyval is gone and a free is MPI_ERR_KEYVAL.
 int free_keyval(Kind kind, int* keyval);
 // Is this a live user keyval of this kind (freed-but-attached ones included)?
 bool valid_keyval(Kind kind, int keyval);
