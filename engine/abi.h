@@ -77,3 +77,11 @@ void release_datatype(Datatype* t);
   if (::sonde::engine::init_state() != 1)                                     \
     return ::sonde::engine::raise(nullptr, MPI_ERR_OTHER, fn);                \
   ::sonde::engine::ApiGuard sonde_api_guard_
+
+// ---- helper `comm`: calls MPI allows at any time ----
+// First line of the calls MPI 4.1 section 11.4.1 allows before MPI_Init and
+// after MPI_Finalize (the MPI_Info calls, MPI_Errhandler_free): no state
+// check; errors before MPI_Init are fatal (the initial error handler).
+#define SONDE_ENTER_ANYTIME(name)         \
+  static constexpr const char* fn = name; \
+  ::sonde::engine::ApiGuard sonde_api_guard_

@@ -242,6 +242,15 @@ int PMPI_Remove_error_string(int errorcode) {
 }
 SONDE_WEAK_ALIAS(Remove_error_string)
 
+// MPICH 4.0's names (MPIX_Delete_error_*) of the three calls above, which
+// MPI 4.1 standardized as MPI_Remove_error_*; PMPIX_ twins as MPICH has.
+int PMPIX_Delete_error_class(int errorclass) { return PMPI_Remove_error_class(errorclass); }
+int PMPIX_Delete_error_code(int errorcode) { return PMPI_Remove_error_code(errorcode); }
+int PMPIX_Delete_error_string(int errorcode) { return PMPI_Remove_error_string(errorcode); }
+#pragma weak MPIX_Delete_error_class = PMPIX_Delete_error_class
+#pragma weak MPIX_Delete_error_code = PMPIX_Delete_error_code
+#pragma weak MPIX_Delete_error_string = PMPIX_Delete_error_string
+
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   SONDE_ENTER("MPI_Alloc_mem");
   (void)info;  // no placement hints are acted on

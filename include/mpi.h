@@ -634,6 +634,7 @@ SONDE_DECL(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
 SONDE_DECL(int, Info_delete, (MPI_Info info, const char *key))
 SONDE_DECL(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
 SONDE_DECL(int, Info_free, (MPI_Info *info))
+SONDE_DECL(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
 
 SONDE_DECL(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler))
 SONDE_DECL(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
@@ -646,6 +647,13 @@ SONDE_DECL(int, Add_error_string, (int errorcode, const char *string))
 SONDE_DECL(int, Remove_error_class, (int errorclass))
 SONDE_DECL(int, Remove_error_code, (int errorcode))
 SONDE_DECL(int, Remove_error_string, (int errorcode))
+/* MPICH 4.0's names for the three calls above (its test suite calls them). */
+SONDE_API int MPIX_Delete_error_class(int errorclass);
+SONDE_API int PMPIX_Delete_error_class(int errorclass);
+SONDE_API int MPIX_Delete_error_code(int errorcode);
+SONDE_API int PMPIX_Delete_error_code(int errorcode);
+SONDE_API int MPIX_Delete_error_string(int errorcode);
+SONDE_API int PMPIX_Delete_error_string(int errorcode);
 SONDE_DECL(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 SONDE_DECL(int, Free_mem, (void *base))
 SONDE_DECL(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))

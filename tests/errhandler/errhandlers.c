@@ -115,6 +115,20 @@ int main(int argc, char** argv) {
   CHECK_CLASS(MPI_Remove_error_code(MPI_ERR_OTHER), MPI_ERR_ARG);
   CHECK_CLASS(MPI_Remove_error_class(MPI_ERR_OTHER), MPI_ERR_ARG);
   CHECK_CLASS(MPI_Remove_error_string(MPI_ERR_OTHER), MPI_ERR_ARG);
+  /* MPICH 4.0's names for the same calls, over many add/remove rounds. */
+  for (int round = 0; round < 200; ++round) {
+    int k, kc;
+    CHECK_OK(MPI_Add_error_class(&k));
+    CHECK_OK(MPI_Add_error_code(k, &kc));
+    CHECK_OK(MPI_Add_error_string(kc, "sonde test: transient"));
+    CHECK_CLASS(MPIX_Delete_error_class(k), MPI_ERR_ARG); /* kc is left */
+    CHECK_OK(MPIX_Delete_error_string(kc));
+    CHECK_OK(MPIX_Delete_error_code(kc));
+    CHECK_CLASS(MPI_Error_class(kc, &cls), MPI_ERR_ARG);
+    CHECK_OK(MPIX_Delete_error_class(k));
+    CHECK_CLASS(MPI_Add_error_code(k, &kc), MPI_ERR_ARG);
+  }
+  CHECK_CLASS(MPIX_Delete_error_class(MPI_ERR_OTHER), MPI_ERR_ARG);
 
   /* Errors. */
   CHECK_CLASS(MPI_Comm_create_errhandler(NULL, &got), MPI_ERR_ARG);
