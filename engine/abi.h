@@ -79,9 +79,34 @@ void release_datatype(Datatype* t);
   ::sonde::engine::ApiGuard sonde_api_guard_
 
 // ---- helper `comm`: calls MPI allows at any time ----
-// First line of the calls MPI 4.1 section 11.4.1 allows before MPI_Init and
-// after MPI_Finalize (the MPI_Info calls, MPI_Errhandler_free): no state
-// check; errors before MPI_Init are fatal (the initial error handler).
+// MPI 4.1 section 12.4.1 (table 9): the MPI_Info calls, MPI_Errhandler_free,
+// the error class/code/string calls may be made before MPI_Init and after
+// MPI_Finalize, by several threads at once. They take the engine lock when
+// it is on, else a lock of their own (which serializes them among
+// themselves only). No state check: errors before MPI_Init are fatal (the
+// initial error handler).
+namespace sonde::engine {
+class AnytimeGuard {
+ public:
+  AnytimeGuard() : engine_(EngineLock::enabled()) {
+    if (engine_) EngineLock::lock();
+    else own().lock();
+  }
+  ~AnytimeGuard() {
+    if (engine_) EngineLock::unlock();
+    else own().unlock();
+  }
+  AnytimeGuard(const AnytimeGuard&) = delete;
+  AnytimeGuard& operator=(const AnytimeGuard&) = delete;
+ private:
+  static std::recursive_mutex& own() {
+    static std::recursive_mutex m;
+    return m;
+  }
+  bool engine_;
+};
+}  // namespace sonde::engine
+
 #define SONDE_ENTER_ANYTIME(name)         \
   static constexpr const char* fn = name; \
-  ::sonde::engine::ApiGuard sonde_api_guard_
+  ::sonde::engine::AnytimeGuard sonde_api_guard_

@@ -132,7 +132,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 SONDE_WEAK_ALIAS(Comm_get_errhandler)
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
-  SONDE_ENTER_ANYTIME("MPI_Errhandler_free");  // MPI 4.1 11.4.1: at any time
+  SONDE_ENTER_ANYTIME("MPI_Errhandler_free");  // MPI 4.1 12.4.1: at any time
   if (!errhandler) return raise(nullptr, MPI_ERR_ARG, fn);
   Errhandler* e = engine().errhandlers.lookup(*errhandler);
   if (!e || (e->fn && e->user_refs <= 0)) return raise(nullptr, MPI_ERR_ARG, fn);

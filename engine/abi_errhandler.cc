@@ -181,7 +181,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 SONDE_WEAK_ALIAS(Comm_call_errhandler)
 
 int PMPI_Add_error_class(int* errorclass) {
-  SONDE_ENTER("MPI_Add_error_class");
+  SONDE_ENTER_ANYTIME("MPI_Add_error_class");
   if (!errorclass) return raise(nullptr, MPI_ERR_ARG, fn);
   int code = ++g_last_used;
   user_codes()[code] = UserCode{code, ""};
@@ -191,7 +191,7 @@ int PMPI_Add_error_class(int* errorclass) {
 SONDE_WEAK_ALIAS(Add_error_class)
 
 int PMPI_Add_error_code(int errorclass, int* errorcode) {
-  SONDE_ENTER("MPI_Add_error_code");
+  SONDE_ENTER_ANYTIME("MPI_Add_error_code");
   if (!errorcode || !valid_class(errorclass)) return raise(nullptr, MPI_ERR_ARG, fn);
   int code = ++g_last_used;
   user_codes()[code] = UserCode{errorclass, ""};
@@ -201,7 +201,7 @@ int PMPI_Add_error_code(int errorclass, int* errorcode) {
 SONDE_WEAK_ALIAS(Add_error_code)
 
 int PMPI_Add_error_string(int errorcode, const char* string) {
-  SONDE_ENTER("MPI_Add_error_string");
+  SONDE_ENTER_ANYTIME("MPI_Add_error_string");
   auto it = user_codes().find(errorcode);
   // Predefined codes keep their strings (MPI 4.1 9.5).
   if (it == user_codes().end() || !string) return raise(nullptr, MPI_ERR_ARG, fn);
@@ -212,9 +212,10 @@ int PMPI_Add_error_string(int errorcode, const char* string) {
 SONDE_WEAK_ALIAS(Add_error_string)
 
 // MPI 4.1 9.5: the reverse of the Add_ calls. A class goes only when no
-// code of it is left; predefined classes, codes and strings cannot go.
+// code of it is left; predefined classes, codes and strings cannot go. All
+// six calls may be made at any time (MPI 4.1 12.4.1).
 int PMPI_Remove_error_class(int errorclass) {
-  SONDE_ENTER("MPI_Remove_error_class");
+  SONDE_ENTER_ANYTIME("MPI_Remove_error_class");
   auto it = user_codes().find(errorclass);
   if (it == user_codes().end() || it->second.error_class != errorclass) return raise(nullptr, MPI_ERR_ARG, fn);
   for (auto& [code, uc] : user_codes())
@@ -225,7 +226,7 @@ int PMPI_Remove_error_class(int errorclass) {
 SONDE_WEAK_ALIAS(Remove_error_class)
 
 int PMPI_Remove_error_code(int errorcode) {
-  SONDE_ENTER("MPI_Remove_error_code");
+  SONDE_ENTER_ANYTIME("MPI_Remove_error_code");
   auto it = user_codes().find(errorcode);
   if (it == user_codes().end() || it->second.error_class == errorcode) return raise(nullptr, MPI_ERR_ARG, fn);
   user_codes().erase(it);
@@ -234,7 +235,7 @@ int PMPI_Remove_error_code(int errorcode) {
 SONDE_WEAK_ALIAS(Remove_error_code)
 
 int PMPI_Remove_error_string(int errorcode) {
-  SONDE_ENTER("MPI_Remove_error_string");
+  SONDE_ENTER_ANYTIME("MPI_Remove_error_string");
   auto it = user_codes().find(errorcode);
   if (it == user_codes().end()) return raise(nullptr, MPI_ERR_ARG, fn);
   it->second.text.clear();

@@ -1,5 +1,5 @@
 // C ABI: MPI_Info (MPI 4.1 chapter 10) and MPI_INFO_ENV. Every call here may
-// be made before MPI_Init and after MPI_Finalize (MPI 4.1 section 11.4.1).
+// be made before MPI_Init and after MPI_Finalize (MPI 4.1 section 12.4.1).
 #include <sys/utsname.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-/* MPI 4.1 section 11.4.1: the MPI_Info calls work before MPI_Init and after
+/* MPI 4.1 section 12.4.1: the MPI_Info calls work before MPI_Init and after
  * MPI_Finalize, and objects made before MPI_Init live on through it.
  * MPI_Info_create_env gives the same keys and values before, during and
  * after (command and argv from its arguments). 1..2 ranks. */
