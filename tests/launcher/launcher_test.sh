@@ -342,6 +342,38 @@ case "$CASE" in
     expect_tmp_clean
     ;;
 
+  hosts_launch_agent)
+    # A host that is not this one goes through the launch agent, as
+    # `AGENT HOST COMMAND-STRING`; this agent runs the string here.
+    cat >"$SCRATCH/agent" <<'AGENT'
+#!/bin/sh
+echo "$1" >>"$AGENT_LOG"
+host=$1
+shift
+exec sh -c "$*"
+AGENT
+    chmod +x "$SCRATCH/agent"
+    export AGENT_LOG=$SCRATCH/agent.log
+    SONDE_LAUNCH_AGENT=$SCRATCH/agent run "$MPIEXEC" --host localhost,sonde-elsewhere:2 "$PROBE" --expect-size 3 --info-dir "$INFO"
+    expect_rc 0
+    expect_info_files 3
+    [ "$(cat "$AGENT_LOG")" = sonde-elsewhere ] || fail "the agent was asked for: $(cat "$AGENT_LOG")"
+    # --launch-agent wins over the variable; an agent that fails ends the
+    # job at once with status 1, leaving nothing behind.
+    rm -f "$AGENT_LOG"
+    SONDE_LAUNCH_AGENT=/nonexistent run "$MPIEXEC" --launch-agent "$SCRATCH/agent" --host localhost,sonde-elsewhere true
+    expect_rc 0
+    [ -f "$AGENT_LOG" ] || fail "--launch-agent was not used"
+    start=$(now_ms)
+    run "$MPIEXEC" --launch-agent false --host localhost,sonde-elsewhere "$PROBE" --hang --info-dir "$INFO"
+    expect_rc 1
+    [ $((END_MS - start)) -lt 5000 ] || fail "a failed agent took $((END_MS - start)) ms to end the job"
+    run "$MPIEXEC" --launch-agent /nonexistent/agent --host localhost,sonde-elsewhere true
+    expect_rc 1
+    expect_ranks_gone
+    expect_tmp_clean
+    ;;
+
   hosts_local_only)
     # Every slot on this host: the single-host launcher, no daemon.
     run "$MPIEXEC" --host localhost:3 "$PROBE" --expect-size 3

@@ -533,6 +533,11 @@ void MultiHostJob::loop() {
       if (!output_open() || now >= *drain_until) {
         phase_ = Phase::kDone;
         broadcast(Msg::kShutdown);
+        // A daemon (or agent) that never connected gets no kShutdown: it has
+        // started nothing, so it may simply go.
+        for (auto& h : hosts_) {
+          if (!h.ch && h.agent > 0) kill(-h.agent, SIGTERM);
+        }
         shutdown_until = now + kShutdownLimit;
       }
     }
