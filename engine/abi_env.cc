@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/errors.h"
 #include "engine/p2p.h"
+#include "engine/session.h"
 #include "peruse/registry.h"
 
 namespace sonde::engine {
@@ -134,14 +135,23 @@ void EngineLock::lock() { g_lock.lock(); }
 void EngineLock::unlock() { g_lock.unlock(); }
 bool EngineLock::enabled() { return g_lock_enabled; }
 
-int init_state() { return g_state; }
+// ---- MPI 4.0 sessions (helper `conform`, engine/session.h) ----
+// The engine runs while the World model is initialized or a session is
+// open: g_state says where the World model is, these where the engine is.
+namespace {
+bool g_engine_up = false;
+int g_sessions = 0;
+}  // namespace
+
+int init_state() { return g_state == 1 || (g_engine_up && g_sessions > 0) ? 1 : g_state; }
 
 int raise(Comm* comm, int code, const char* fn) {
   Engine& e = engine();
   int handler = MPI_ERRORS_ARE_FATAL;
-  if (g_state == 1) handler = comm ? comm->errhandler : e.world()->errhandler;
+  const bool up = init_state() == 1;
+  if (up) handler = comm ? comm->errhandler : e.world()->errhandler;
   if (handler == MPI_ERRORS_RETURN) return code;
-  if (g_state == 1 && call_user_errhandler(handler, comm, &code)) return code;  // user handler (errors.h)
+  if (up && call_user_errhandler(handler, comm, &code)) return code;  // user handler (errors.h)
   char msg[512];
   std::snprintf(msg, sizeof msg, "sonde: rank %d: %s failed: %s%s", e.world_rank, fn, error_string(code),
                 g_state == 0   ? " (MPI is not initialized)"
@@ -164,7 +174,7 @@ using namespace sonde::engine;
 namespace {
 void install_peruse_hooks() {
   sonde::peruse::EngineHooks hooks;
-  hooks.mpi_state = [] { return g_state; };
+  hooks.mpi_state = [] { return init_state(); };
   hooks.find_comm = [](MPI_Comm h) -> sonde::peruse::CommEvents* {
     Comm* c = find_comm(h);
     return c ? &c->peruse : nullptr;
@@ -187,22 +197,67 @@ void install_peruse_hooks() {
   sonde::peruse::set_environment(engine().settings.set_from_environment);
 }
 
-int do_init(int required, int* provided) {
-  if (g_state != 0) return raise(nullptr, MPI_ERR_OTHER, "MPI_Init");
+// Starts the engine unless a session (or MPI_Init) already did.
+void start_engine(int required, const char* fn) {
+  if (g_engine_up) return;
   g_time_origin = now();
   g_main_thread = pthread_self();
   int rc = engine().init(required);
   if (rc != MPI_SUCCESS) {
-    std::fprintf(stderr, "sonde: MPI_Init failed\n");
+    std::fprintf(stderr, "sonde: %s failed\n", fn);
     std::_Exit(1);
   }
   g_lock_enabled = engine().thread_level == MPI_THREAD_MULTIPLE;
   install_peruse_hooks();
+  g_engine_up = true;
+}
+
+void stop_engine_at_exit() {
+  // Sessions only (or sessions outliving MPI_Finalize): the engine's own
+  // finalize, so the job ends as cleanly as after MPI_Finalize.
+  if (g_engine_up && g_state != 1) {
+    engine().finalize();
+    g_engine_up = false;
+  }
+}
+
+int do_init(int required, int* provided) {
+  if (g_state != 0) return raise(nullptr, MPI_ERR_OTHER, "MPI_Init");
+  start_engine(required, "MPI_Init");
   if (provided) *provided = engine().thread_level;
   g_state = 1;
   return MPI_SUCCESS;
 }
 }  // namespace
+
+namespace sonde::engine {
+
+int session_engine_acquire(int required, int* provided) {
+  // Once torn down (MPI_Finalize with no session open) the engine does not
+  // start again.
+  if (!g_engine_up && g_state == 2) return MPI_ERR_OTHER;
+  if (!g_engine_up) {
+    start_engine(required, "MPI_Session_init");
+    static bool registered = false;
+    if (!registered) std::atexit(stop_engine_at_exit);
+    registered = true;
+  }
+  ++g_sessions;
+  *provided = engine().thread_level;
+  return MPI_SUCCESS;
+}
+
+int session_engine_release() {
+  --g_sessions;
+  // MPI_Finalize ran while this session was open and left the engine to it.
+  if (g_sessions == 0 && g_state == 2 && g_engine_up) {
+    g_engine_up = false;
+    return engine().finalize();
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace sonde::engine
 
 extern "C" {
 
@@ -216,9 +271,16 @@ SONDE_WEAK_ALIAS(Init_thread)
 
 int PMPI_Finalize(void) {
   SONDE_ENTER("MPI_Finalize");
+  if (g_state != 1) return raise(nullptr, MPI_ERR_OTHER, fn);  // only sessions are open
   // Attribute delete callbacks, MPI_COMM_SELF's first (MPI 4.1 11.2.3).
   int ra = attr::finalize_comm_attributes();
-  int rc = engine().finalize();
+  // With sessions open the engine stays up for them (helper `conform`):
+  // the last MPI_Session_finalize tears it down.
+  int rc = MPI_SUCCESS;
+  if (g_sessions == 0) {
+    rc = engine().finalize();
+    g_engine_up = false;
+  }
   if (rc == MPI_SUCCESS) rc = ra;
   g_state = 2;
   return rc == MPI_SUCCESS ? MPI_SUCCESS : raise(nullptr, rc, fn);

@@ -799,7 +799,13 @@ int PMPI_Cancel(MPI_Request* request) {
   if (r->kind == RequestKind::kGeneralized) return finish(nullptr, cancel_generalized(r), fn);
   // MPI 4.1 section 6.12: cancelling a nonblocking collective is erroneous.
   if (r->kind == RequestKind::kCollective) return raise(nullptr, MPI_ERR_REQUEST, fn);
-  if (!r->active || r->complete) return MPI_SUCCESS;
+  if (!r->active) return MPI_SUCCESS;
+  if (r->complete) {
+    // An eager send completes when handed over, before any receive matched
+    // it: it can still be cancelled at the receiver.
+    if (r->kind == RequestKind::kSend) engine().ask_cancel_send(r);
+    return MPI_SUCCESS;
+  }
   if (r->kind == RequestKind::kRecv) {
     engine().cancel_recv(r);
   } else if (r->kind == RequestKind::kSend && r->item.handed == 0 && !r->handed &&
@@ -808,9 +814,13 @@ int PMPI_Cancel(MPI_Request* request) {
     // Not a byte has left: the send can be withdrawn.
     r->cancelled = true;
     engine().complete(r);
+  } else if (r->kind == RequestKind::kSend) {
+    // Gone out (an RTS, or eager data the request completed on): the
+    // receiver drops it if still unmatched (Engine::ask_cancel_send).
+    engine().ask_cancel_send(r);
   }
-  // Otherwise the send is already on its way and completes normally; the
-  // status then reports it as not cancelled (MPI allows this).
+  // Otherwise the send is on its way and completes normally; the status
+  // then reports it as not cancelled (MPI allows this).
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Cancel)

@@ -26,6 +26,7 @@
 #include "engine/coll.h"
 #include "engine/comm_build.h"
 #include "engine/p2p.h"
+#include "engine/session.h"
 #include "peruse/registry.h"
 #include "transports/exchange.h"
 #include "transports/ofi/ofi_transport.h"
@@ -281,6 +282,8 @@ int Engine::init(int required) {
   free_contexts.assign(kMaxContexts / 64, ~uint64_t(0));
   by_context.assign(kMaxContexts, nullptr);
   free_contexts[0] &= ~uint64_t(3);  // 0: WORLD, 1: SELF
+  // Helper `conform`: the sessions' bootstrap communicator (session.h).
+  free_contexts[0] &= ~(uint64_t(1) << kSessionBootstrapContext);
 
   Comm* w = world();
   w->handle = MPI_COMM_WORLD;
@@ -414,6 +417,7 @@ void Request::reset() {
   kind = RequestKind::kSend;
   mode = SendMode::kStandard;
   persistent = active = complete = user_freed = cancelled = handed = matched = xfer_started = false;
+  cancel_state = 0;
   error = MPI_SUCCESS;
   buf = nullptr;
   count = 0;
@@ -564,6 +568,8 @@ int Engine::issue_send(Request* r) {
   r->complete = false;
   r->handed = false;
   r->matched = false;
+  r->cancelled = false;  // a persistent request cancelled last time
+  r->cancel_state = 0;
   r->error = MPI_SUCCESS;
   r->status_bytes = 0;
   if (r->peer == MPI_PROC_NULL) {
@@ -1107,6 +1113,12 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
     }
     case PacketType::kData:
       break;  // the sink is the receive's (set up by pull)
+    case PacketType::kCancelSend:
+      drop_cancelled_message(peer, h);
+      break;
+    case PacketType::kCancelAck:
+      on_cancel_answer(h);
+      break;
     case PacketType::kWriteDone: {
       auto* r = reinterpret_cast<Request*>(h.recv_cookie);
       if (!r->coop_waiting) break;  // we fell back to streaming meanwhile
@@ -1252,6 +1264,88 @@ void Engine::free_comm(Comm* c) {
   by_context[c->context] = nullptr;
   free_contexts[c->context / 64] |= uint64_t(1) << (c->context % 64);
   comms.release(c->handle);
+}
+
+// ---------------------------------------------------------------- cancelling sends
+// (helper `conform`) MPI_Cancel of a send whose message has left: the
+// receiver drops it if it still waits unmatched in its unexpected queue and
+// says so (kCancelSend / kCancelAck). Until the answer the send does not
+// complete, so MPI_Wait returns once either the cancel or the transfer has
+// happened, never neither (MPI 4.1 3.8.4).
+
+bool Engine::ask_cancel_send(Request* r) {
+  if (r->kind != RequestKind::kSend || r->mode == SendMode::kBuffered || r->peer == MPI_PROC_NULL ||
+      r->cancel_state || r->cancelled || r->world_peer < 0)
+    return false;
+  if (r->complete) {
+    // Only an eager standard/ready send completes before it is matched (a
+    // synchronous one completes on the match, a rendezvous one on the data).
+    if (r->mode == SendMode::kSync || r->bytes > settings.eager_limit) return false;
+    r->cancel_state = kCancelAfterComplete;
+    r->complete = false;
+  } else if (r->item.header.type == PacketType::kRts && !r->matched) {
+    r->cancel_state = kCancelInFlight;
+  } else {
+    return false;  // eager data still going out, or a rendezvous under way
+  }
+  PacketHeader h{};
+  h.type = PacketType::kCancelSend;
+  h.context = r->comm->context;
+  h.source = r->comm->rank;
+  h.tag = r->tag;
+  h.send_cookie = reinterpret_cast<uint64_t>(r);
+  h.recv_cookie = uint64_t(uint32_t(r->handle));
+  transport::Transport* t = route[r->world_peer];
+  if (!t->try_send_now(r->world_peer, h, nullptr)) {
+    Request* q = new_request(RequestKind::kSend);  // released by SendPart::on_handed
+    q->item.header = h;
+    q->world_peer = r->world_peer;
+    t->enqueue(r->world_peer, &q->item);
+  }
+  return true;
+}
+
+void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
+  uint64_t dropped = 0;
+  Comm* c = h.context < by_context.size() ? by_context[h.context] : nullptr;
+  if (c) {
+    // Newest first: an older message from the same request slot (same
+    // cookie) may still wait, but never a newer one with the same envelope.
+    auto& q = c->queues.unexpected();
+    for (auto it = q.rbegin(); it != q.rend(); ++it) {
+      auto* m = static_cast<Message*>(&*it);
+      if (m->world_peer != peer || m->header.send_cookie != h.send_cookie || m->header.source != h.source ||
+          m->header.tag != h.tag)
+        continue;
+      if (m->all_arrived && !m->claimed && !m->receiver) {
+        FIRE_MSG(PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, m->uid, m->header);
+        c->queues.remove_unexpected(m);
+        free_message(m);
+        dropped = 1;
+      }
+      break;
+    }
+  }
+  PacketHeader ack{};
+  ack.type = PacketType::kCancelAck;
+  ack.send_cookie = dropped;
+  ack.recv_cookie = h.recv_cookie;
+  deferred_.push_back({Deferred::kControl, peer, nullptr, ack});
+}
+
+void Engine::on_cancel_answer(const PacketHeader& h) {
+  Request* r = requests.lookup(int(uint32_t(h.recv_cookie)));
+  // Null or not waiting: the send finished (matched) and was released meanwhile.
+  if (!r || r->kind != RequestKind::kSend || !r->cancel_state) return;
+  uint8_t state = r->cancel_state;
+  r->cancel_state = 0;
+  if (h.send_cookie == 1) r->cancelled = true;
+  if (state == kCancelAfterComplete) {
+    r->complete = true;  // its completion events fired the first time
+    if (r->user_freed) release(r);  // MPI_Request_free while the answer was awaited
+  } else if (r->cancelled) {
+    complete(r);  // no data will move: the receiver forgot the RTS
+  }
 }
 
 // ---------------------------------------------------------------- p2p.h

@@ -116,6 +116,10 @@ class Engine final : public transport::Delivery {
   bool send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm);
   int issue_recv(Request* r);
   bool cancel_recv(Request* r);
+  // MPI_Cancel of a send whose message already left (helper `conform`): asks
+  // the receiver to drop it while unmatched; its answer completes r,
+  // cancelled or not. False when r cannot be cancelled this way.
+  bool ask_cancel_send(Request* r);
   // A user request with nothing left to do (MPI_Ibsend's: the data is
   // already copied out): activated and completed in one go.
   void complete_at_once(Request* r);
@@ -163,6 +167,8 @@ class Engine final : public transport::Delivery {
   [[gnu::noinline, gnu::cold]] transport::PayloadSink* on_message_watched(int peer, const transport::PacketHeader& h,
                                                                           Comm* comm, uint64_t id, uint32_t watched);
   void deliver_control(int peer, const transport::PacketHeader& h);
+  void drop_cancelled_message(int peer, const transport::PacketHeader& h);  // helper `conform`
+  void on_cancel_answer(const transport::PacketHeader& h);
   transport::PayloadSink* on_message(int peer, const transport::PacketHeader& h, Comm* comm);
   Message* new_message(int peer, const transport::PacketHeader& h, Comm* comm);
   void free_message(Message* m);

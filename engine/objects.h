@@ -64,6 +64,7 @@ struct Comm {
 // the receive's status.
 enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized, kCollective, kSendrecv };
 enum class SendMode : uint8_t { kStandard, kSync, kReady, kBuffered };
+inline constexpr uint8_t kCancelInFlight = 1, kCancelAfterComplete = 2;  // Request::cancel_state
 
 // Where an arriving payload goes, with a way back to its owner.
 struct EngineSink : transport::PayloadSink {
@@ -99,6 +100,10 @@ struct Request : matching::PostedEntry {
   bool handed = false;      // send: all data handed to the transport (or pulled)
   bool matched = false;     // send: receiver matched (needed for Ssend / rendezvous)
   bool xfer_started = false; // PERUSE REQ_XFER_BEGIN fired for this activation
+  // Send (helper `conform`): a kCancelSend is out and its kCancelAck awaited;
+  // kCancelInFlight: the send was not complete, kCancelAfterComplete: it was
+  // (eager, handed over) and waits for the answer before completing again.
+  uint8_t cancel_state = 0;
   int error = MPI_SUCCESS;
 
   // The user's arguments.

@@ -898,6 +898,22 @@ SONDE_DECL(int, Get_count_c, (const MPI_Status *status, MPI_Datatype datatype, M
 SONDE_DECL(int, Buffer_attach_c, (void *buffer, MPI_Count size))
 SONDE_DECL(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
 
+/* MPI 4.0 sessions (helper `conform`, engine/session.h) */
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
+SONDE_DECL(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session))
+SONDE_DECL(int, Session_finalize, (MPI_Session *session))
+SONDE_DECL(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
+SONDE_DECL(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, int *npset_names))
+SONDE_DECL(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name))
+SONDE_DECL(int, Session_get_pset_info, (MPI_Session session, const char *pset_name, MPI_Info *info))
+SONDE_DECL(int, Group_from_session_pset, (MPI_Session session, const char *pset_name, MPI_Group *newgroup))
+SONDE_DECL(int, Comm_create_from_group, (MPI_Group group, const char *stringtag, MPI_Info info,
+                                         MPI_Errhandler errhandler, MPI_Comm *newcomm))
+SONDE_DECL(int, Intercomm_create_from_groups, (MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                               int remote_leader, const char *stringtag, MPI_Info info,
+                                               MPI_Errhandler errhandler, MPI_Comm *newintercomm))
+
 #undef SONDE_DECL
 
 /* ---- MPI tool information interface (MPI_T, MPI 4.1 section 15.3) ------- *

@@ -32,6 +32,10 @@ enum class PacketType : uint8_t {
   kCtsWrite = 8,   // receiver pulls the tail itself; sender, please write the
                    // first `total` bytes to the address in the 8-byte payload
   kWriteDone = 9,  // sender wrote its part (flags: 1 = the write was refused)
+  // MPI_Cancel of a send whose message already left (helper `conform`):
+  kCancelSend = 10,  // drop the message (envelope, send_cookie) if still unmatched;
+                     // recv_cookie: the sender's request handle, echoed back
+  kCancelAck = 11,   // the answer: send_cookie 1 = dropped, 0 = matched/kept
 };
 
 // 48 bytes on the wire, the same layout in every process of the job.
