@@ -387,7 +387,8 @@ void Engine::run_deferred() {
           pull(d.request, d.peer, d.header);
           break;
         case Deferred::kControl:
-          send_control(d.peer, d.header.type, d.header.send_cookie, d.header.recv_cookie);
+          send_control(d.peer, d.header.type, d.header.send_cookie, d.header.recv_cookie, d.header.total,
+                       d.header.flags);
           break;
         case Deferred::kCoopWrite:
           coop_write(d.request, d.peer, d.header.recv_cookie);
@@ -1306,7 +1307,7 @@ bool Engine::ask_cancel_send(Request* r) {
 }
 
 void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
-  uint64_t dropped = 0;
+  uint8_t dropped = 0;
   Comm* c = h.context < by_context.size() ? by_context[h.context] : nullptr;
   if (c) {
     // Newest first: an older message from the same request slot (same
@@ -1328,7 +1329,8 @@ void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
   }
   PacketHeader ack{};
   ack.type = PacketType::kCancelAck;
-  ack.send_cookie = dropped;
+  ack.flags = dropped;
+  ack.send_cookie = h.send_cookie;  // a transport may key per-send state on it (ofi's lent registrations)
   ack.recv_cookie = h.recv_cookie;
   deferred_.push_back({Deferred::kControl, peer, nullptr, ack});
 }
@@ -1339,7 +1341,7 @@ void Engine::on_cancel_answer(const PacketHeader& h) {
   if (!r || r->kind != RequestKind::kSend || !r->cancel_state) return;
   uint8_t state = r->cancel_state;
   r->cancel_state = 0;
-  if (h.send_cookie == 1) r->cancelled = true;
+  if (h.flags & 1) r->cancelled = true;
   if (state == kCancelAfterComplete) {
     r->complete = true;  // its completion events fired the first time
     if (r->user_freed) release(r);  // MPI_Request_free while the answer was awaited
