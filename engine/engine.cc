@@ -393,6 +393,9 @@ void Engine::run_deferred() {
         case Deferred::kCoopWrite:
           coop_write(d.request, d.peer, d.header.recv_cookie);
           break;
+        case Deferred::kCancelAgain:
+          send_cancel_request(d.request);
+          break;
         case Deferred::kStreamData: {
           Request* r = d.request;
           r->item.header = d.header;
@@ -1284,11 +1287,19 @@ bool Engine::ask_cancel_send(Request* r) {
     if (r->mode == SendMode::kSync || r->bytes > settings.eager_limit) return false;
     r->cancel_state = kCancelAfterComplete;
     r->complete = false;
-  } else if (r->item.header.type == PacketType::kRts && !r->matched) {
+  } else if ((r->item.header.type == PacketType::kRts || r->item.header.type == PacketType::kEagerSync) &&
+             !r->matched) {
+    // An RTS, or synchronous eager data, the receiver has not matched: the
+    // send would wait for that match forever.
     r->cancel_state = kCancelInFlight;
   } else {
-    return false;  // eager data still going out, or a rendezvous under way
+    return false;  // standard eager data still going out, or a rendezvous under way
   }
+  send_cancel_request(r);
+  return true;
+}
+
+void Engine::send_cancel_request(Request* r) {
   PacketHeader h{};
   h.type = PacketType::kCancelSend;
   h.context = r->comm->context;
@@ -1303,7 +1314,6 @@ bool Engine::ask_cancel_send(Request* r) {
     q->world_peer = r->world_peer;
     t->enqueue(r->world_peer, &q->item);
   }
-  return true;
 }
 
 void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
@@ -1318,7 +1328,9 @@ void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
       if (m->world_peer != peer || m->header.send_cookie != h.send_cookie || m->header.source != h.source ||
           m->header.tag != h.tag)
         continue;
-      if (m->all_arrived && !m->claimed && !m->receiver) {
+      if (!m->all_arrived) {
+        dropped = 2;  // its payload is still coming in: ask again
+      } else if (!m->claimed && !m->receiver) {
         FIRE_MSG(PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, m->uid, m->header);
         c->queues.remove_unexpected(m);
         free_message(m);
@@ -1339,6 +1351,12 @@ void Engine::on_cancel_answer(const PacketHeader& h) {
   Request* r = requests.lookup(int(uint32_t(h.recv_cookie)));
   // Null or not waiting: the send finished (matched) and was released meanwhile.
   if (!r || r->kind != RequestKind::kSend || !r->cancel_state) return;
+  if (h.flags & 2) {
+    // The receiver had the message half arrived: ask again once progress()
+    // is out of the transport (never from inside its callback).
+    deferred_.push_back({Deferred::kCancelAgain, r->world_peer, r, PacketHeader{}});
+    return;
+  }
   uint8_t state = r->cancel_state;
   r->cancel_state = 0;
   if (h.flags & 1) r->cancelled = true;

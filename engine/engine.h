@@ -168,6 +168,7 @@ class Engine final : public transport::Delivery {
                                                                           Comm* comm, uint64_t id, uint32_t watched);
   void deliver_control(int peer, const transport::PacketHeader& h);
   void drop_cancelled_message(int peer, const transport::PacketHeader& h);  // helper `conform`
+  void send_cancel_request(Request* r);
   void on_cancel_answer(const transport::PacketHeader& h);
   transport::PayloadSink* on_message(int peer, const transport::PacketHeader& h, Comm* comm);
   Message* new_message(int peer, const transport::PacketHeader& h, Comm* comm);
@@ -184,7 +185,7 @@ class Engine final : public transport::Delivery {
   // Work discovered inside a transport callback, done after progress()
   // returns so a transport is never re-entered from its own callback.
   struct Deferred {
-    enum Kind { kPull, kControl, kStreamData, kCoopWrite } kind;
+    enum Kind { kPull, kControl, kStreamData, kCoopWrite, kCancelAgain } kind;  // kCancelAgain: helper `conform`
     int peer;
     Request* request;
     transport::PacketHeader header;

@@ -35,7 +35,8 @@ enum class PacketType : uint8_t {
   // MPI_Cancel of a send whose message already left (helper `conform`):
   kCancelSend = 10,  // drop the message (envelope, send_cookie) if still unmatched;
                      // recv_cookie: the sender's request handle, echoed back
-  kCancelAck = 11,   // the answer, same cookies: flags 1 = dropped, 0 = matched/kept
+  kCancelAck = 11,   // the answer, same cookies: flags 1 = dropped, 2 = still arriving
+                     // (ask again), 0 = matched/kept
 };
 
 // 48 bytes on the wire, the same layout in every process of the job.

@@ -1,11 +1,11 @@
 /* MPI_Cancel of sends whose message already left (MPI 4.1 3.8.4): an eager
- * send (complete as soon as it is handed over) and a rendezvous send (RTS
- * out), neither matched yet, are cancelled at the receiver: MPI_Wait returns,
- * the status says cancelled, and the receiver never sees the message; a
- * cancelled send among others leaves the others in order; a send the
- * receiver already matched completes normally and says not cancelled; a
- * persistent send cancelled once and started again is delivered and says
- * not cancelled. Two ranks. */
+ * send (complete as soon as it is handed over), a rendezvous send (RTS out)
+ * and a synchronous send, none matched yet, are cancelled at the receiver:
+ * MPI_Wait returns, the status says cancelled, and the receiver never sees
+ * the message; a cancelled send among others leaves the others in order; a
+ * send the receiver already matched completes normally and says not
+ * cancelled; a persistent send cancelled once and started again is
+ * delivered and says not cancelled. Two ranks. */
 #include "tests/integration/itest.h"
 
 enum { kBig = 1 << 20 };
@@ -27,6 +27,11 @@ static void sender(int peer, unsigned char* buf) {
     CHECK_OK(MPI_Wait(&r, &st));
     CHECK(was_cancelled(&st) == 1, "unmatched %d-byte send was not cancelled", n);
   }
+  /* An unmatched synchronous send waits for a match that never comes. */
+  CHECK_OK(MPI_Issend(buf, 8, MPI_BYTE, peer, 6, MPI_COMM_WORLD, &r));
+  CHECK_OK(MPI_Cancel(&r));
+  CHECK_OK(MPI_Wait(&r, &st));
+  CHECK(was_cancelled(&st) == 1, "unmatched synchronous send was not cancelled");
   /* Two sends of one envelope, the second cancelled: the first arrives. */
   int a = 10, b = 20;
   MPI_Request two[2];
@@ -68,6 +73,8 @@ static void receiver(int peer, unsigned char* buf) {
   CHECK(!flag, "the cancelled eager message arrived");
   CHECK_OK(MPI_Iprobe(peer, 2, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
   CHECK(!flag, "the cancelled rendezvous message arrived");
+  CHECK_OK(MPI_Iprobe(peer, 6, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+  CHECK(!flag, "the cancelled synchronous message arrived");
   CHECK_OK(MPI_Recv(&got, 1, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   CHECK(got == 10, "tag 3 delivered %d, want the first send's 10", got);
   CHECK_OK(MPI_Iprobe(peer, 3, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
