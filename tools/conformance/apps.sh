@@ -18,8 +18,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# As in run.sh: $cache (SONDE_CONFORMANCE_CACHE, maybe another worktree's)
+# is only read for downloads; the install and the builds are this worktree's.
 cache="${SONDE_CONFORMANCE_CACHE:-$repo/build/conformance}"
-prefix="$cache/sonde"
+own="$repo/build/conformance"
+prefix="$own/sonde"
 install=1 sonde_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,12 +41,15 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y --no-install-recommends "${need[@]}" >&2
 fi
 
-apps="$cache/apps"
-mkdir -p "$apps/dl"
+have_tarballs() { ls "$1"/hpcc_*.orig.tar.* >/dev/null 2>&1 && ls "$1"/netpipe_*.orig.tar.* >/dev/null 2>&1; }
+apps="$own/apps"
+dl="$cache/apps/dl"
+have_tarballs "$dl" || dl="$apps/dl"
+mkdir -p "$dl"
 # Fetch the orig tarballs once (private deb-src list, refreshed here because
 # package revisions move; only the upstream tarball is used).
-if ! ls "$apps"/dl/hpcc_*.orig.tar.* >/dev/null 2>&1 || ! ls "$apps"/dl/netpipe_*.orig.tar.* >/dev/null 2>&1; then
-  apt_dir="$cache/apt"
+if ! have_tarballs "$dl"; then
+  apt_dir="$own/apt"
   mkdir -p "$apt_dir/lists/partial"
   suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
   echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
@@ -51,10 +57,10 @@ if ! ls "$apps"/dl/hpcc_*.orig.tar.* >/dev/null 2>&1 || ! ls "$apps"/dl/netpipe_
   aptopts=(-o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
            -o Dir::State::Lists="$apt_dir/lists" -o APT::Sandbox::User=root)
   apt-get "${aptopts[@]}" update >&2
-  (cd "$apps/dl" && apt-get "${aptopts[@]}" source --download-only hpcc netpipe >&2) || true
+  (cd "$dl" && apt-get "${aptopts[@]}" source --download-only hpcc netpipe >&2) || true
 fi
-hpcc_tar=$(ls "$apps"/dl/hpcc_*.orig.tar.* | head -1)
-np_tar=$(ls "$apps"/dl/netpipe_*.orig.tar.* | head -1)
+hpcc_tar=$(ls "$dl"/hpcc_*.orig.tar.* | head -1)
+np_tar=$(ls "$dl"/netpipe_*.orig.tar.* | head -1)
 
 if [ "$install" = 1 ]; then
   (cd "$repo" && bazel run //:install -- "$prefix" >&2)
