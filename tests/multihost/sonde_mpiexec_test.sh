@@ -17,14 +17,14 @@ bin=$(mh_programs "$@")
 out="$MH_DIR/out"
 err="$MH_DIR/err"
 
-# job TIMEOUT MPIEXEC-ARGS...: mpiexec on host 0, stdout in $out, stderr in
-# $err, exit status in JOB_RC, seconds taken in JOB_TOOK.
+# job TIMEOUT MPIEXEC-ARGS...: mpiexec on host $JOB_HOST (default 0), stdout
+# in $out, stderr in $err, exit status in JOB_RC, seconds taken in JOB_TOOK.
 job() {
   local limit=$1; shift
   set +e
   local start=$SECONDS
   JOB_LIMIT=$limit
-  mh_run 0 timeout -s KILL "$limit" "$mpiexec" --launch-agent "$(mh_agent)" "$@" >"$out" 2>"$err"
+  mh_run "${JOB_HOST:-0}" timeout -s KILL "$limit" "$mpiexec" --launch-agent "$(mh_agent)" "$@" >"$out" 2>"$err"
   JOB_RC=$?
   JOB_TOOK=$((SECONDS - start))
   set -e
@@ -85,6 +85,11 @@ case "$scenario" in
     expect_hosts_empty
     job 120 --host h0:2,h1:1,h2:2 "$bin/host_layout" 3
     expect_ok "host_layout: 5 ranks on 3 nodes verified"
+    expect_hosts_empty
+    # mpiexec on a host that runs no rank (h2): both daemons come through
+    # the agent and connect back to it.
+    JOB_HOST=2 job 120 --host h0,h1 "$bin/launch_layout" 1,1
+    expect_ok "launch_layout: ok (2 ranks on 2 hosts)"
     expect_hosts_empty
     # The same through a hostfile and -ppn.
     printf '# fake hosts\nh1 slots=1\nh2\n' >"$MH_DIR/hosts"
