@@ -374,6 +374,14 @@ AGENT
     expect_tmp_clean
     ;;
 
+  hosts_cannot_execute)
+    start=$(now_ms)
+    run "$MPIEXEC" --host localhost:2,127.0.0.1:2 "$SCRATCH/does-not-exist"
+    expect_rc 127
+    [ $((END_MS - start)) -lt 4000 ] || fail "took $((END_MS - start)) ms to give up"
+    expect_tmp_clean
+    ;;
+
   hosts_local_only)
     # Every slot on this host: the single-host launcher, no daemon.
     run "$MPIEXEC" --host localhost:3 "$PROBE" --expect-size 3

@@ -233,7 +233,7 @@ void HostDaemon::start(const JobMessage& job) {
   try {
     executable = resolve_executable(job.argv[0], env_value(job.env, "PATH"));
   } catch (const std::exception& e) {
-    report_failure(127, "on " + hostname_ + ": " + e.what());
+    report_failure(127, e.what());
     return;
   }
 
@@ -308,6 +308,19 @@ void HostDaemon::report_failure(int code, const std::string& message) {
   Writer w;
   w.i32(code).str(message);
   ch_->send(Msg::kFailure, w);
+  // Ranks that will never start are gone as far as mpiexec is concerned.
+  for (auto& r : ranks_) {
+    if (r->pid >= 0) continue;
+    r->pid = 0;
+    for (uint8_t stream : {1, 2}) {
+      Writer end;  // no output will come either
+      end.i32(r->rank).u8(stream).str("");
+      ch_->send(Msg::kOutput, end);
+    }
+    Writer gone;
+    gone.i32(r->rank).i32(0).i32(0).u8(0).u8(0);
+    ch_->send(Msg::kExited, gone);
+  }
   terminate_ranks();
 }
 
