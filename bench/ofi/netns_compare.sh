@@ -3,7 +3,9 @@
 # namespaces joined by a bridge, tests/multihost/netns.sh): latency and
 # bandwidth of Sonde's ofi transport (tcp;ofi_rxm) against Open MPI
 # (--mca pml ob1 --mca btl self,tcp) and MPICH (ch4, its own libfabric), one
-# rank in each namespace. Then on one host: the ofi shm provider against
+# rank in each namespace (MPICH sees one machine through the namespaces and
+# would use shared memory: MPIR_CVAR_NOLOCAL=1 makes it use its network
+# module). Then on one host: the ofi shm provider against
 # Sonde's own shm transport. Runs are interleaved round by round so machine
 # noise hits all alike; each program reports medians over its trials, this
 # script the median of the rounds and Sonde's ratio to the better peer.
@@ -40,7 +42,8 @@ run() {  # impl bench -> lines "name size value"
     ompi_tcp) mh_run 0 mpirun --mca plm_rsh_agent "$agent" --host h0:1,h1:1 -np 2 \
                 --mca pml ob1 --mca btl self,tcp "$work/$b.ompi" ;;
     mpich) mh_run 0 mpiexec.mpich -launcher rsh -launcher-exec "$agent" -hosts h0,h1 -n 2 \
-             -genv BENCH_ITERS "$BENCH_ITERS" -genv BENCH_TRIALS "$BENCH_TRIALS" "$work/$b.mpich" ;;
+             -genv BENCH_ITERS "$BENCH_ITERS" -genv BENCH_TRIALS "$BENCH_TRIALS" -genv MPIR_CVAR_NOLOCAL 1 \
+             "$work/$b.mpich" ;;
     sonde_shm) "$bb/tools/mpiexec/mpiexec" -n 2 "$work/$b.sonde" ;;
     sonde_ofi_shm) SONDE_TRANSPORT=ofi SONDE_OFI_PROVIDER=shm "$bb/tools/mpiexec/mpiexec" -n 2 "$work/$b.sonde" ;;
   esac

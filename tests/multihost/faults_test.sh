@@ -1,0 +1,112 @@
+#!/bin/bash
+# More faults across fake hosts (tests/multihost/netns.sh), under Open
+# MPI's mpirun as in mpirun_test.sh:
+#
+#   faults_test.sh SCENARIO PROGRAM...
+#     idle_link_down   a rank blocked in a receive, nothing in flight, and
+#                      the link to its peer's host goes down: Sonde's ofi
+#                      liveness check ends the job with "no sign of life",
+#                      never a hang
+#     idle_peer_alive  the same wait with the link up, longer than the
+#                      timeout: keepalives keep it alive; the message arrives
+#     delay            one host's link delays every frame 25 ms each way
+#                      and drops 2 % (delay_link.py: this kernel has no
+#                      sch_netem); all data correct, the job ends cleanly
+# PROGRAMs are found by base name: idle_wait, host_layout, pingpong.
+set -euo pipefail
+scenario=$1
+shift
+source "$(dirname "$0")/netns.sh"
+bin=$(mh_programs "$@")
+delay_link="$(cd "$(dirname "$0")" && pwd)/delay_link.py"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+out="$MH_DIR/out"
+
+# run LIMIT MPIRUN-ARGS...: mpirun from host 0 under `timeout`; sets RC and
+# TOOK (seconds).
+run() {
+  local limit=$1; shift
+  local start=$SECONDS
+  set +e
+  mh_run 0 timeout -s KILL "$limit" mpirun --mca plm_rsh_agent "$(mh_agent)" "$@" >"$out" 2>&1
+  RC=$?
+  set -e
+  TOOK=$((SECONDS - start))
+  echo "job: status $RC after $TOOK s"
+}
+
+fail() {
+  echo "FAIL: $1; output:" >&2
+  cat "$out" >&2
+  exit 1
+}
+
+case "$scenario" in
+  idle_link_down)
+    mh_setup 2
+    # Sonde's abort reaches mpirun, whose kill order to h1's daemon then
+    # crosses the dead link: TCP must give up on it for mpirun to end (as
+    # in mpirun_test.sh link_down).
+    mh_tcp_give_up_fast 0
+    mh_tcp_give_up_fast 1
+    (
+      # Once both ranks wait (MPI_Init and its wire-up are over), cut h1 off.
+      for _ in $(seq 1800); do
+        if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == 2 ]]; then
+          sleep 1
+          mh_link 1 down
+          exit 0
+        fi
+        sleep 0.1
+      done
+    ) &
+    MH_PIDS+=($!)
+    # Rank 1 would send after 600 s: long after the link is gone.
+    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=8 "$bin/idle_wait" 600
+    ((RC != 0)) || fail "the job succeeded"
+    ((TOOK < 178)) || fail "the job had to be killed"
+    grep -qF "no sign of life from rank" "$out" || fail "Sonde did not report the silent peer"
+    ;;
+  idle_peer_alive)
+    mh_setup 2
+    run 120 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=5 "$bin/idle_wait" 16
+    ((RC == 0)) && grep -qF "idle_wait: received after" "$out" || fail "the quiet peer was taken for gone"
+    ;;
+  delay)
+    mh_setup 2
+    command -v python3 >/dev/null || { echo "needs python3" >&2; exit 1; }
+    # h1's veth gives way to a TAP pair through the delaying forwarder.
+    ip -n "$(mh_ns 1)" link del eth0
+    ready="$MH_DIR/delay_ready"
+    python3 "$delay_link" "$(mh_ns 1)" "$MH_SWITCH" "$(mh_addr 1)/24" 25 2 >"$ready" 2>&1 &
+    MH_PIDS+=($!)
+    for _ in $(seq 100); do grep -q ready "$ready" && break; sleep 0.1; done
+    grep -q ready "$ready" || { cat "$ready" >&2; exit 1; }
+    # The delay is real: a TCP connection attempt to a closed port on h1 is
+    # refused one round trip later (best of 5, in ms).
+    rtt=$(mh_run 0 python3 -c '
+import socket, sys, time
+best = 1e9
+for _ in range(5):
+    s = socket.socket()
+    t = time.monotonic()
+    try:
+        s.connect((sys.argv[1], 9))
+    except OSError:
+        pass
+    best = min(best, time.monotonic() - t)
+    s.close()
+print(int(best * 1000))' "$(mh_addr 1)")
+    echo "round trip h0 -> h1 through the delayed link: ${rtt} ms"
+    (( rtt >= 45 )) || fail "no delay on the link (round trip ${rtt} ms)"
+    run 240 --host h0:2,h1:2 -np 4 "$bin/host_layout" 2
+    ((RC == 0)) && grep -qF "host_layout: 4 ranks on 2 nodes verified" "$out" || fail "data across the delayed link"
+    run 240 --host h0:1,h1:1 -np 2 "$bin/pingpong"
+    ((RC == 0)) && grep -qF "all sizes verified" "$out" || fail "pingpong across the delayed link"
+    ;;
+  *)
+    echo "unknown scenario $scenario" >&2
+    exit 2
+    ;;
+esac
+echo "PASS: $scenario"
