@@ -69,7 +69,7 @@ case "$scenario" in
     ;;
   idle_peer_alive)
     mh_setup 2
-    run 120 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=5 "$bin/idle_wait" 16
+    run 120 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=6 "$bin/idle_wait" 20
     ((RC == 0)) && grep -qF "idle_wait: received after" "$out" || fail "the quiet peer was taken for gone"
     ;;
   delay)
