@@ -2,10 +2,10 @@
 # Side-by-side over a real TCP path between two fake hosts (network
 # namespaces joined by a bridge, tests/multihost/netns.sh): latency and
 # bandwidth of Sonde's ofi transport (tcp;ofi_rxm) against Open MPI
-# (--mca pml ob1 --mca btl self,tcp) and MPICH (ch4, its own libfabric), one
-# rank in each namespace (MPICH sees one machine through the namespaces and
-# would use shared memory: MPIR_CVAR_NOLOCAL=1 makes it use its network
-# module). Then on one host: the ofi shm provider against
+# (--mca pml ob1 --mca btl self,tcp) and MPICH (ch4:ucx), one
+# rank in each namespace (MPICH, Debian's ch4:ucx, sees one machine through
+# the namespaces and would use shared memory: MPIR_CVAR_NOLOCAL=1 and
+# UCX_TLS=tcp,self keep it on TCP through eth0). Then on one host: the ofi shm provider against
 # Sonde's own shm transport. Runs are interleaved round by round so machine
 # noise hits all alike; each program reports medians over its trials, this
 # script the median of the rounds and Sonde's ratio to the better peer.
@@ -43,6 +43,7 @@ run() {  # impl bench -> lines "name size value"
                 --mca pml ob1 --mca btl self,tcp "$work/$b.ompi" ;;
     mpich) mh_run 0 mpiexec.mpich -launcher rsh -launcher-exec "$agent" -hosts h0,h1 -n 2 \
              -genv BENCH_ITERS "$BENCH_ITERS" -genv BENCH_TRIALS "$BENCH_TRIALS" -genv MPIR_CVAR_NOLOCAL 1 \
+             -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES eth0 \
              "$work/$b.mpich" ;;
     sonde_shm) "$bb/tools/mpiexec/mpiexec" -n 2 "$work/$b.sonde" ;;
     sonde_ofi_shm) SONDE_TRANSPORT=ofi SONDE_OFI_PROVIDER=shm "$bb/tools/mpiexec/mpiexec" -n 2 "$work/$b.sonde" ;;
