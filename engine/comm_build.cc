@@ -344,9 +344,13 @@ int retire_round(Idup* d) {
 void send_pick(Idup* d) {
   if (d->inter) decide2(d->words, d->pick);
   else d->pick[0] = decide(d->words);
-  Comm* v = via(parent_of(d));
-  for (size_t p = 1; p < d->members.size(); ++p) post_send(d, d->pick, 2, int_type(), d->members[p], v);
   d->state = Idup::kSent;
+  Comm* c = parent_of(d);
+  if (!c) {
+    d->error = MPI_ERR_COMM;  // the parent was freed under the idup: erroneous
+    return;
+  }
+  for (size_t p = 1; p < d->members.size(); ++p) post_send(d, d->pick, 2, int_type(), d->members[p], via(c));
 }
 
 // Make the communicator (as dup_comm does) and complete the request.
@@ -379,9 +383,13 @@ bool advance(Idup* d) {
         // The other group's AND, from its leader over the intercommunicator.
         Comm* c = parent_of(d);
         d->remote.assign(w, 0);
+        d->state = Idup::kSwap;
+        if (!c) {
+          d->error = MPI_ERR_COMM;
+          continue;
+        }
         post_send(d, d->words.data(), int64_t(w), u64_type(), 0, c);
         post_recv(d, d->remote.data(), int64_t(w), u64_type(), 0, c);
-        d->state = Idup::kSwap;
       } else {
         send_pick(d);
       }
