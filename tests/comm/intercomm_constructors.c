@@ -8,8 +8,9 @@
  *   - MPI_Comm_create with MPI_GROUP_EMPTY on one side only: MPI_COMM_NULL
  *     on both; a group naming remote processes: MPI_ERR_GROUP;
  *   - MPI_Comm_idup does not block: local rank 0 idups only after receiving
- *     what the remote side sends after its own idup; several idups in flight
- *     with a blocking dup in between, waited in reverse order;
+ *     what the remote side sends after its own idup (attributes are copied);
+ *     several idups in flight with a blocking dup in between, waited in
+ *     reverse order;
  *   - MPI_Comm_split_type on an intercommunicator: each type's local and
  *     remote parts, ranked by key. */
 #include "tests/integration/itest.h"
@@ -121,6 +122,10 @@ int main(int argc, char** argv) {
    * starting their own idup; local rank 0 receives them all first. */
   int want_remote[8];
   for (int i = 0; i < rsize; ++i) want_remote[i] = world_of(1 - color, i);
+  /* An attribute with MPI_COMM_DUP_FN follows the idup, with the hints. */
+  int key;
+  MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &key, NULL);
+  MPI_Comm_set_attr(ic, key, (void*)(intptr_t)(100 + itest_rank));
   MPI_Comm d;
   MPI_Request req;
   int token = lrank;
@@ -140,6 +145,12 @@ int main(int argc, char** argv) {
   int cmp = -1;
   MPI_Comm_compare(d, ic, &cmp);
   CHECK(cmp == MPI_CONGRUENT, "idup compares %d", cmp);
+  void* val = NULL;
+  int found = 0;
+  CHECK_OK(MPI_Comm_get_attr(d, key, &val, &found));
+  CHECK(found && val == (void*)(intptr_t)(100 + itest_rank), "idup: attribute %s", found ? "changed" : "not copied");
+  MPI_Comm_delete_attr(ic, key);
+  MPI_Comm_free_keyval(&key);
   traffic(d, want_remote, 22, "idup");
   MPI_Comm_free(&d);
 
