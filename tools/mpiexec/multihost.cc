@@ -173,6 +173,9 @@ void MultiHostJob::launch(size_t node, const std::string& endpoints) {
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
+  // Made before fork: the child only writes it (async-signal-safe).
+  const std::string exec_failed =
+      spec_.program_name + ": cannot execute " + words[0] + ": ";
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   pid_t pid = fork();
   if (pid == 0) {
@@ -191,8 +194,10 @@ void MultiHostJob::launch(size_t node, const std::string& endpoints) {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "%s: cannot execute %s: %s\n", spec_.program_name.c_str(), argv[0],
-                 std::strerror(errno));
+    const char* why = strerrordesc_np(errno);
+    (void)!write(2, exec_failed.data(), exec_failed.size());
+    (void)!write(2, why, std::strlen(why));
+    (void)!write(2, "\n", 1);
     _exit(127);
   }
   int e = errno;
