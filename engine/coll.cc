@@ -1155,7 +1155,9 @@ Schedule::Schedule(Comm* c, int kind)
     : user(c),
       local(c->inter ? c->local_comm : c),
       comm(c),
-      tag(coll_tag(kind, ++c->coll_seq)),
+      user_tag_(coll_tag(kind, ++c->coll_seq)),
+      local_tag_(c->inter ? coll_tag(kind, ++c->local_comm->coll_seq) : user_tag_),
+      tag(user_tag_),
       p(c->peers()),
       r(c->rank) {}
 

@@ -128,22 +128,29 @@ class Schedule {
 
   // Intercommunicators: the group the following transfers address (and p,
   // its size). Local transfers travel on the hidden intracommunicator over
-  // the local group (Comm::local_comm, one per intercommunicator) with this
-  // collective's tag, so intracommunicator algorithms run unchanged on the
-  // local group after to_local(). An intracommunicator's two are the same.
+  // the local group (Comm::local_comm, one per intercommunicator), with a
+  // tag from that communicator's own sequence (which every member of the
+  // group advances in the same order), so intracommunicator algorithms run
+  // unchanged on the local group after to_local(). An intracommunicator's
+  // two are the same.
   void to_local() {
     comm = local;
     p = local->size;
+    tag = local_tag_;
   }
   void to_remote() {
     comm = user;
     p = user->peers();
+    tag = user_tag_;
   }
 
   Comm* const user;   // the communicator the collective was called on
   Comm* const local;  // its local group: user itself, or an intercommunicator's hidden intracommunicator
   Comm* comm;         // where send() and recv() go now
-  const int tag;
+ private:
+  const int user_tag_, local_tag_;
+ public:
+  int tag;      // of the transfers on `comm`
   int p;        // size of the group addressed now
   const int r;  // this rank (in the local group)
   // Where the driver resumes: the innermost coroutine waiting on a round.

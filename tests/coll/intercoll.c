@@ -12,6 +12,12 @@
 
 static int g_group, g_lrank, g_lsize, g_rsize;
 static MPI_Comm g_inter;
+static MPI_Op g_left;
+
+static void left_op(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  memcpy(inout, in, sizeof(int) * (size_t)*len);
+}
 
 /* Element i of (group, local rank)'s data. */
 static int val(int group, int rank, long i) { return group * 1000003 + rank * 7919 + (int)(i % 7907); }
@@ -236,6 +242,13 @@ static void pass(long n) {
   snprintf(what, sizeof what, "Allreduce MAX n=%ld", n);
   later(what, r2, n, want_max, 1 - g_group, g_rsize, 0, 0);
 
+  /* A non-commutative op (left projection: a op b = a) must combine the
+   * other group's ranks in rank order, leaving its rank 0's data. */
+  int *rl = keep(ints(n));
+  CALL(Allreduce, Iallreduce, s, rl, (int)n, MPI_INT, g_left, g_inter);
+  snprintf(what, sizeof what, "Allreduce non-commutative n=%ld", n);
+  later(what, rl, n, want_block_of, 1 - g_group, 0, n, 0);
+
   /* Allgather / Allgatherv */
   r = keep(ints(n * g_rsize));
   CALL(Allgather, Iallgather, s, (int)n, MPI_INT, r, (int)n, MPI_INT, g_inter);
@@ -324,6 +337,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(g_inter, &g_lrank);
     MPI_Comm_size(g_inter, &g_lsize);
     MPI_Comm_remote_size(g_inter, &g_rsize);
+    MPI_Op_create(left_op, 0, &g_left);
     const long counts[] = {0, 1, 3, 20000};
     for (int nb = 0; nb < 2; ++nb) {
       g_nonblocking = nb;
@@ -340,6 +354,7 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&dup);
     MPI_Comm_free(&g_inter);
     MPI_Comm_free(&local);
+    MPI_Op_free(&g_left);
   }
   report();
   MPI_Finalize();
