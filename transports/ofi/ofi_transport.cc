@@ -941,6 +941,7 @@ class OfiTransport final : public Transport {
   // not yet consumed by the peer), and a peer we have not heard from for
   // stall_timeout seconds is taken for gone. A peer that stays outside MPI
   // (no progress) for that long looks the same: the price of detection.
+  // Peers we have never exchanged a frame with are left alone.
   // Silence only counts while we progress: time spent away from progress()
   // (computing outside MPI) is forgiven to every peer, which could not have
   // been heard meanwhile. Sampled every 64 calls: a long gap between two
@@ -961,6 +962,9 @@ class OfiTransport final : public Transport {
     double every = cfg_.stall_timeout_s / 4;
     for (int peer : cfg_.peers) {
       Peer& p = peer_[size_t(peer)];
+      // Only connections in use: keepalives to every rank of a large job
+      // would make the provider connect all to all.
+      if (p.send_seq == 0 && p.recv_seq == 0) continue;
       if (t - p.last_heard > cfg_.stall_timeout_s) {
         fatal("sonde ofi: no sign of life from rank " + std::to_string(peer) + " for " +
               std::to_string(int(t - p.last_heard)) +
