@@ -121,11 +121,14 @@ bool copy_scattered(transport::Transport& t, int peer, bool read, uint64_t remot
 // carries the user's own arguments.
 inline uint64_t uid(const Request* r) { return reinterpret_cast<uint64_t>(r); }
 inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? PERUSE_SEND : PERUSE_RECV; }
-// The _IF forms take a watched mask the caller loaded once for several events.
+// The _IF forms take a watched mask the caller loaded once for several events
+// and dispatch inline (watched twins); the others load the mask and call.
 #define FIRE_REQ_IF(w, event, r)                                                                                \
   SONDE_FIRE_IF((w), (r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count,              \
                 (r)->type->handle, (r)->peer, (r)->tag, operation(r))
-#define FIRE_REQ(event, r) FIRE_REQ_IF(SONDE_WATCHED_MASK((r)->comm->peruse), event, r)
+#define FIRE_REQ(event, r)                                                                                   \
+  SONDE_FIRE((r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count, (r)->type->handle, \
+             (r)->peer, (r)->tag, operation(r))
 // Several request events back to back (in firing order), one dispatch.
 #define FIRE_REQ_SEQUENCE_IF(w, r, ...)                                                                   \
   SONDE_FIRE_SEQUENCE_IF((w), (r)->comm->peruse, uid(r), (r)->comm->handle, (r)->buf, (r)->count,       \
@@ -134,16 +137,22 @@ inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? 
 #define FIRE_MSG_IF(w, event, c, id, h)                                                                          \
   SONDE_FIRE_IF((w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, \
                 (h).source, (h).tag, PERUSE_RECV)
-#define FIRE_MSG(event, c, id, h) FIRE_MSG_IF(SONDE_WATCHED_MASK((c)->peruse), event, c, id, h)
+#define FIRE_MSG(event, c, id, h)                                                                               \
+  SONDE_FIRE((c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, (h).source, \
+             (h).tag, PERUSE_RECV)
 
 // REQ_XFER_BEGIN once per activation, even when a first attempt (single
 // copy refused) hands over to another protocol.
-inline void xfer_begin_if(uint32_t w, Request* r) {
+[[gnu::always_inline]] inline void xfer_begin_if(uint32_t w, Request* r) {
   if (r->xfer_started) return;
   r->xfer_started = true;
   FIRE_REQ_IF(w, PERUSE_COMM_REQ_XFER_BEGIN, r);
 }
-inline void xfer_begin(Request* r) { xfer_begin_if(SONDE_WATCHED_MASK(r->comm->peruse), r); }
+inline void xfer_begin(Request* r) {
+  if (r->xfer_started) return;
+  r->xfer_started = true;
+  FIRE_REQ(PERUSE_COMM_REQ_XFER_BEGIN, r);
+}
 
 // Reports queue searches as PERUSE_COMM_SEARCH_*; only handed to the matcher
 // when one of those events is watched on the communicator.
@@ -173,7 +182,9 @@ class SearchEvents final : public matching::SearchObserver {
     fire(event);
   }
   void fire(int event) {
-    SONDE_FIRE(c_->peruse, event, id_, c_->handle, nullptr, 0, MPI_DATATYPE_NULL, source_, tag_, PERUSE_RECV);
+    // Only reached while watched (posted(), unexpected()): dispatch inline.
+    SONDE_FIRE_IF(SONDE_WATCHED_MASK(c_->peruse), c_->peruse, event, id_, c_->handle, nullptr, 0, MPI_DATATYPE_NULL,
+                  source_, tag_, PERUSE_RECV);
   }
   Comm* c_;
   uint32_t w_;
@@ -494,7 +505,7 @@ void Engine::complete(Request* r) {
 
 void Engine::complete_watched(Request* r, uint32_t w) { complete_as<true>(r, w); }
 
-void Engine::notify_watched(Request* r) { FIRE_REQ(PERUSE_COMM_REQ_NOTIFY, r); }
+void Engine::notify_watched(Request* r) { FIRE_REQ_IF(SONDE_WATCHED_MASK(r->comm->peruse), PERUSE_COMM_REQ_NOTIFY, r); }
 
 template <bool kWatched, bool kFireComplete>
 void Engine::complete_as(Request* r, uint32_t w) {
@@ -1057,9 +1068,12 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
       Request* r = sink->request;
       const uint32_t w = SONDE_WATCHED_MASK(r->comm->peruse);
       if (__builtin_expect(w != 0, 0)) {
-        // Back to back with one spec: one dispatch for both events.
-        FIRE_REQ_SEQUENCE_IF(w, r, PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE);
-        complete_as<true, false>(r, w);
+        // Back to back with one spec: one dispatch for both events. Out of
+        // line, so the plain path keeps its registers.
+        [this, r, w]() __attribute__((noinline, cold)) {
+          FIRE_REQ_SEQUENCE_IF(w, r, PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE);
+          complete_as<true, false>(r, w);
+        }();
       } else {
         complete_as<false>(r, 0);
       }

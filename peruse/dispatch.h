@@ -6,7 +6,7 @@
 // call, no allocation. Writers (register, activate, deactivate, release,
 // propagate, communicator free) serialise among themselves in registry.cc,
 // build a new array, publish it, and free the old one once no reader can
-// hold it (see fire_slow for the reader side of that protocol).
+// hold it (see Reader below for the reader side of that protocol).
 //
 // Built with --define=peruse=off (the specification's production library,
 // section 6.3) SONDE_FIRE expands to nothing and the API reports zero
@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "include/peruse.h"
 
@@ -29,9 +30,12 @@ struct Entry {
   void* param;
 };
 
-// Immutable once published.
+// Immutable once published. `event` and `comm` (the user's handle) are
+// those of every entry: the dispatcher names them if a callback fails.
 struct ActiveSet {
   uint32_t count;
+  int event;
+  MPI_Comm comm;
   Entry entries[1];  // `count` of them
 };
 
@@ -47,22 +51,114 @@ static_assert(kNumEvents <= 32);
 
 inline uint32_t watched(const CommEvents& e) { return e.watched.load(std::memory_order_relaxed); }
 inline constexpr uint32_t bit(int event) { return 1u << event; }
-template <size_t N>
-constexpr uint32_t bits_of(const uint8_t (&events)[N]) {
+constexpr uint32_t bits_of(std::initializer_list<int> events) {
   uint32_t b = 0;
-  for (uint8_t e : events) b |= bit(e);
+  for (int e : events) b |= bit(e);
   return b;
 }
 
-// Invokes every active handle of `event` on `events`, each with its own
-// copy of `spec` (the last one gets `spec` itself, which it may modify). Out
-// of line: only reached when something is active.
-void fire_slow(CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec);
+// ---- The reader side (the engine's firing path) ---------------------------
+// Writers free a retired array once no thread is inside a reader section.
+// A thread announces itself in its own depth word with plain stores (no
+// read-modify-write, no fence on x86: the writer issues an asymmetric fence,
+// membarrier, before it reads the depth words; registry.cc). The depth word
+// doubles as the "inside an upcall" state PERUSE_Lock needs, and its top bit
+// records that PERUSE_Lock refused the lock in the current upcall.
+namespace detail {
+struct alignas(64) ReaderSlot {
+  std::atomic<uint32_t> depth{0};
+};
+inline constexpr uint32_t kDenied = 1u << 31;
+struct ThreadState {
+  ReaderSlot* reader = nullptr;  // registered on first use, outlives the thread
+  bool holds_tool_lock = false;
+};
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
+// Readers fence only where the writer cannot (no membarrier, or TSan).
+extern std::atomic<bool> g_reader_fence;
+[[gnu::noinline]] ReaderSlot* register_reader();
+// Several handles on one event (any handle but the last gets a copy of spec).
+[[gnu::noinline]] void dispatch_many(const ActiveSet* set, ReaderSlot* me, uint32_t inside, uint32_t outer,
+                                     uint64_t unique_id, peruse_comm_spec_t& spec);
+// A callback returned an error: ends the job (specification 5.1.2).
+[[noreturn, gnu::noinline, gnu::cold]] void callback_failed(const ActiveSet* set, int rc, ReaderSlot* me,
+                                                            uint32_t outer);
+}  // namespace detail
 
-// The same, for several events in a row that share one spec and id (those
-// of `event_list` whose bit is set in `mask`), in one reader section.
-void fire_sequence(CommEvents& events, uint32_t mask, const uint8_t* event_list, int n, uint64_t unique_id,
-                   peruse_comm_spec_t& spec);
+// A reader section on this thread: arrays loaded inside it stay valid until
+// it ends. Sections nest. Entering is a TLS load and a plain store, leaving
+// one store. Only reached when the caller's watched mask has a bit set.
+class Reader {
+ public:
+  [[gnu::always_inline]] Reader() {
+    using namespace detail;
+    ReaderSlot* me = t_state.reader;
+    if (__builtin_expect(me == nullptr, 0)) me = register_reader();
+    me_ = me;
+    outer_ = me->depth.load(std::memory_order_relaxed);
+    inside_ = (outer_ & ~kDenied) + 1;
+#if defined(__SANITIZE_THREAD__)
+    me->depth.exchange(inside_, std::memory_order_seq_cst);
+#else
+    me->depth.store(inside_, std::memory_order_relaxed);
+    if (__builtin_expect(g_reader_fence.load(std::memory_order_relaxed), 0))
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    else
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+  }
+  [[gnu::always_inline]] ~Reader() { me_->depth.store(outer_, std::memory_order_release); }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Invokes every active handle of `event` on `events`, each callback one
+  // upcall. The last (usually only) callback gets `spec` itself, which it
+  // may modify; the others get copies. Nothing runs if the event was
+  // deactivated since the caller loaded its mask.
+  [[gnu::always_inline]] void fire(const CommEvents& events, int event, uint64_t unique_id,
+                                   peruse_comm_spec_t& spec) {
+#if defined(__SANITIZE_THREAD__)
+    const ActiveSet* set = events.slot[event].load(std::memory_order_seq_cst);
+#else
+    const ActiveSet* set = events.slot[event].load(std::memory_order_acquire);
+#endif
+    if (!set) return;
+    if (__builtin_expect(set->count == 1, 1)) {
+      const Entry& e = set->entries[0];
+      int rc = e.callback(e.handle, static_cast<MPI_Aint>(unique_id), &spec, e.param);
+      if (__builtin_expect(rc != MPI_SUCCESS, 0)) detail::callback_failed(set, rc, me_, outer_);
+    } else {
+      detail::dispatch_many(set, me_, inside_, outer_, unique_id, spec);
+    }
+    me_->depth.store(inside_, std::memory_order_relaxed);  // the upcall is over: clears kDenied
+  }
+
+ private:
+  detail::ReaderSlot* me_;
+  uint32_t outer_, inside_;
+};
+
+// The same, out of line: for event sites in hot code shared with the
+// unwatched path, whose registers an inlined dispatch would cost.
+[[gnu::noinline, gnu::cold]] void fire_slow(const CommEvents& events, int event, uint64_t unique_id,
+                                            peruse_comm_spec_t& spec);
+
+// One event, in its own reader section.
+[[gnu::always_inline]] inline void fire(const CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
+  Reader reader;
+  reader.fire(events, event, unique_id, spec);
+}
+
+// Several events back to back with one spec and id, in firing order, in one
+// reader section: those whose bit is set in `mask`, each given a fresh copy
+// of `spec` (a callback may have modified the previous one).
+template <int... kEvents>
+[[gnu::always_inline]] inline void fire_sequence(const CommEvents& events, uint32_t mask, uint64_t unique_id,
+                          const peruse_comm_spec_t& spec) {
+  Reader reader;
+  peruse_comm_spec_t scratch;
+  ((mask & bit(kEvents) ? (void)(scratch = spec, reader.fire(events, kEvents, unique_id, scratch)) : void()), ...);
+}
 
 // unique_id values are the engine's (docs/peruse.md): requests use their
 // descriptor's address (low 3 bits 0); messages, searches and request-less
@@ -72,30 +168,39 @@ void fire_sequence(CommEvents& events, uint32_t mask, const uint8_t* event_list,
 
 #ifndef SONDE_PERUSE_OFF
 // `mask` is a value of peruse::watched(events), loaded once by the caller.
+// The dispatch is inlined into the (unlikely) branch: use the _IF forms in
+// code that runs only while something is watched (the engine's watched
+// twins), where one handle then costs a TLS load, the array load, the call
+// and three stores.
 #define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)      \
   do {                                                                                                        \
     if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {                                   \
-      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),         \
-                                           static_cast<int>(count), (datatype), (peer), (tag), (operation)}; \
-      ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                                \
+      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),               \
+                                     static_cast<int>(count), (datatype), (peer), (tag), (operation)};       \
+      ::sonde::peruse::fire((events), (event), (unique_id), sonde_spec_);                                     \
     }                                                                                                         \
   } while (0)
 // Several events back to back with one spec and id: `...` lists the events
 // in firing order. One reader section for all of them.
 #define SONDE_FIRE_SEQUENCE_IF(mask, events, unique_id, comm, buf, count, datatype, peer, tag, operation, ...)    \
   do {                                                                                                            \
-    static constexpr uint8_t sonde_events_[] = {__VA_ARGS__};                                                     \
-    constexpr uint32_t sonde_bits_ = ::sonde::peruse::bits_of(sonde_events_);                                     \
-    if (__builtin_expect(((mask) & sonde_bits_) != 0, 0)) {                                                       \
-      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),                   \
-                                     static_cast<int>(count), (datatype), (peer), (tag), (operation)};           \
-      ::sonde::peruse::fire_sequence((events), (mask), sonde_events_, int(sizeof sonde_events_), (unique_id),     \
-                                     sonde_spec_);                                                                \
+    const uint32_t sonde_mask_ = (mask);                                                                          \
+    if (__builtin_expect((sonde_mask_ & ::sonde::peruse::bits_of({__VA_ARGS__})) != 0, 0)) {                      \
+      const peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),             \
+                                           static_cast<int>(count), (datatype), (peer), (tag), (operation)};     \
+      ::sonde::peruse::fire_sequence<__VA_ARGS__>((events), sonde_mask_, (unique_id), sonde_spec_);               \
     }                                                                                                             \
   } while (0)
-#define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
-  SONDE_FIRE_IF(::sonde::peruse::watched(events), events, event, unique_id, comm, buf, count, datatype, peer, tag, \
-                operation)
+// Loads the mask itself; the dispatch is a call (fire_slow), for event sites
+// in code shared with the unwatched path.
+#define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)                   \
+  do {                                                                                                           \
+    if (__builtin_expect((::sonde::peruse::watched(events) & ::sonde::peruse::bit(event)) != 0, 0)) {            \
+      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),                  \
+                                     static_cast<int>(count), (datatype), (peer), (tag), (operation)};          \
+      ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                                   \
+    }                                                                                                            \
+  } while (0)
 // The watched mask of `events` (0 when nothing is active), for hoisting.
 #define SONDE_WATCHED_MASK(events) ::sonde::peruse::watched(events)
 #else

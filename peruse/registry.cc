@@ -33,7 +33,7 @@ struct Handle {
   bool internal = false;  // an MPI_T bridge subscription (subscribe()): not a user handle
 };
 
-// Everything writers touch. Readers (fire_slow) never take this lock.
+// Everything writers touch. Readers (dispatch.h, Reader) never take this lock.
 struct Registry {
   std::mutex mutex;
   std::vector<Handle> handles{1};  // slot 0 is PERUSE_EVENT_HANDLE_NULL
@@ -53,16 +53,17 @@ Registry& registry() {
 
 // ---- Readers and reclamation ------------------------------------------------
 // Each thread that fires events has a depth word it alone writes (plain
-// stores, no read-modify-write, no fence on x86). A writer that retired an
-// array publishes the replacement, then issues an asymmetric fence
-// (membarrier: a full barrier on every running thread of the process), then
-// reads every depth word: a reader that entered before the fence is seen
-// (depth != 0, reclamation waits); one that enters after it loads the new
-// array. Where membarrier is unavailable, and under TSan (which cannot see
-// it), readers use a full fence instead and the same argument holds.
-struct alignas(64) ReaderSlot {
-  std::atomic<uint32_t> depth{0};
-};
+// stores, no read-modify-write, no fence on x86; dispatch.h, Reader). A
+// writer that retired an array publishes the replacement, then issues an
+// asymmetric fence (membarrier: a full barrier on every running thread of
+// the process), then reads every depth word: a reader that entered before
+// the fence is seen (depth != 0, reclamation waits); one that enters after
+// it loads the new array. Where membarrier is unavailable readers use a full
+// fence instead (g_reader_fence), and under TSan (which cannot see it)
+// seq_cst read-modify-writes; the same argument holds.
+using detail::kDenied;
+using detail::ReaderSlot;
+using detail::t_state;
 
 #if defined(__SANITIZE_THREAD__)
 constexpr bool kMayUseMembarrier = false;
@@ -75,22 +76,6 @@ std::mutex g_readers_mutex;
 std::vector<ReaderSlot*>& reader_slots() {
   static auto* v = new std::vector<ReaderSlot*>();  // slots outlive their threads (depth 0)
   return *v;
-}
-// Everything a thread keeps for PERUSE, in one initial-exec TLS block (one
-// address computation per dispatch).
-struct ThreadState {
-  ReaderSlot* reader = nullptr;
-  bool holds_tool_lock = false;
-  bool not_grantable = false;  // sticky for the rest of this upcall
-};
-__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
-
-[[gnu::noinline]] ReaderSlot* register_reader() {
-  auto* slot = new ReaderSlot();
-  std::lock_guard<std::mutex> g(g_readers_mutex);
-  reader_slots().push_back(slot);
-  t_state.reader = slot;
-  return slot;
 }
 
 // Writer side: true when no reader can still hold a retired array.
@@ -180,9 +165,11 @@ void republish(Registry& r, CommEvents* events, int event) {
       std::abort();
     }
     set->count = 0;
+    set->event = event;
     for (size_t i = 1; i < r.handles.size(); ++i) {
       const Handle& h = r.handles[i];
       if (h.live && h.active && !h.comm_freed && h.events == events && h.event == event) {
+        set->comm = h.comm;
         set->entries[set->count++] = {handle_value(h.generation, i), h.callback, h.param};
       }
     }
@@ -201,103 +188,51 @@ std::mutex g_tool_lock;
 
 // ---------------------------------------------------------------- readers
 
-// A callback returned an error: end the job (specification 5.1.2). Out of
-// line so the dispatch loop keeps a small frame.
-[[gnu::noinline, gnu::cold]] static void callback_failed(int event, MPI_Comm comm, int rc) {
+namespace detail {
+
+constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
+std::atomic<bool> g_reader_fence{true};  // until install_hooks finds membarrier
+
+ReaderSlot* register_reader() {
+  auto* slot = new ReaderSlot();
+  std::lock_guard<std::mutex> g(g_readers_mutex);
+  reader_slots().push_back(slot);
+  t_state.reader = slot;
+  return slot;
+}
+
+void dispatch_many(const ActiveSet* set, ReaderSlot* me, uint32_t inside, uint32_t outer, uint64_t unique_id,
+                   peruse_comm_spec_t& spec) {
+  const Entry* e = set->entries;
+  const Entry* const last = e + (set->count - 1);
+  int rc;
+  for (; e != last; ++e) {
+    peruse_comm_spec_t copy = spec;  // callbacks may scribble on their spec
+    rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &copy, e->param);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) callback_failed(set, rc, me, outer);
+    me->depth.store(inside, std::memory_order_relaxed);  // each callback is its own upcall: clears kDenied
+  }
+  rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &spec, e->param);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0)) callback_failed(set, rc, me, outer);
+}
+
+void callback_failed(const ActiveSet* set, int rc, ReaderSlot* me, uint32_t outer) {
+  me->depth.store(outer, std::memory_order_release);  // the upcall is over
   Registry& r = registry();
-  std::string name = r.hooks.comm_name ? r.hooks.comm_name(comm) : std::to_string(comm);
+  std::string name = r.hooks.comm_name ? r.hooks.comm_name(set->comm) : std::to_string(set->comm);
   char msg[512];
   std::snprintf(msg, sizeof msg,
                 "sonde: PERUSE callback for %s on communicator %s returned %d (not MPI_SUCCESS); ending the job",
-                event_name(event), name.c_str(), rc);
+                event_name(set->event), name.c_str(), rc);
   if (r.hooks.fatal) r.hooks.fatal(msg, rc);
   std::fprintf(stderr, "%s\n", msg);
   std::_Exit(1);
 }
 
-namespace {
+}  // namespace detail
 
-// Runs the active handles of one event (the reader section is the caller's).
-// Every callback but the last gets its own copy of the spec (the
-// specification lets callbacks scribble on it); the last gets `spec` itself.
-// One handle per event is the common case: no copy at all.
-inline void dispatch_set(const ActiveSet* set, ThreadState& ts, ReaderSlot* me, uint32_t depth, int event,
-                         uint64_t unique_id, peruse_comm_spec_t& spec) {
-  const MPI_Comm comm = spec.comm;  // callbacks may overwrite spec
-  const Entry* e = set->entries;   // published arrays are never empty
-  const Entry* const last = e + (set->count - 1);
-  int rc;
-  for (; e != last; ++e) {
-    peruse_comm_spec_t copy = spec;
-    rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &copy, e->param);
-    if (depth == 0) ts.not_grantable = false;  // the upcall ended
-    if (__builtin_expect(rc != MPI_SUCCESS, 0)) goto failed;
-  }
-  rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &spec, e->param);
-  if (depth == 0) ts.not_grantable = false;
-  if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
-  failed:
-    me->depth.store(depth, std::memory_order_release);
-    callback_failed(event, comm, rc);
-  }
-}
-
-// Enters the reader section: the depth store must be visible before the
-// caller reads a slot. The writer's membarrier provides the fence for us;
-// without it, fence here. depth > 0 also tells PERUSE_Lock that this thread
-// is inside an upcall.
-inline ReaderSlot* enter(ThreadState& ts, uint32_t* depth) {
-  ReaderSlot* me = ts.reader;
-  if (__builtin_expect(me == nullptr, 0)) me = register_reader();
-  *depth = me->depth.load(std::memory_order_relaxed);
-#if defined(__SANITIZE_THREAD__)
-  me->depth.fetch_add(1, std::memory_order_seq_cst);
-#else
-  me->depth.store(*depth + 1, std::memory_order_relaxed);
-  if (g_membarrier.load(std::memory_order_relaxed))
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-  return me;
-}
-
-inline const ActiveSet* load_set(const CommEvents& events, int event) {
-#if defined(__SANITIZE_THREAD__)
-  return events.slot[event].load(std::memory_order_seq_cst);
-#else
-  return events.slot[event].load(std::memory_order_acquire);
-#endif
-}
-
-}  // namespace
-
-void fire_slow(CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
-  ThreadState& ts = t_state;
-  uint32_t depth;
-  ReaderSlot* me = enter(ts, &depth);
-  // Null: deactivated since the caller loaded the watched mask.
-  if (const ActiveSet* set = load_set(events, event)) dispatch_set(set, ts, me, depth, event, unique_id, spec);
-  me->depth.store(depth, std::memory_order_release);  // after every read of a set
-}
-
-void fire_sequence(CommEvents& events, uint32_t mask, const uint8_t* event_list, int n, uint64_t unique_id,
-                   peruse_comm_spec_t& spec) {
-  ThreadState& ts = t_state;
-  uint32_t depth;
-  ReaderSlot* me = enter(ts, &depth);
-  const peruse_comm_spec_t pristine = spec;
-  bool dirty = false;  // spec was handed to a callback since it was last restored
-  for (int i = 0; i < n; ++i) {
-    const int event = event_list[i];
-    if (!(mask & bit(event))) continue;
-    if (const ActiveSet* set = load_set(events, event)) {
-      if (dirty) spec = pristine;
-      dispatch_set(set, ts, me, depth, event, unique_id, spec);
-      dirty = true;
-    }
-  }
-  me->depth.store(depth, std::memory_order_release);
+void fire_slow(const CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
+  fire(events, event, unique_id, spec);
 }
 
 bool inside_upcall() {
@@ -314,8 +249,12 @@ void install_hooks(const EngineHooks& hooks) {
   if (kMayUseMembarrier && !g_membarrier.load(std::memory_order_relaxed)) {
     long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
       g_membarrier.store(true, std::memory_order_relaxed);
+      // Readers stop fencing only now: a writer that saw g_membarrier false
+      // fenced itself and relies on the readers' fences.
+      detail::g_reader_fence.store(false, std::memory_order_seq_cst);
+    }
   }
 }
 
@@ -630,8 +569,10 @@ SONDE_API int PERUSE_Event_propagate(peruse_event_h event_h, int mode) {
 // and keeps getting it until the upcall returns.
 SONDE_API int PERUSE_Lock(void) {
   if (ready(registry()) != PERUSE_SUCCESS) return PERUSE_ERR_LOCK;  // PERUSE_Init first (5.2.1)
-  if (inside_upcall() && (t_state.holds_tool_lock || t_state.not_grantable)) {
-    t_state.not_grantable = true;
+  ReaderSlot* me = t_state.reader;
+  const uint32_t depth = me ? me->depth.load(std::memory_order_relaxed) : 0;
+  if (depth != 0 && (t_state.holds_tool_lock || (depth & kDenied))) {  // inside an upcall
+    me->depth.store(depth | kDenied, std::memory_order_relaxed);
     return PERUSE_ERR_LOCK_NOT_GRANTABLE;
   }
   if (t_state.holds_tool_lock) return PERUSE_ERR_LOCK;  // outside an upcall: would self-deadlock
