@@ -137,6 +137,14 @@ inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? 
 #define FIRE_MSG_IF(w, event, c, id, h)                                                                          \
   SONDE_FIRE_IF((w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, \
                 (h).source, (h).tag, PERUSE_RECV)
+// In an open reader section `rd` (peruse::ReaderIf): the events of one
+// engine operation share it.
+#define FIRE_REQ_WITH(rd, w, event, r)                                                                           \
+  SONDE_FIRE_WITH(rd, (w), (r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count,          \
+                  (r)->type->handle, (r)->peer, (r)->tag, operation(r))
+#define FIRE_MSG_WITH(rd, w, event, c, id, h)                                                                    \
+  SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total),    \
+                  MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
 #define FIRE_MSG(event, c, id, h)                                                                               \
   SONDE_FIRE((c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, (h).source, \
              (h).tag, PERUSE_RECV)
@@ -148,6 +156,12 @@ inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? 
   r->xfer_started = true;
   FIRE_REQ_IF(w, PERUSE_COMM_REQ_XFER_BEGIN, r);
 }
+template <class ReaderT>
+inline void xfer_begin_with(ReaderT& rd, uint32_t w, Request* r) {
+  if (r->xfer_started) return;
+  r->xfer_started = true;
+  FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_XFER_BEGIN, r);
+}
 inline void xfer_begin(Request* r) {
   if (r->xfer_started) return;
   r->xfer_started = true;
@@ -158,8 +172,10 @@ inline void xfer_begin(Request* r) {
 // when one of those events is watched on the communicator.
 class SearchEvents final : public matching::SearchObserver {
  public:
-  // `w`: the communicator's watched mask, already loaded by the caller.
-  SearchEvents(Comm* c, uint32_t w, int source, int tag) : c_(c), w_(w), source_(source), tag_(tag) {}
+  // `w`: the communicator's watched mask, already loaded by the caller;
+  // `reader`: the caller's open reader section, if any.
+  SearchEvents(Comm* c, uint32_t w, int source, int tag, peruse::Reader* reader = nullptr)
+      : c_(c), w_(w), source_(source), tag_(tag), reader_(reader) {}
   // The observer to give the matcher for a posted-queue / unexpected-queue search.
   matching::SearchObserver* posted() {
     return w_ & (peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_END))
@@ -183,12 +199,17 @@ class SearchEvents final : public matching::SearchObserver {
   }
   void fire(int event) {
     // Only reached while watched (posted(), unexpected()): dispatch inline.
-    SONDE_FIRE_IF(SONDE_WATCHED_MASK(c_->peruse), c_->peruse, event, id_, c_->handle, nullptr, 0, MPI_DATATYPE_NULL,
-                  source_, tag_, PERUSE_RECV);
+    if (reader_)
+      SONDE_FIRE_WITH(*reader_, SONDE_WATCHED_MASK(c_->peruse), c_->peruse, event, id_, c_->handle, nullptr, 0,
+                      MPI_DATATYPE_NULL, source_, tag_, PERUSE_RECV);
+    else
+      SONDE_FIRE_IF(SONDE_WATCHED_MASK(c_->peruse), c_->peruse, event, id_, c_->handle, nullptr, 0, MPI_DATATYPE_NULL,
+                    source_, tag_, PERUSE_RECV);
   }
   Comm* c_;
   uint32_t w_;
   int source_, tag_;
+  peruse::Reader* reader_;
   uint64_t id_ = 0;
 };
 
@@ -756,7 +777,12 @@ int Engine::issue_recv_watched(Request* r, uint32_t w) { return issue_recv_as<tr
 template <bool kWatched>
 int Engine::issue_recv_as(Request* r, uint32_t w) {
   if constexpr (!kWatched) w = 0;
-  FIRE_REQ_IF(w, PERUSE_COMM_REQ_ACTIVATE, r);
+  Message* found;
+  {
+  // One reader section for the events up to the match; the copy (or pull)
+  // of a matched message runs outside it.
+  peruse::ReaderIf<kWatched> rd;
+  FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_ACTIVATE, r);
   r->active = true;
   r->xfer_started = false;
   r->complete = false;
@@ -774,16 +800,17 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   entry.source = r->peer;
   entry.tag = r->tag;
   Comm* c = r->comm;
-  SearchEvents search(c, w, r->peer, r->tag);
-  auto* found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, kWatched ? search.unexpected() : nullptr));
-  if (found) {
-    FIRE_MSG_IF(w, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
-    FIRE_REQ_IF(w, PERUSE_COMM_REQ_MATCH_UNEX, r);
-    match_message(r, found);
-  } else {
-    FIRE_REQ_IF(w, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
+  SearchEvents search(c, w, r->peer, r->tag, peruse::reader_ptr(rd));
+  found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, kWatched ? search.unexpected() : nullptr));
+  if (!found) {
+    FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
     c->queues.post(r);
+    return MPI_SUCCESS;
   }
+  FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
+  FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_MATCH_UNEX, r);
+  }
+  match_message(r, found);
   return MPI_SUCCESS;
 }
 
@@ -1023,34 +1050,40 @@ transport::PayloadSink* Engine::on_message_watched(int peer, const PacketHeader&
 template <bool kWatched>
 transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, Comm* comm, uint64_t id, uint32_t w) {
   if constexpr (!kWatched) w = 0;
-  FIRE_MSG_IF(w, PERUSE_COMM_MSG_ARRIVED, comm, id, h);
-  SearchEvents search(comm, w, h.source, h.tag);
-  auto* r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, kWatched ? search.posted() : nullptr));
+  Request* r;
+  {
+  // One reader section for the events of an arrival; a rendezvous pull runs
+  // outside it.
+  peruse::ReaderIf<kWatched> rd;
+  FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_ARRIVED, comm, id, h);
+  SearchEvents search(comm, w, h.source, h.tag, peruse::reader_ptr(rd));
+  r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, kWatched ? search.posted() : nullptr));
   if (!r) {
     Message* m = new_message(peer, h, comm);
     m->uid = id;
-    FIRE_MSG_IF(w, PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
+    FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
     comm->queues.push_unexpected(m);
     return &m->sink;
   }
-  FIRE_REQ_IF(w, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
-  FIRE_MSG_IF(w, PERUSE_COMM_MSG_MATCH_POSTED_REQ, comm, id, h);
+  FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
+  FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_MATCH_POSTED_REQ, comm, id, h);
   r->status_source = h.source;
   r->status_tag = h.tag;
   r->world_peer = peer;
-  if (h.type == PacketType::kRts) {
-    pull(r, peer, h);
-    return nullptr;
+  if (h.type != PacketType::kRts) {
+    if (h.type == PacketType::kEagerSync) deferred_.push_back({Deferred::kControl, peer, r, [&] {
+      PacketHeader ack{};
+      ack.type = PacketType::kSyncAck;
+      ack.send_cookie = h.send_cookie;
+      return ack;
+    }()});
+    setup_sink(r, h.payload);
+    xfer_begin_with(rd, w, r);
+    return &r->sink;
   }
-  if (h.type == PacketType::kEagerSync) deferred_.push_back({Deferred::kControl, peer, r, [&] {
-    PacketHeader ack{};
-    ack.type = PacketType::kSyncAck;
-    ack.send_cookie = h.send_cookie;
-    return ack;
-  }()});
-  setup_sink(r, h.payload);
-  xfer_begin_if(w, r);
-  return &r->sink;
+  }
+  pull(r, peer, h);
+  return nullptr;
 }
 
 void Engine::on_payload_done(int peer, const PacketHeader& h, transport::PayloadSink* s) {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <type_traits>
 
 #include "include/peruse.h"
 
@@ -138,6 +139,23 @@ class Reader {
   uint32_t outer_, inside_;
 };
 
+#ifdef SONDE_PERUSE_OFF
+inline constexpr bool kCompiledIn = false;
+#else
+inline constexpr bool kCompiledIn = true;
+#endif
+
+// For code compiled twice, watched and plain (the engine's twins): one
+// reader section for all the events of an operation. ReaderIf<true> is a
+// Reader, ReaderIf<false> (and anything with PERUSE compiled out) nothing.
+struct NoReader {
+  void fire(const CommEvents&, int, uint64_t, peruse_comm_spec_t&) {}
+};
+template <bool kOpen>
+using ReaderIf = std::conditional_t<kOpen && kCompiledIn, Reader, NoReader>;
+inline Reader* reader_ptr(Reader& r) { return &r; }
+inline Reader* reader_ptr(NoReader&) { return nullptr; }
+
 // The same, out of line: for event sites in hot code shared with the
 // unwatched path, whose registers an inlined dispatch would cost.
 [[gnu::noinline, gnu::cold]] void fire_slow(const CommEvents& events, int event, uint64_t unique_id,
@@ -180,6 +198,15 @@ template <int... kEvents>
       ::sonde::peruse::fire((events), (event), (unique_id), sonde_spec_);                                     \
     }                                                                                                         \
   } while (0)
+// In an open reader section (`reader`, a Reader or NoReader).
+#define SONDE_FIRE_WITH(reader, mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
+  do {                                                                                                           \
+    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {                                      \
+      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),                  \
+                                     static_cast<int>(count), (datatype), (peer), (tag), (operation)};          \
+      (reader).fire((events), (event), (unique_id), sonde_spec_);                                                \
+    }                                                                                                            \
+  } while (0)
 // Several events back to back with one spec and id: `...` lists the events
 // in firing order. One reader section for all of them.
 #define SONDE_FIRE_SEQUENCE_IF(mask, events, unique_id, comm, buf, count, datatype, peer, tag, operation, ...)    \
@@ -216,5 +243,10 @@ template <int... kEvents>
   SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)
 #define SONDE_FIRE_SEQUENCE_IF(mask, events, unique_id, comm, buf, count, datatype, peer, tag, operation, ...) \
   SONDE_FIRE(events, 0, unique_id, comm, buf, count, datatype, peer, tag, operation)
+#define SONDE_FIRE_WITH(reader, mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
+  do {                                                                                                           \
+    (void)(reader);                                                                                              \
+    SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation);                      \
+  } while (0)
 #define SONDE_WATCHED_MASK(events) 0u
 #endif
