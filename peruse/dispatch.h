@@ -58,6 +58,20 @@ constexpr uint32_t bits_of(std::initializer_list<int> events) {
   return b;
 }
 
+// Fills every field of a spec. The FIRE macros build their spec with it
+// rather than with an initializer list, which has GCC zero the padding
+// first (a `rep stos`, slow to start, on the message events).
+[[gnu::always_inline]] inline void set_spec(peruse_comm_spec_t& s, MPI_Comm comm, const void* buf, int count,
+                                            MPI_Datatype datatype, int peer, int tag, int operation) {
+  s.comm = comm;
+  s.buf = const_cast<void*>(buf);
+  s.count = count;
+  s.datatype = datatype;
+  s.peer = peer;
+  s.tag = tag;
+  s.operation = operation;
+}
+
 // ---- The reader side (the engine's firing path) ---------------------------
 // Writers free a retired array once no thread is inside a reader section.
 // A thread announces itself in its own depth word with plain stores (no
@@ -193,8 +207,9 @@ template <int... kEvents>
 #define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)      \
   do {                                                                                                        \
     if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {                                   \
-      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),               \
-                                     static_cast<int>(count), (datatype), (peer), (tag), (operation)};       \
+      peruse_comm_spec_t sonde_spec_;                                                                           \
+      ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
+                                (operation));                                                                   \
       ::sonde::peruse::fire((events), (event), (unique_id), sonde_spec_);                                     \
     }                                                                                                         \
   } while (0)
@@ -202,8 +217,9 @@ template <int... kEvents>
 #define SONDE_FIRE_WITH(reader, mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
   do {                                                                                                           \
     if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {                                      \
-      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),                  \
-                                     static_cast<int>(count), (datatype), (peer), (tag), (operation)};          \
+      peruse_comm_spec_t sonde_spec_;                                                                           \
+      ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
+                                (operation));                                                                   \
       (reader).fire((events), (event), (unique_id), sonde_spec_);                                                \
     }                                                                                                            \
   } while (0)
@@ -213,8 +229,9 @@ template <int... kEvents>
   do {                                                                                                            \
     const uint32_t sonde_mask_ = (mask);                                                                          \
     if (__builtin_expect((sonde_mask_ & ::sonde::peruse::bits_of({__VA_ARGS__})) != 0, 0)) {                      \
-      const peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),             \
-                                           static_cast<int>(count), (datatype), (peer), (tag), (operation)};     \
+      peruse_comm_spec_t sonde_spec_;                                                                           \
+      ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
+                                (operation));                                                                   \
       ::sonde::peruse::fire_sequence<__VA_ARGS__>((events), sonde_mask_, (unique_id), sonde_spec_);               \
     }                                                                                                             \
   } while (0)
@@ -223,8 +240,9 @@ template <int... kEvents>
 #define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)                   \
   do {                                                                                                           \
     if (__builtin_expect((::sonde::peruse::watched(events) & ::sonde::peruse::bit(event)) != 0, 0)) {            \
-      peruse_comm_spec_t sonde_spec_{(comm), const_cast<void*>(static_cast<const void*>(buf)),                  \
-                                     static_cast<int>(count), (datatype), (peer), (tag), (operation)};          \
+      peruse_comm_spec_t sonde_spec_;                                                                           \
+      ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
+                                (operation));                                                                   \
       ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                                   \
     }                                                                                                            \
   } while (0)
