@@ -3,7 +3,12 @@
  * supported event on MPI_COMM_WORLD. Run it against a library with PERUSE
  * compiled in and one built with --define=peruse=off (bench/peruse_overhead.sh
  * does all three side by side). Prints "peruse_<mode> 0 <median_us>" and, for
- * =all, the number of callbacks per round trip. */
+ * =all, the number of callbacks per round trip.
+ *
+ * On one rank it is the instruction-count probe instead (bench/peruse_overhead.sh
+ * --callgrind): BENCH_ITERS rounds of a 0-byte receive posted to itself, a
+ * send that matches it and the wait, the path a ping-pong's receiver takes
+ * (18 events per round), untimed. */
 #include <mpi.h>
 #include <peruse.h>
 #include <stdio.h>
@@ -42,6 +47,20 @@ int main(int argc, char** argv) {
       if (PERUSE_Event_comm_register(ids[i], MPI_COMM_WORLD, count_event, NULL, &h) == PERUSE_SUCCESS)
         PERUSE_Event_activate(h);
     }
+  }
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) {
+    char buf[8];
+    MPI_Request rq;
+    for (int i = 0; i < iters; ++i) {
+      MPI_Irecv(buf, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &rq);
+      MPI_Send(buf, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+      MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    }
+    if (all) fprintf(stderr, "callbacks per round: %.1f\n", (double)callbacks / iters);
+    MPI_Finalize();
+    return 0;
   }
   double us = pingpong_half_rtt_us(rank, iters, trials, mark_callbacks);
   if (rank == 0) {

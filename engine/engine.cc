@@ -145,6 +145,15 @@ inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? 
 #define FIRE_MSG_WITH(rd, w, event, c, id, h)                                                                    \
   SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total),    \
                   MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
+// Queue searches (PERUSE_COMM_SEARCH_*): in the watched twins they fire
+// around the matcher's call, which is the whole search.
+#define FIRE_SEARCH_WITH(rd, w, event, c, id, source, tag)                                                    \
+  SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, 0, MPI_DATATYPE_NULL, (source), (tag), \
+                  PERUSE_RECV)
+inline constexpr uint32_t kSearchPostedBits =
+    peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_END);
+inline constexpr uint32_t kSearchUnexBits =
+    peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_END);
 #define FIRE_MSG(event, c, id, h)                                                                               \
   SONDE_FIRE((c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, (h).source, \
              (h).tag, PERUSE_RECV)
@@ -168,14 +177,14 @@ inline void xfer_begin(Request* r) {
   FIRE_REQ(PERUSE_COMM_REQ_XFER_BEGIN, r);
 }
 
-// Reports queue searches as PERUSE_COMM_SEARCH_*; only handed to the matcher
-// when one of those events is watched on the communicator.
+// Reports queue searches as PERUSE_COMM_SEARCH_* from inside the matcher (a
+// probe's search); only handed to it when one of those events is watched on
+// the communicator. The watched twins of receives and arrivals fire the
+// search events themselves, around the matcher's call (FIRE_SEARCH_WITH).
 class SearchEvents final : public matching::SearchObserver {
  public:
-  // `w`: the communicator's watched mask, already loaded by the caller;
-  // `reader`: the caller's open reader section, if any.
-  SearchEvents(Comm* c, uint32_t w, int source, int tag, peruse::Reader* reader = nullptr)
-      : c_(c), w_(w), source_(source), tag_(tag), reader_(reader) {}
+  // `w`: the communicator's watched mask, already loaded by the caller.
+  SearchEvents(Comm* c, uint32_t w, int source, int tag) : c_(c), w_(w), source_(source), tag_(tag) {}
   // The observer to give the matcher for a posted-queue / unexpected-queue search.
   matching::SearchObserver* posted() {
     return w_ & (peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_END))
@@ -199,17 +208,12 @@ class SearchEvents final : public matching::SearchObserver {
   }
   void fire(int event) {
     // Only reached while watched (posted(), unexpected()): dispatch inline.
-    if (reader_)
-      SONDE_FIRE_WITH(*reader_, SONDE_WATCHED_MASK(c_->peruse), c_->peruse, event, id_, c_->handle, nullptr, 0,
-                      MPI_DATATYPE_NULL, source_, tag_, PERUSE_RECV);
-    else
-      SONDE_FIRE_IF(SONDE_WATCHED_MASK(c_->peruse), c_->peruse, event, id_, c_->handle, nullptr, 0, MPI_DATATYPE_NULL,
-                    source_, tag_, PERUSE_RECV);
+    SONDE_FIRE_IF(SONDE_WATCHED_MASK(c_->peruse), c_->peruse, event, id_, c_->handle, nullptr, 0, MPI_DATATYPE_NULL,
+                  source_, tag_, PERUSE_RECV);
   }
   Comm* c_;
   uint32_t w_;
   int source_, tag_;
-  peruse::Reader* reader_;
   uint64_t id_ = 0;
 };
 
@@ -800,8 +804,10 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   entry.source = r->peer;
   entry.tag = r->tag;
   Comm* c = r->comm;
-  SearchEvents search(c, w, r->peer, r->tag, peruse::reader_ptr(rd));
-  found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, kWatched ? search.unexpected() : nullptr));
+  const uint64_t sid = (w & kSearchUnexBits) ? new_id(kIdSearch) : 0;
+  if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN, c, sid, r->peer, r->tag);
+  found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, nullptr));
+  if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_END, c, sid, r->peer, r->tag);
   if (!found) {
     FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
     c->queues.post(r);
@@ -1056,8 +1062,10 @@ transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, C
   // outside it.
   peruse::ReaderIf<kWatched> rd;
   FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_ARRIVED, comm, id, h);
-  SearchEvents search(comm, w, h.source, h.tag, peruse::reader_ptr(rd));
-  r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, kWatched ? search.posted() : nullptr));
+  const uint64_t sid = (w & kSearchPostedBits) ? new_id(kIdSearch) : 0;
+  if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN, comm, sid, h.source, h.tag);
+  r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, nullptr));
+  if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_POSTED_Q_END, comm, sid, h.source, h.tag);
   if (!r) {
     Message* m = new_message(peer, h, comm);
     m->uid = id;

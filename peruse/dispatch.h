@@ -85,13 +85,25 @@ struct alignas(64) ReaderSlot {
 };
 inline constexpr uint32_t kDenied = 1u << 31;
 struct ThreadState {
-  ReaderSlot* reader = nullptr;  // registered on first use, outlives the thread
+  // This thread's slot, registered on first use (it outlives the thread).
+  // `reader` is set only where the writers' membarrier makes a reader fence
+  // unnecessary; otherwise (no membarrier, TSan) the slot is `fenced` and
+  // every section enters through enter_slow.
+  ReaderSlot* reader = nullptr;
+  ReaderSlot* fenced = nullptr;
   bool holds_tool_lock = false;
 };
 extern constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
-// Readers fence only where the writer cannot (no membarrier, or TSan).
-extern std::atomic<bool> g_reader_fence;
-[[gnu::noinline]] ReaderSlot* register_reader();
+inline ReaderSlot* current_slot() { return t_state.reader ? t_state.reader : t_state.fenced; }
+// Enters a section the slow way: registers the thread's slot on first use,
+// and fences (or, under TSan, uses a seq_cst read-modify-write) where the
+// writers cannot fence for the readers. Returns the slot and the depth
+// before entering.
+struct Entered {
+  ReaderSlot* me;
+  uint32_t outer;
+};
+[[gnu::noinline]] Entered enter_slow();
 // Several handles on one event (any handle but the last gets a copy of spec).
 [[gnu::noinline]] void dispatch_many(const ActiveSet* set, ReaderSlot* me, uint32_t inside, uint32_t outer,
                                      uint64_t unique_id, peruse_comm_spec_t& spec);
@@ -108,23 +120,30 @@ class Reader {
   [[gnu::always_inline]] Reader() {
     using namespace detail;
     ReaderSlot* me = t_state.reader;
-    if (__builtin_expect(me == nullptr, 0)) me = register_reader();
+    if (__builtin_expect(me != nullptr, 1)) {
+      outer_ = me->depth.load(std::memory_order_relaxed);
+      me->depth.store((outer_ & ~kDenied) + 1, std::memory_order_relaxed);
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // the writers' membarrier is our fence
+    } else {
+      const Entered e = enter_slow();
+      me = e.me;
+      outer_ = e.outer;
+    }
     me_ = me;
-    outer_ = me->depth.load(std::memory_order_relaxed);
     inside_ = (outer_ & ~kDenied) + 1;
-#if defined(__SANITIZE_THREAD__)
-    me->depth.exchange(inside_, std::memory_order_seq_cst);
-#else
-    me->depth.store(inside_, std::memory_order_relaxed);
-    if (__builtin_expect(g_reader_fence.load(std::memory_order_relaxed), 0))
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-    else
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-#endif
   }
   [[gnu::always_inline]] ~Reader() { me_->depth.store(outer_, std::memory_order_release); }
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
+
+  // As fire, with a fresh copy of `spec` for the callbacks.
+  [[gnu::always_inline]] void fire_copy(const CommEvents& events, int event, uint64_t unique_id,
+                                        const peruse_comm_spec_t& spec) {
+    const ActiveSet* set = load(events, event);
+    if (!set) return;
+    peruse_comm_spec_t scratch = spec;
+    dispatch(set, unique_id, scratch);
+  }
 
   // Invokes every active handle of `event` on `events`, each callback one
   // upcall. The last (usually only) callback gets `spec` itself, which it
@@ -132,12 +151,18 @@ class Reader {
   // deactivated since the caller loaded its mask.
   [[gnu::always_inline]] void fire(const CommEvents& events, int event, uint64_t unique_id,
                                    peruse_comm_spec_t& spec) {
+    if (const ActiveSet* set = load(events, event)) dispatch(set, unique_id, spec);
+  }
+
+ private:
+  [[gnu::always_inline]] static const ActiveSet* load(const CommEvents& events, int event) {
 #if defined(__SANITIZE_THREAD__)
-    const ActiveSet* set = events.slot[event].load(std::memory_order_seq_cst);
+    return events.slot[event].load(std::memory_order_seq_cst);
 #else
-    const ActiveSet* set = events.slot[event].load(std::memory_order_acquire);
+    return events.slot[event].load(std::memory_order_acquire);
 #endif
-    if (!set) return;
+  }
+  [[gnu::always_inline]] void dispatch(const ActiveSet* set, uint64_t unique_id, peruse_comm_spec_t& spec) {
     if (__builtin_expect(set->count == 1, 1)) {
       const Entry& e = set->entries[0];
       int rc = e.callback(e.handle, static_cast<MPI_Aint>(unique_id), &spec, e.param);
@@ -148,7 +173,6 @@ class Reader {
     me_->depth.store(inside_, std::memory_order_relaxed);  // the upcall is over: clears kDenied
   }
 
- private:
   detail::ReaderSlot* me_;
   uint32_t outer_, inside_;
 };
@@ -167,8 +191,6 @@ struct NoReader {
 };
 template <bool kOpen>
 using ReaderIf = std::conditional_t<kOpen && kCompiledIn, Reader, NoReader>;
-inline Reader* reader_ptr(Reader& r) { return &r; }
-inline Reader* reader_ptr(NoReader&) { return nullptr; }
 
 // The same, out of line: for event sites in hot code shared with the
 // unwatched path, whose registers an inlined dispatch would cost.
@@ -182,14 +204,13 @@ inline Reader* reader_ptr(NoReader&) { return nullptr; }
 }
 
 // Several events back to back with one spec and id, in firing order, in one
-// reader section: those whose bit is set in `mask`, each given a fresh copy
-// of `spec` (a callback may have modified the previous one).
+// reader section: those with an active handle, each given a fresh copy of
+// `spec` (a callback may have modified the previous one).
 template <int... kEvents>
-[[gnu::always_inline]] inline void fire_sequence(const CommEvents& events, uint32_t mask, uint64_t unique_id,
-                          const peruse_comm_spec_t& spec) {
+[[gnu::always_inline]] inline void fire_sequence(const CommEvents& events, uint64_t unique_id,
+                                                 const peruse_comm_spec_t& spec) {
   Reader reader;
-  peruse_comm_spec_t scratch;
-  ((mask & bit(kEvents) ? (void)(scratch = spec, reader.fire(events, kEvents, unique_id, scratch)) : void()), ...);
+  (reader.fire_copy(events, kEvents, unique_id, spec), ...);
 }
 
 // unique_id values are the engine's (docs/peruse.md): requests use their
@@ -232,7 +253,7 @@ template <int... kEvents>
       peruse_comm_spec_t sonde_spec_;                                                                           \
       ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
                                 (operation));                                                                   \
-      ::sonde::peruse::fire_sequence<__VA_ARGS__>((events), sonde_mask_, (unique_id), sonde_spec_);               \
+      ::sonde::peruse::fire_sequence<__VA_ARGS__>((events), (unique_id), sonde_spec_);                            \
     }                                                                                                             \
   } while (0)
 // Loads the mask itself; the dispatch is a call (fire_slow), for event sites

@@ -59,7 +59,7 @@ Registry& registry() {
 // the process), then reads every depth word: a reader that entered before
 // the fence is seen (depth != 0, reclamation waits); one that enters after
 // it loads the new array. Where membarrier is unavailable readers use a full
-// fence instead (g_reader_fence), and under TSan (which cannot see it)
+// fence instead (detail::enter_slow), and under TSan (which cannot see it)
 // seq_cst read-modify-writes; the same argument holds.
 using detail::kDenied;
 using detail::ReaderSlot;
@@ -191,14 +191,35 @@ std::mutex g_tool_lock;
 namespace detail {
 
 constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
-std::atomic<bool> g_reader_fence{true};  // until install_hooks finds membarrier
 
-ReaderSlot* register_reader() {
-  auto* slot = new ReaderSlot();
-  std::lock_guard<std::mutex> g(g_readers_mutex);
-  reader_slots().push_back(slot);
-  t_state.reader = slot;
-  return slot;
+Entered enter_slow() {
+  ReaderSlot* me = t_state.reader;
+  if (!me) me = t_state.fenced;
+  if (!me) {
+    me = new ReaderSlot();
+    {
+      std::lock_guard<std::mutex> g(g_readers_mutex);
+      reader_slots().push_back(me);
+    }
+    // Writers have used membarrier since install_hooks; a slot registered
+    // before that fences for good.
+    if (g_membarrier.load(std::memory_order_acquire))
+      t_state.reader = me;
+    else
+      t_state.fenced = me;
+  }
+  const uint32_t outer = me->depth.load(std::memory_order_relaxed);
+  const uint32_t inside = (outer & ~kDenied) + 1;
+#if defined(__SANITIZE_THREAD__)
+  me->depth.exchange(inside, std::memory_order_seq_cst);
+#else
+  me->depth.store(inside, std::memory_order_relaxed);
+  if (t_state.reader == me)
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+  return {me, outer};
 }
 
 void dispatch_many(const ActiveSet* set, ReaderSlot* me, uint32_t inside, uint32_t outer, uint64_t unique_id,
@@ -236,7 +257,7 @@ void fire_slow(const CommEvents& events, int event, uint64_t unique_id, peruse_c
 }
 
 bool inside_upcall() {
-  const ReaderSlot* me = t_state.reader;
+  const ReaderSlot* me = detail::current_slot();
   return me && me->depth.load(std::memory_order_relaxed) != 0;
 }
 
@@ -250,10 +271,7 @@ void install_hooks(const EngineHooks& hooks) {
     long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
-      g_membarrier.store(true, std::memory_order_relaxed);
-      // Readers stop fencing only now: a writer that saw g_membarrier false
-      // fenced itself and relies on the readers' fences.
-      detail::g_reader_fence.store(false, std::memory_order_seq_cst);
+      g_membarrier.store(true, std::memory_order_release);
     }
   }
 }
@@ -569,7 +587,7 @@ SONDE_API int PERUSE_Event_propagate(peruse_event_h event_h, int mode) {
 // and keeps getting it until the upcall returns.
 SONDE_API int PERUSE_Lock(void) {
   if (ready(registry()) != PERUSE_SUCCESS) return PERUSE_ERR_LOCK;  // PERUSE_Init first (5.2.1)
-  ReaderSlot* me = t_state.reader;
+  ReaderSlot* me = detail::current_slot();
   const uint32_t depth = me ? me->depth.load(std::memory_order_relaxed) : 0;
   if (depth != 0 && (t_state.holds_tool_lock || (depth & kDenied))) {  // inside an upcall
     me->depth.store(depth | kDenied, std::memory_order_relaxed);
