@@ -1111,7 +1111,7 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
       if (__builtin_expect(w != 0, 0)) {
         // Back to back with one spec: one dispatch for both events. Out of
         // line, so the plain path keeps its registers.
-        [this, r, w]() __attribute__((noinline, cold)) {
+        [this, r, w]() __attribute__((noinline)) {
           FIRE_REQ_SEQUENCE_IF(w, r, PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE);
           complete_as<true, false>(r, w);
         }();

@@ -130,7 +130,7 @@ class Engine final : public transport::Delivery {
   static void notify(Request* r) {
     if (r->comm && __builtin_expect(SONDE_WATCHED_MASK(r->comm->peruse) != 0, 0)) notify_watched(r);
   }
-  [[gnu::noinline, gnu::cold]] static void notify_watched(Request* r);
+  [[gnu::noinline]] static void notify_watched(Request* r);
 
   // Probe: the first waiting message on comm for (source, tag), or null.
   Message* probe(Comm* comm, int source, int tag);
@@ -148,23 +148,24 @@ class Engine final : public transport::Delivery {
  private:
   // Twins of the hot operations: <false> has no PERUSE code and is inlined
   // into its dispatcher; <true> fires events and lives out of line, so the
-  // fast path pays one load and one branch (see engine.cc).
+  // fast path pays one load and one branch (see engine.cc). Not marked cold:
+  // that would compile the watched path for size.
   // kFireComplete false: the caller fired REQ_COMPLETE itself.
   template <bool kWatched, bool kFireComplete = true>
   [[gnu::always_inline]] inline void complete_as(Request* r, uint32_t watched);
-  [[gnu::noinline, gnu::cold]] void complete_watched(Request* r, uint32_t watched);
+  [[gnu::noinline]] void complete_watched(Request* r, uint32_t watched);
   template <bool kWatched>
   [[gnu::always_inline]] inline bool send_now_as(const void* buf, int64_t count, Datatype* type, int dest, int tag,
                                                  Comm* comm);
-  [[gnu::noinline, gnu::cold]] bool send_now_watched(const void* buf, int64_t count, Datatype* type, int dest,
+  [[gnu::noinline]] bool send_now_watched(const void* buf, int64_t count, Datatype* type, int dest,
                                                      int tag, Comm* comm);
   template <bool kWatched>
   [[gnu::always_inline]] inline int issue_recv_as(Request* r, uint32_t watched);
-  [[gnu::noinline, gnu::cold]] int issue_recv_watched(Request* r, uint32_t watched);
+  [[gnu::noinline]] int issue_recv_watched(Request* r, uint32_t watched);
   template <bool kWatched>
   [[gnu::always_inline]] inline transport::PayloadSink* on_message_as(int peer, const transport::PacketHeader& h,
                                                                       Comm* comm, uint64_t id, uint32_t watched);
-  [[gnu::noinline, gnu::cold]] transport::PayloadSink* on_message_watched(int peer, const transport::PacketHeader& h,
+  [[gnu::noinline]] transport::PayloadSink* on_message_watched(int peer, const transport::PacketHeader& h,
                                                                           Comm* comm, uint64_t id, uint32_t watched);
   void deliver_control(int peer, const transport::PacketHeader& h);
   void drop_cancelled_message(int peer, const transport::PacketHeader& h);  // helper `conform`
