@@ -11,7 +11,8 @@
 #
 # --callgrind instead counts instructions (exact, and unaffected by a loaded
 # machine): one rank receiving from itself, the difference between 3000 and
-# 1000 rounds, per round and per callback, for the three builds.
+# 1000 rounds, per round and per callback, for the three builds (and Open
+# MPI's, idle and all active, with OMPI_PERUSE_PREFIX).
 set -euo pipefail
 mode=time
 if [ "${1:-}" = --callgrind ]; then mode=callgrind; shift; fi
@@ -33,25 +34,37 @@ for variant in on off; do
   chmod u+w "$work/$variant/libsonde.so"
 done
 cc -O2 -I"$top/include" -o "$work/peruse_overhead" "$here/peruse_overhead.c" -L"$work/on" -lsonde
-if [ $mode = callgrind ]; then
-  count() {  # lib mode iters -> instructions of the whole run
-    BENCH_PERUSE=$2 BENCH_ITERS=$3 LD_LIBRARY_PATH="$work/$1" valgrind --tool=callgrind \
-      --callgrind-out-file="$work/cg.out" "$work/peruse_overhead" >/dev/null 2>"$work/cg.err"
-    callgrind_annotate "$work/cg.out" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
-  }
-  per_round() { echo $(( ($(count "$1" "$2" 3000) - $(count "$1" "$2" 1000)) / 2000 )); }
-  off=$(per_round off none); idle=$(per_round on none); all=$(per_round on all)
-  BENCH_PERUSE=all BENCH_ITERS=10 LD_LIBRARY_PATH="$work/on" "$work/peruse_overhead" 2>"$work/cb" >/dev/null
-  cb=$(awk '{print $NF}' "$work/cb")
-  echo "instructions per round (Irecv + Send + Wait to self, 0 bytes):"
-  echo "  off  $off"
-  echo "  idle $idle ($(( idle - off )) vs off)"
-  echo "  all  $all ($(( all - idle )) vs idle, $cb callbacks: $(( (all - idle) / ${cb%.*} )) per callback)"
-  exit 0
-fi
 if [ -n "$ompi" ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   "$ompi/bin/mpicc" -O2 -I"$here" -o "$work/peruse_overhead.ompi" "$here/peruse_overhead.c"
+fi
+if [ $mode = callgrind ]; then
+  # `count lib|ompi mode rounds`: instructions of the whole run. Open MPI runs
+  # as a singleton on ob1 with its self and vader transports.
+  count() {
+    local prog=("$work/peruse_overhead") env=(LD_LIBRARY_PATH="$work/$1")
+    [ "$1" = ompi ] && prog=("$work/peruse_overhead.ompi") env=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader)
+    env "${env[@]}" BENCH_PERUSE="$2" BENCH_ITERS="$3" valgrind --tool=callgrind \
+      --callgrind-out-file="$work/cg.out" "${prog[@]}" >/dev/null 2>"$work/cg.err"
+    callgrind_annotate "$work/cg.out" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+  }
+  per_round() { echo $(( ($(count "$1" "$2" 3000) - $(count "$1" "$2" 1000)) / 2000 )); }
+  callbacks() {  # per round, all events active
+    local prog=("$work/peruse_overhead") env=(LD_LIBRARY_PATH="$work/$1")
+    [ "$1" = ompi ] && prog=("$work/peruse_overhead.ompi") env=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader)
+    env "${env[@]}" BENCH_PERUSE=all BENCH_ITERS=10 "${prog[@]}" 2>&1 >/dev/null | awk '/callbacks/ {print int($NF)}'
+  }
+  off=$(per_round off none); idle=$(per_round on none); all=$(per_round on all); cb=$(callbacks on)
+  echo "instructions per round (Irecv + Send + Wait to self, 0 bytes):"
+  echo "  off  $off"
+  echo "  idle $idle ($(( idle - off )) vs off)"
+  echo "  all  $all ($(( all - idle )) vs idle, $cb callbacks: $(( (all - idle) / cb )) per callback)"
+  if [ -n "$ompi" ]; then
+    oidle=$(per_round ompi none); oall=$(per_round ompi all); ocb=$(callbacks ompi)
+    echo "  Open MPI (PERUSE build) idle $oidle, all $oall ($(( oall - oidle )) vs idle, $ocb callbacks:" \
+      "$(( (oall - oidle) / ocb )) per callback)"
+  fi
+  exit 0
 fi
 ompi_run() {
   "$ompi/bin/mpirun" --bind-to core --mca pml ob1 --mca btl self,vader -n 2 "$work/peruse_overhead.ompi"
