@@ -37,9 +37,9 @@ agent=$(mh_agent)
 run() {  # impl bench -> lines "name size value"
   local impl=$1 b=$2
   case $impl in
-    sonde_ofi_tcp) mh_run 0 mpirun --mca plm_rsh_agent "$agent" --host h0:1,h1:1 -np 2 \
+    sonde_ofi_tcp) mh_run 0 mpirun --mca plm_rsh_agent "$agent" --host h0:1,h1:1 -np 2 --bind-to none \
                      -x LD_LIBRARY_PATH -x BENCH_ITERS -x BENCH_TRIALS "$work/$b.sonde" ;;
-    ompi_tcp) mh_run 0 mpirun --mca plm_rsh_agent "$agent" --host h0:1,h1:1 -np 2 \
+    ompi_tcp) mh_run 0 mpirun --mca plm_rsh_agent "$agent" --host h0:1,h1:1 -np 2 --bind-to none \
                 --mca pml ob1 --mca btl self,tcp "$work/$b.ompi" ;;
     mpich) mh_run 0 mpiexec.mpich -launcher rsh -launcher-exec "$agent" -hosts h0,h1 -n 2 \
              -genv BENCH_ITERS "$BENCH_ITERS" -genv BENCH_TRIALS "$BENCH_TRIALS" -genv MPIR_CVAR_NOLOCAL 1 \
