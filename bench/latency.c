@@ -2,6 +2,7 @@
  * Prints one line per size: "latency <bytes> <median_us>" (median of trials). */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -11,11 +12,20 @@ int main(int argc, char** argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int iters = env_int("BENCH_ITERS", 20000), trials = env_int("BENCH_TRIALS", 11);
-  int sizes[] = {0, 1, 8, 64, 1024};
-  char buf[1024];
-  memset(buf, 0, sizeof buf);
+  /* BENCH_LATENCY_SIZES="0,1,16384,65536" measures other sizes (e.g. around
+   * a transport's eager limit); the default is the small-message set. */
+  int sizes[32] = {0, 1, 8, 64, 1024};
+  unsigned nsizes = 5;
+  const char* list = getenv("BENCH_LATENCY_SIZES");
+  if (list && *list) {
+    nsizes = 0;
+    for (char* end; *list && nsizes < 32; list = *end ? end + 1 : end) sizes[nsizes++] = (int)strtol(list, &end, 10);
+  }
+  int max = 1;
+  for (unsigned s = 0; s < nsizes; ++s) max = sizes[s] > max ? sizes[s] : max;
+  char* buf = calloc((size_t)max, 1);
   double samples[64];
-  for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+  for (unsigned s = 0; s < nsizes; ++s) {
     int n = sizes[s];
     for (int t = 0; t < trials + 1; ++t) {
       MPI_Barrier(MPI_COMM_WORLD);
@@ -34,6 +44,7 @@ int main(int argc, char** argv) {
     }
     if (rank == 0) printf("latency %d %.3f\n", n, median(samples, trials));
   }
+  free(buf);
   MPI_Finalize();
   return 0;
 }

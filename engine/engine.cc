@@ -579,8 +579,9 @@ bool Engine::send_now_watched(const void* buf, int64_t count, Datatype* type, in
 template <bool kWatched>
 bool Engine::send_now_as(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
   uint64_t bytes = uint64_t(count) * uint64_t(type->size);
-  if (bytes > settings.eager_limit || !type->contiguous || dest == MPI_PROC_NULL) return false;
+  if (!type->contiguous || dest == MPI_PROC_NULL) return false;
   int peer = comm->world[size_t(dest)];
+  if (bytes > eager_limit_of(route[size_t(peer)])) return false;
   PacketHeader h{};
   h.type = PacketType::kEager;
   h.context = comm->context;
@@ -646,7 +647,7 @@ int Engine::issue_send(Request* r) {
   h.send_cookie = reinterpret_cast<uint64_t>(r);
   const uint8_t* data = contiguous ? (src == r->staged ? r->staged : contiguous_start(*r->type, src)) : nullptr;
 
-  if (r->bytes <= settings.eager_limit) {
+  if (r->bytes <= eager_limit_of(t)) {
     bool sync = r->mode == SendMode::kSync;
     h.type = sync ? PacketType::kEagerSync : PacketType::kEager;
     h.payload = r->bytes;
@@ -1339,7 +1340,7 @@ bool Engine::ask_cancel_send(Request* r) {
   if (r->complete) {
     // Only an eager standard/ready send completes before it is matched (a
     // synchronous one completes on the match, a rendezvous one on the data).
-    if (r->mode == SendMode::kSync || r->bytes > settings.eager_limit) return false;
+    if (r->mode == SendMode::kSync || r->bytes > eager_limit_of(route[r->world_peer])) return false;
     r->cancel_state = kCancelAfterComplete;
     r->complete = false;
   } else if ((r->item.header.type == PacketType::kRts || r->item.header.type == PacketType::kEagerSync) &&

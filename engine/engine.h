@@ -66,6 +66,12 @@ class Engine final : public transport::Delivery {
   // Transports; route[world rank] says which one reaches that rank.
   std::vector<std::unique_ptr<transport::Transport>> transports;
   std::vector<transport::Transport*> route;
+  // (ofi helper) Eager/rendezvous switch for a peer on transport `t`: the
+  // transport's own (ofi: SONDE_OFI_EAGER_LIMIT, docs/ofi.md), else
+  // settings.eager_limit (SONDE_EAGER_LIMIT, MPI_T cvar).
+  uint64_t eager_limit_of(const transport::Transport* t) const {
+    return t->eager_limit != transport::Transport::kEngineEagerLimit ? t->eager_limit : settings.eager_limit;
+  }
 
   // Communicators by context id; messages for a context not created here yet
   // wait in `early` (a peer may finish MPI_Comm_dup before we do).

@@ -165,6 +165,14 @@ class Transport {
   virtual bool start_read(int peer, const PacketHeader& rts, uint8_t* dst, uint64_t n, PayloadSink* sink) {
     return false;
   }
+  // --- per-transport eager limit (added by the ofi transport) ---
+  // The eager/rendezvous switch this transport prefers for its peers:
+  // messages of at most this many bytes go eagerly. kEngineEagerLimit (the
+  // default, shm and self) means the engine's settings.eager_limit, which
+  // SONDE_EAGER_LIMIT and the MPI_T cvar sonde_eager_limit set. A plain
+  // member, not a virtual, so the send fast path pays one load.
+  static constexpr uint64_t kEngineEagerLimit = ~uint64_t(0);
+  uint64_t eager_limit = kEngineEagerLimit;
 };
 
 }  // namespace sonde::transport

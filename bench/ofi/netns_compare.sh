@@ -30,19 +30,28 @@ for b in latency bandwidth; do
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export BENCH_ITERS=${BENCH_ITERS:-2000} BENCH_TRIALS=${BENCH_TRIALS:-5}
+export BENCH_LATENCY_SIZES=${BENCH_LATENCY_SIZES:-0,1,8,64,1024,16384,65536}
 export LD_LIBRARY_PATH="$bb/engine${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 mh_setup 2
 agent=$(mh_agent)
 run() {  # impl bench -> lines "name size value"
-  local impl=$1 b=$2
+  local impl=$1 b=$2 x=()
+  # A variant "sonde_ofi_tcp+VAR=VALUE+..." runs Sonde with those variables
+  # set (BENCH_IMPLS), e.g. to compare settings within one run.
+  if [[ $impl == sonde_ofi_tcp+* ]]; then
+    local v
+    IFS=+ read -ra v <<< "${impl#sonde_ofi_tcp+}"
+    for e in "${v[@]}"; do x+=(-x "$e"); done
+    impl=sonde_ofi_tcp
+  fi
   case $impl in
     sonde_ofi_tcp) mh_run 0 mpirun --mca plm_rsh_agent "$agent" --host h0:1,h1:1 -np 2 --bind-to none \
-                     -x LD_LIBRARY_PATH -x BENCH_ITERS -x BENCH_TRIALS "$work/$b.sonde" ;;
+                     -x LD_LIBRARY_PATH -x BENCH_ITERS -x BENCH_TRIALS -x BENCH_LATENCY_SIZES "${x[@]}" "$work/$b.sonde" ;;
     ompi_tcp) mh_run 0 mpirun --mca plm_rsh_agent "$agent" --host h0:1,h1:1 -np 2 --bind-to none \
-                --mca pml ob1 --mca btl self,tcp "$work/$b.ompi" ;;
+                --mca pml ob1 --mca btl self,tcp -x BENCH_LATENCY_SIZES "$work/$b.ompi" ;;
     mpich) mh_run 0 mpiexec.mpich -launcher rsh -launcher-exec "$agent" -hosts h0,h1 -n 2 \
-             -genv BENCH_ITERS "$BENCH_ITERS" -genv BENCH_TRIALS "$BENCH_TRIALS" -genv MPIR_CVAR_NOLOCAL 1 \
+             -genv BENCH_ITERS "$BENCH_ITERS" -genv BENCH_TRIALS "$BENCH_TRIALS" -genv BENCH_LATENCY_SIZES "$BENCH_LATENCY_SIZES" -genv MPIR_CVAR_NOLOCAL 1 \
              -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES eth0 \
              "$work/$b.mpich" ;;
     sonde_shm) "$bb/tools/mpiexec/mpiexec" -n 2 "$work/$b.sonde" ;;
@@ -50,9 +59,9 @@ run() {  # impl bench -> lines "name size value"
   esac
 }
 
-for b in latency bandwidth; do
+for b in ${BENCH_KINDS:-latency bandwidth}; do
   for ((r = 0; r < rounds; r++)); do
-    for impl in sonde_ofi_tcp ompi_tcp mpich sonde_shm sonde_ofi_shm; do
+    for impl in ${BENCH_IMPLS:-sonde_ofi_tcp ompi_tcp mpich sonde_shm sonde_ofi_shm}; do
       if ! run $impl "$b" > "$work/one" 2> "$work/err"; then
         echo "($impl $b failed: $(tail -n 2 "$work/err" | tr '\n' ' '))" >&2
         continue
@@ -62,6 +71,7 @@ for b in latency bandwidth; do
   done
 done
 
+[[ -n ${BENCH_RESULTS:-} ]] && cp "$work/results" "$BENCH_RESULTS"  # every round's figures
 python3 - "$work/results" <<'PY'
 import collections, statistics, sys
 vals = collections.defaultdict(list)
@@ -88,4 +98,14 @@ for b, s in rows:
         continue
     print(f"{b:10} {s:8} {a:10.3f} {o:10.3f}  {o / a:.2f}")
 print("(latency: microseconds, half round trip; bandwidth: GB/s)")
+variants = sorted({i for _, _, i in med if i.startswith("sonde_ofi_tcp+")})
+if variants:
+    print()
+    print("Sonde variants (median; ratio to sonde_ofi_tcp as run):")
+    for v in variants:
+        print(" ", v)
+        for b, s in rows:
+            a, o = med.get((b, s, "sonde_ofi_tcp")), med.get((b, s, v))
+            if a is not None and o is not None:
+                print(f"  {b:10} {s:8} {o:10.3f}  {o / a:.2f}")
 PY

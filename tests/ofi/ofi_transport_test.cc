@@ -166,6 +166,7 @@ struct CountingSink final : transport::PayloadSink {
 };
 
 void rma_rendezvous(FakeExchange& ex, const std::string& provider) {
+  setenv("SONDE_OFI_READ_BYTES", "1048576", 1);  // this rank's process only; the default is smaller
   Endpoint ofi(make_ofi(ex, provider));
   if (!transport::ofi_has_rma(*ofi)) throw RankFailure(provider + ": no RMA");
   const uint64_t n = 3 * 1024 * 1024 + 123;  // with 1 MiB fragments: 4 reads

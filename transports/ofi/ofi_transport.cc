@@ -241,9 +241,20 @@ class OfiTransport final : public Transport {
  public:
   OfiTransport(const OfiConfig& config, Exchange& exchange) : cfg_(config) {
     if (cfg_.credits < 2 || cfg_.credits % 2) throw std::invalid_argument("sonde ofi: credits must be even, >= 2");
+    if (const char* s = std::getenv("SONDE_OFI_FRAME_BYTES"); s && *s) cfg_.frame_bytes = std::atol(s);
     if (cfg_.frame_bytes < 1024) throw std::invalid_argument("sonde ofi: frame_bytes too small");
     if (const char* s = std::getenv("SONDE_OFI_STALL_TIMEOUT"); s && *s) cfg_.stall_timeout_s = std::atof(s);
     if (const char* s = std::getenv("SONDE_OFI_READ_BYTES"); s && *s) cfg_.read_bytes = std::max<size_t>(4096, std::atol(s));
+    if (const char* s = std::getenv("SONDE_OFI_READS_PER_MESSAGE"); s && *s) cfg_.reads_per_message = std::max(1, std::atoi(s));
+    if (const char* s = std::getenv("SONDE_OFI_READS_IN_FLIGHT"); s && *s) cfg_.reads_in_flight = std::max(1, std::atoi(s));
+    // Eager limit for network peers: SONDE_OFI_EAGER_LIMIT; else an explicit
+    // SONDE_EAGER_LIMIT (the user's choice for every transport at start-up;
+    // later MPI_T writes of sonde_eager_limit affect shm and self only);
+    // else the config's (64 KiB: a rendezvous costs 1.5 round trips here,
+    // more than copying 64 KiB; docs/ofi.md, Benchmark).
+    eager_limit = cfg_.eager_limit;
+    if (const char* s = std::getenv("SONDE_EAGER_LIMIT"); s && *s) eager_limit = std::strtoull(s, nullptr, 0);
+    if (const char* s = std::getenv("SONDE_OFI_EAGER_LIMIT"); s && *s) eager_limit = std::strtoull(s, nullptr, 0);
     peer_.resize(size_t(cfg_.world_size));
     for (int p : cfg_.peers) peer_[size_t(p)].reached = true;
 
@@ -479,6 +490,13 @@ class OfiTransport final : public Transport {
 
   // ------------------------------------------------------------- set-up
   void open() {
+    // ofi_rxm sends a message of at most FI_OFI_RXM_BUFFER_SIZE (16 KiB, its
+    // header included) eagerly and anything larger by its own rendezvous:
+    // a round trip more. Our frames are up to frame_bytes, so unless the
+    // user chose, make rxm's buffers hold a whole frame (measured: 16 KiB
+    // ping-pong 36 -> 13 us, 64 KiB 36 -> 16 us; docs/ofi.md). libfabric
+    // reads it when the providers load, at the first fi_getinfo below.
+    setenv("FI_OFI_RXM_BUFFER_SIZE", std::to_string(cfg_.frame_bytes + 256).c_str(), /*overwrite=*/0);
     fi_info* hints = fi_allocinfo();
     if (!hints) throw std::runtime_error("sonde ofi: fi_allocinfo failed");
     hints->ep_attr->type = FI_EP_RDM;

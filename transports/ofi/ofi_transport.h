@@ -81,13 +81,16 @@ struct OfiConfig {
   int world_size = 1;
   std::vector<int> peers;     // world ranks this transport reaches (not my_rank)
   std::string provider;       // as TransportChoice::provider
-  size_t frame_bytes = 64 * 1024;  // largest frame, FrameHeader included
+  size_t frame_bytes = 64 * 1024 + 64;  // largest frame, FrameHeader included (+64: a 64 KiB eager message and its headers fit one frame)
   int credits = 8;                 // frames in flight per peer (even, >= 2)
   int tx_buffers = 64;             // frames being sent at once, all peers
   double stall_timeout_s = 120;    // SONDE_OFI_STALL_TIMEOUT overrides
   // Rendezvous by RMA read: fragment size, fragments in flight per message
   // and in all (SONDE_OFI_READ_BYTES overrides the first).
-  size_t read_bytes = 1 << 20;
+  size_t read_bytes = 128 * 1024;  // measured against 256 KiB and 1 MiB: docs/ofi.md
+  // Messages of at most this many bytes go eagerly to peers on this
+  // transport (Transport::eager_limit; env overrides in the constructor).
+  uint64_t eager_limit = 64 * 1024;
   int reads_per_message = 4;
   int reads_in_flight = 16;
   // Called on a fatal network error; expected not to return (if it does,
