@@ -197,6 +197,33 @@ int agree_inter_context(Comm* inter, uint32_t* out) {
                        swap_over_inter, inter);
 }
 
+namespace {
+
+// A new intercommunicator's two ids, agreed over the one at `handle`: its
+// hidden local communicator's, then the one both groups share. On failure
+// neither is kept. (Looked up by handle: the agreement runs the engine.)
+int allocate_inter_contexts(int handle, uint32_t* local_context, uint32_t* context) {
+  Engine& e = engine();
+  int rc = e.allocate_context(e.comms.lookup(handle)->local_comm, local_context);
+  if (rc) return rc;
+  rc = agree_inter_context(e.comms.lookup(handle), context);
+  if (rc) give_back_context(*local_context);
+  return rc;
+}
+
+// The leaders (local rank 0) swap `mine` over the intercommunicator `c`;
+// every member of the local group gets the other side's in `theirs`.
+int swap_between_groups(Comm* c, const std::vector<int>& mine, std::vector<int>& theirs) {
+  Comm* local = c->local_comm;
+  if (local->rank == 0) {
+    int rc = swap_ints(c, 0, collective_tag(kTagKindInterLeaders), mine, theirs);
+    if (rc) return rc;
+  }
+  return bcast_ints(local, all_ranks(local->size), local->rank, collective_tag(kTagKindInterLocal), theirs);
+}
+
+}  // namespace
+
 // ---- duplicates ----------------------------------------------------------------
 
 namespace {
@@ -485,11 +512,7 @@ int dup_comm(Comm* c, const InfoPairs* info, Comm** out) {
   uint32_t context, local_context = 0;
   int rc;
   if (c->inter) {
-    // The new hidden local communicator's id, then the shared one.
-    rc = e.allocate_context(c->local_comm, &local_context);
-    if (rc) return rc;
-    rc = agree_inter_context(e.comms.lookup(handle), &context);
-    if (rc) give_back_context(local_context);
+    rc = allocate_inter_contexts(handle, &local_context, &context);
   } else {
     rc = e.allocate_context(c, &context);
   }
@@ -503,21 +526,12 @@ int dup_comm(Comm* c, const InfoPairs* info, Comm** out) {
 int create_intercomm(Comm* c, const std::vector<int>& group, Comm** out) {
   Engine& e = engine();
   int handle = c->handle;
-  Comm* local = c->local_comm;
   std::vector<int> remote;
-  int rc = MPI_SUCCESS;
-  if (local->rank == 0) rc = swap_ints(c, 0, collective_tag(kTagKindInterLeaders), group, remote);
-  if (rc) return rc;
-  rc = bcast_ints(local, all_ranks(local->size), local->rank, collective_tag(kTagKindInterLocal), remote);
+  int rc = swap_between_groups(c, group, remote);
   if (rc) return rc;
   uint32_t local_context, context;
-  rc = e.allocate_context(local, &local_context);
+  rc = allocate_inter_contexts(handle, &local_context, &context);
   if (rc) return rc;
-  rc = agree_inter_context(e.comms.lookup(handle), &context);
-  if (rc) {
-    give_back_context(local_context);
-    return rc;
-  }
   c = e.comms.lookup(handle);
   int my_rank = rank_of(group, e.world_rank);
   if (my_rank == MPI_UNDEFINED || group.empty() || remote.empty()) {
@@ -589,22 +603,11 @@ int split_intercomm(Comm* c, int color, int key, Comm** out) {
   std::vector<int> table, remote_table;
   int rc = allgather_ints(local, mine, 2, table);
   if (rc) return rc;
-  std::vector<int> members = all_ranks(local->size);
-  int tag_local = collective_tag(kTagKindInterLocal);
-  if (local->rank == 0) {
-    rc = swap_ints(c, 0, collective_tag(kTagKindInterLeaders), table, remote_table);
-    if (rc) return rc;
-  }
-  rc = bcast_ints(local, members, local->rank, tag_local, remote_table);
+  rc = swap_between_groups(c, table, remote_table);
   if (rc) return rc;
   uint32_t local_context, context;
-  rc = e.allocate_context(local, &local_context);
+  rc = allocate_inter_contexts(handle, &local_context, &context);
   if (rc) return rc;
-  rc = agree_inter_context(e.comms.lookup(handle), &context);
-  if (rc) {
-    give_back_context(local_context);
-    return rc;
-  }
   c = e.comms.lookup(handle);
   local = c->local_comm;
   std::vector<int> mine_ranks = members_of(table, color), theirs = members_of(remote_table, color);

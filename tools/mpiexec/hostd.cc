@@ -91,26 +91,7 @@ HostDaemon::HostDaemon(HostdOptions options, int signal_fd)
 
 HostDaemon::~HostDaemon() {
   // Whatever path got us here, no rank outlives its daemon.
-  std::vector<pid_t> running;
-  for (auto& r : ranks_) {
-    if (r->running) running.push_back(r->pid);
-  }
-  if (!running.empty()) signal_ranks(pgid_, running, SIGKILL);
-  auto give_up = Clock::now() + kKillGrace;
-  while (running_ > 0 && Clock::now() < give_up) {
-    for (auto& r : ranks_) {
-      if (r->running && waitpid(r->pid, nullptr, WNOHANG) == r->pid) {
-        r->running = false;
-        --running_;
-      }
-    }
-    if (running_ > 0) std::this_thread::sleep_for(10ms);
-  }
-  for (auto& r : ranks_) {
-    close_fd(r->out_fd);
-    close_fd(r->err_fd);
-    close_fd(r->exec_fd);
-  }
+  kill_and_reap(pgid_, ranks_, running_, kKillGrace);
   pmix_.reset();
   remove_job_shm(job_id_);
   remove_tree(tmpdir_);

@@ -57,29 +57,7 @@ Job::Job(JobSpec spec, int signal_fd) : spec_(std::move(spec)), signal_fd_(signa
 
 Job::~Job() {
   // Whatever path got us here, no rank outlives the launcher.
-  bool any = false;
-  for (auto& r : ranks_) {
-    if (r->running) {
-      kill(r->pid, SIGKILL);
-      any = true;
-    }
-  }
-  if (any && pgid_ > 0) kill(-pgid_, SIGKILL);
-  auto give_up = Clock::now() + kKillGrace;
-  while (running_ > 0 && Clock::now() < give_up) {
-    for (auto& r : ranks_) {
-      if (r->running && waitpid(r->pid, nullptr, WNOHANG) == r->pid) {
-        r->running = false;
-        --running_;
-      }
-    }
-    if (running_ > 0) std::this_thread::sleep_for(10ms);
-  }
-  for (auto& r : ranks_) {
-    close_fd(r->out_fd);
-    close_fd(r->err_fd);
-    close_fd(r->exec_fd);
-  }
+  kill_and_reap(pgid_, ranks_, running_, kKillGrace);
   host_.reset();
 }
 

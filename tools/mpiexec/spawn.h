@@ -4,9 +4,14 @@
 #pragma once
 
 #include <sched.h>
+#include <csignal>
 #include <sys/types.h>
+#include <sys/wait.h>
 
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sonde::mpiexec {
@@ -70,5 +75,35 @@ void signal_ranks(pid_t pgid, const std::vector<pid_t>& running, int sig);
 std::string signal_name(int sig);
 void set_nonblocking(int fd);
 void close_fd(int& fd);
+
+// Teardown shared by mpiexec and sonde-hostd: SIGKILL every rank still
+// running (see signal_ranks), reap them for at most `grace` (a rank stuck in
+// the kernel is given up on rather than waited for forever), and close our
+// ends of their pipes. `Rank` has pid, running, out_fd, err_fd, exec_fd;
+// `running` counts the unreaped ones and is kept in step.
+template <class Rank>
+void kill_and_reap(pid_t pgid, std::vector<std::unique_ptr<Rank>>& ranks, int& running,
+                   std::chrono::steady_clock::duration grace) {
+  std::vector<pid_t> alive;
+  for (auto& r : ranks) {
+    if (r->running) alive.push_back(r->pid);
+  }
+  if (!alive.empty()) signal_ranks(pgid, alive, SIGKILL);
+  auto give_up = std::chrono::steady_clock::now() + grace;
+  while (running > 0 && std::chrono::steady_clock::now() < give_up) {
+    for (auto& r : ranks) {
+      if (r->running && waitpid(r->pid, nullptr, WNOHANG) == r->pid) {
+        r->running = false;
+        --running;
+      }
+    }
+    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (auto& r : ranks) {
+    close_fd(r->out_fd);
+    close_fd(r->err_fd);
+    close_fd(r->exec_fd);
+  }
+}
 
 }  // namespace sonde::mpiexec
