@@ -3,6 +3,8 @@
 #   off  - library built with --define=peruse=off (the production library)
 #   idle - PERUSE compiled in, nothing registered
 #   all  - every event active on MPI_COMM_WORLD with a counting callback
+#   ompi - only the ten events Open MPI 4.1 fires on this path active (its
+#          receive side), to compare the cost per event like for like
 # With OMPI_PERUSE_PREFIX=<dir> (an Open MPI built with --enable-peruse;
 # Debian's is not: `apt-get source openmpi`, configure --enable-peruse) the
 # same program also runs on Open MPI's ob1/vader path, idle and all active.
@@ -49,18 +51,20 @@ if [ $mode = callgrind ]; then
     callgrind_annotate "$work/cg.out" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
   }
   per_round() { echo $(( ($(count "$1" "$2" 3000) - $(count "$1" "$2" 1000)) / 2000 )); }
-  callbacks() {  # per round, all events active
+  callbacks() {  # per round, with the events of mode $2 active
     local prog=("$work/peruse_overhead") env=(LD_LIBRARY_PATH="$work/$1")
     [ "$1" = ompi ] && prog=("$work/peruse_overhead.ompi") env=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader)
-    env "${env[@]}" BENCH_PERUSE=all BENCH_ITERS=10 "${prog[@]}" 2>&1 >/dev/null | awk '/callbacks/ {print int($NF)}'
+    env "${env[@]}" BENCH_PERUSE=$2 BENCH_ITERS=10 "${prog[@]}" 2>&1 >/dev/null | awk '/callbacks/ {print int($NF)}'
   }
-  off=$(per_round off none); idle=$(per_round on none); all=$(per_round on all); cb=$(callbacks on)
+  off=$(per_round off none); idle=$(per_round on none); all=$(per_round on all); cb=$(callbacks on all)
+  oset=$(per_round on ompi); ocbs=$(callbacks on ompi)
   echo "instructions per round (Irecv + Send + Wait to self, 0 bytes):"
   echo "  off  $off"
   echo "  idle $idle ($(( idle - off )) vs off)"
   echo "  all  $all ($(( all - idle )) vs idle, $cb callbacks: $(( (all - idle) / cb )) per callback)"
+  echo "  Open MPI's events only: $oset ($(( oset - idle )) vs idle, $ocbs callbacks: $(( (oset - idle) / ocbs )) per callback)"
   if [ -n "$ompi" ]; then
-    oidle=$(per_round ompi none); oall=$(per_round ompi all); ocb=$(callbacks ompi)
+    oidle=$(per_round ompi none); oall=$(per_round ompi all); ocb=$(callbacks ompi all)
     echo "  Open MPI (PERUSE build) idle $oidle, all $oall ($(( oall - oidle )) vs idle, $ocb callbacks:" \
       "$(( (oall - oidle) / ocb )) per callback)"
   fi
@@ -73,6 +77,7 @@ for ((r = 0; r < rounds; r++)); do
   LD_LIBRARY_PATH="$work/off" "$work/mpiexec" --bind-to core -n 2 "$work/peruse_overhead" | sed 's/peruse_idle/peruse_off/'
   LD_LIBRARY_PATH="$work/on" "$work/mpiexec" --bind-to core -n 2 "$work/peruse_overhead"
   BENCH_PERUSE=all LD_LIBRARY_PATH="$work/on" "$work/mpiexec" --bind-to core -n 2 "$work/peruse_overhead" 2>>"$work/callbacks"
+  BENCH_PERUSE=ompi LD_LIBRARY_PATH="$work/on" "$work/mpiexec" --bind-to core -n 2 "$work/peruse_overhead" 2>/dev/null
   if [ -n "$ompi" ]; then
     ompi_run | sed 's/peruse_idle/ompi_idle/'
     BENCH_PERUSE=all ompi_run 2>>"$work/callbacks_ompi" | sed 's/peruse_all/ompi_all/'
@@ -86,10 +91,11 @@ for line in open(sys.argv[1]):
     v[name].append(float(us))
 m = {k: statistics.median(x) for k, x in v.items()}
 print(f"0-byte ping-pong, half round trip (median of {len(v['peruse_off'])} interleaved rounds):")
-for k in ("peruse_off", "peruse_idle", "peruse_all"):
-    print(f"  {k[7:]:<5} {m[k]*1000:8.1f} ns")
+for k in ("peruse_off", "peruse_idle", "peruse_all", "peruse_ompiset"):
+    print(f"  {k[7:]:<7} {m[k]*1000:8.1f} ns")
 print(f"  idle vs off: {100*(m['peruse_idle']/m['peruse_off']-1):+.2f} %")
 print(f"  all  vs off: {1000*(m['peruse_all']-m['peruse_off']):+.1f} ns per half round trip")
+print(f"  Open MPI's ten events vs off: {1000*(m['peruse_ompiset']-m['peruse_off']):+.1f} ns per half round trip")
 if "ompi_idle" in m:
     print(f"  Open MPI (PERUSE build) idle {m['ompi_idle']*1000:8.1f} ns, all {m['ompi_all']*1000:8.1f} ns:"
           f" all vs idle {1000*(m['ompi_all']-m['ompi_idle']):+.1f} ns per half round trip")
