@@ -3,13 +3,15 @@
 # outcomes - exit codes, surviving processes, files in /dev/shm and $TMPDIR,
 # forwarded output - never the wording of messages.
 #
-# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe>
+# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe> <mpmd_a> <mpmd_b>
 set -u
 
 CASE=$1
 MPIEXEC=$(realpath "$2")
 MPIRUN=$(realpath "$3")
 PROBE=$(realpath "$4")
+MPMD_A=$(realpath "$5")
+MPMD_B=$(realpath "$6")
 
 # Sanitizer builds: the suppressions path must survive the cd below.
 if [[ "${LSAN_OPTIONS:-}" == suppressions=* ]]; then
@@ -273,6 +275,66 @@ case "$CASE" in
     grep -q -- "--bind-to" "$SCRATCH/out" || fail "--help prints no usage"
     run "$MPIRUN" --no-such-flag "$PROBE"
     [ "$RC" -ne 0 ] || fail "a bad flag was accepted"
+    ;;
+
+  # ---- MPMD (helper "launch"): blocks separated by ':'.
+  mpmd_environment)
+    # Each block's -env/-x/-wdir reach its ranks only; -genv reaches all.
+    # shellcheck disable=SC2016
+    run "$MPIEXEC" -genv G g -n 1 -env V x sh -c 'echo "$SONDE_RANK V=$V W=$W G=$G $PWD"' : \
+      -n 2 -wdir /usr -x W=w sh -c 'echo "$SONDE_RANK V=$V W=$W G=$G $PWD"'
+    expect_rc 0
+    printf '0 V=x W= G=g %s\n1 V= W=w G=g /usr\n2 V= W=w G=g /usr\n' "$PWD" >"$SCRATCH/want"
+    sort "$SCRATCH/out" | diff -u "$SCRATCH/want" - >&2 || fail "environment or directory of the blocks"
+    # A relative program is found from its block's directory.
+    mkdir -p "$SCRATCH/wd"
+    ln -sf "$(type -P true)" "$SCRATCH/wd/prog"
+    run "$MPIEXEC" -n 1 "$PROBE" --expect-size 3 : -n 2 -wdir "$SCRATCH/wd" "$PROBE" --expect-size 3
+    expect_rc 0
+    run "$MPIEXEC" -n 1 -wdir "$SCRATCH/wd" ./prog
+    expect_rc 0
+    # A directory that does not exist: the job does not start.
+    run "$MPIEXEC" -n 1 true : -n 1 -wdir "$SCRATCH/nowhere" true
+    [ "$RC" -ne 0 ] || fail "a missing -wdir went unnoticed"
+    # A block's missing program: 127, as for a plain job.
+    run "$MPIEXEC" -n 1 "$PROBE" : -n 1 "$SCRATCH/does-not-exist"
+    expect_rc 127
+    expect_tmp_clean
+    ;;
+
+  mpmd_syntax)
+    # Bad block syntax is a usage error (2) and starts nothing.
+    marker=$SCRATCH/ran
+    prog=(sh -c "touch $marker")
+    for bad in "-n 2 PROG :" ": PROG" "PROG : : PROG" "-n 2 : -n 1 PROG" "PROG : -n 2" \
+               "PROG : --host localhost PROG" "PROG : --tag-output PROG" ":"; do
+      args=()
+      for w in $bad; do
+        if [ "$w" = PROG ]; then args+=("${prog[@]}"); else args+=("$w"); fi
+      done
+      run "$MPIEXEC" "${args[@]}"
+      [ "$RC" -eq 2 ] || fail "'$bad': status $RC, expected a usage error (2)"
+      [ -s "$SCRATCH/err" ] || fail "'$bad': no message"
+      [ ! -e "$marker" ] || fail "'$bad' ran a rank"
+    done
+    run "$MPIEXEC" "${prog[@]}" : "${prog[@]}"
+    expect_rc 0
+    [ -e "$marker" ] || fail "a good MPMD line ran nothing"
+    ;;
+
+  hosts_mpmd)
+    # Two programs behind two daemons: the blocks straddle the hosts.
+    run "$MPIEXEC" --host localhost:2,127.0.0.1:3 -n 2 "$MPMD_A" a:2,b:3 : -n 3 "$MPMD_B" a:2,b:3
+    expect_rc 0
+    grep -qF "mpmd_check: ok (5 ranks in 2 blocks)" "$SCRATCH/out" || fail "no ok from mpmd_check"
+    run "$MPIEXEC" --host localhost:2,127.0.0.1:3 --map-by node -n 2 "$MPMD_B" b:2,a:3 : -n 3 "$MPMD_A" b:2,a:3
+    expect_rc 0
+    grep -qF "mpmd_check: ok (5 ranks in 2 blocks)" "$SCRATCH/out" || fail "no ok from mpmd_check (map-by node)"
+    # The wrong program in a block is caught (the check can fail).
+    run "$MPIEXEC" --host localhost:2,127.0.0.1:3 -n 2 "$MPMD_A" a:2,b:3 : -n 3 "$MPMD_A" a:2,b:3
+    [ "$RC" -ne 0 ] || fail "mpmd_check accepted the wrong program in block 2"
+    expect_ranks_gone
+    expect_tmp_clean
     ;;
 
   # ---- several hosts (helper "launch"): two names of this machine are two

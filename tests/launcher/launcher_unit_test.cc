@@ -50,7 +50,7 @@ TEST_CASE("rank count in every spelling, before the program only") {
   Options o = parse({"-n", "2", "prog", "-n", "7", "--tag-output"});
   CHECK(o.ranks == 2);
   CHECK_FALSE(o.tag_output);
-  CHECK(o.command == std::vector<std::string>{"prog", "-n", "7", "--tag-output"});
+  CHECK(o.apps.at(0).argv == std::vector<std::string>{"prog", "-n", "7", "--tag-output"});
 }
 
 TEST_CASE("flags and their values") {
@@ -59,10 +59,57 @@ TEST_CASE("flags and their values") {
   CHECK(o.bind_to_core);
   CHECK(o.tag_output);
   CHECK(o.timeout_seconds == doctest::Approx(2.5));
-  CHECK(o.command == std::vector<std::string>{"-weird-prog", "x"});
+  CHECK(o.apps.at(0).argv == std::vector<std::string>{"-weird-prog", "x"});
   CHECK_FALSE(parse({"--bind-to", "none", "p"}).bind_to_core);
   CHECK(parse({"--help"}).help);
   CHECK(parse({"-h", "-n", "nonsense"}).help);
+}
+
+TEST_CASE("MPMD: blocks separated by ':' are numbered in order") {
+  Options o = parse({"-n", "2", "--tag-output", "./a", "x", ":", "-n", "3", "-env", "V", "1 2",
+                     "-x", "W=w", "-wdir", "/tmp", "./b", "-n", "9", ":", "c"});
+  REQUIRE(o.apps.size() == 3);
+  CHECK(o.tag_output);
+  CHECK(o.ranks == 6);
+  CHECK_FALSE(o.ranks_given);  // the last block gave no -n (one rank)
+  CHECK(o.apps[0].argv == std::vector<std::string>{"./a", "x"});
+  CHECK(o.apps[0].first == 0);
+  CHECK(o.apps[0].size == 2);
+  CHECK(o.apps[1].argv == std::vector<std::string>{"./b", "-n", "9"});
+  CHECK(o.apps[1].first == 2);
+  CHECK(o.apps[1].size == 3);
+  CHECK(o.apps[1].env == std::vector<std::string>{"V=1 2", "W=w"});
+  CHECK(o.apps[1].wdir == "/tmp");
+  CHECK(o.apps[2].argv == std::vector<std::string>{"c"});
+  CHECK(o.apps[2].first == 5);
+  CHECK(o.apps[2].size == 1);
+  CHECK(o.apps[0].env.empty());
+  // -genv and -gwdir are the whole job's; -env in the first block is its own.
+  o = parse({"-genv", "G", "g", "-env", "L", "l", "-gwdir", "/w", "a", ":", "b"});
+  CHECK(o.genv == std::vector<std::string>{"G=g"});
+  CHECK(o.wdir == "/w");
+  CHECK(o.apps[0].env == std::vector<std::string>{"L=l"});
+  CHECK(o.apps[1].env.empty());
+  // "--" ends a block's options, not the block.
+  o = parse({"--", "-a", ":", "-n", "2", "--", "-b"});
+  CHECK(o.apps[1].argv == std::vector<std::string>{"-b"});
+  CHECK(o.apps[1].size == 2);
+}
+
+TEST_CASE("MPMD: empty blocks, missing programs and misplaced options are usage errors") {
+  CHECK_THROWS_AS(parse({"-n", "2", "a", ":"}), UsageError);           // ':' at the end
+  CHECK_THROWS_AS(parse({":", "a"}), UsageError);                      // nothing before it
+  CHECK_THROWS_AS(parse({"a", ":", ":", "b"}), UsageError);            // empty block
+  CHECK_THROWS_AS(parse({"-n", "2", ":", "-n", "2", "b"}), UsageError);  // no program
+  CHECK_THROWS_AS(parse({"a", ":", "-n", "2"}), UsageError);           // no program
+  CHECK_THROWS_AS(parse({"a", ":", "--host", "x", "b"}), UsageError);  // job-wide, too late
+  CHECK_THROWS_AS(parse({"a", ":", "--tag-output", "b"}), UsageError);
+  CHECK_THROWS_AS(parse({"a", ":", "-genv", "A", "1", "b"}), UsageError);
+  CHECK_THROWS_AS(parse({"-env", "1A", "x", "a"}), UsageError);  // not a variable name
+  CHECK_THROWS_AS(parse({"-env", "A"}), UsageError);
+  CHECK_THROWS_AS(parse({"-x", "=v", "a"}), UsageError);
+  CHECK_THROWS_AS(parse({"-wdir", "", "a"}), UsageError);
+  CHECK_THROWS_AS(parse({"-n", "4000", "a", ":", "-n", "4000", "b"}), UsageError);  // too many
 }
 
 TEST_CASE("MPIEXEC_TIMEOUT is the time limit unless --timeout gives one") {

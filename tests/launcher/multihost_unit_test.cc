@@ -89,6 +89,31 @@ TEST_CASE("ranks fill hosts in order, up to their slots") {
   CHECK_THROWS_AS(place_ranks(parse_host_list("a,b"), 3, 0), UsageError);
 }
 
+TEST_CASE("--map-by node deals ranks round robin over the hosts") {
+  auto p = place_ranks(parse_host_list("a:2,b:2"), 3, 0, MapBy::kNode);
+  CHECK(names_of(p) == std::vector<std::string>{"a", "b"});
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 2}, {1}});
+  // A full host is skipped; the others go on taking turns.
+  p = place_ranks(parse_host_list("a:1,b:3,c:2"), 0, 0, MapBy::kNode);
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0}, {1, 3, 5}, {2, 4}});
+  // Fewer ranks than hosts: the last hosts get none and are left out.
+  p = place_ranks(parse_host_list("a:4,b:4,c:4"), 2, 0, MapBy::kNode);
+  CHECK(names_of(p) == std::vector<std::string>{"a", "b"});
+  CHECK_THROWS_AS(place_ranks(parse_host_list("a,b"), 3, 0, MapBy::kNode), UsageError);
+}
+
+TEST_CASE("--map-by spellings") {
+  CHECK(parse_options({"--map-by", "node", "p"}).map_by == MapBy::kNode);
+  CHECK(parse_options({"--map-by=slot", "p"}).map_by == MapBy::kSlot);
+  CHECK(parse_options({"-bynode", "p"}).map_by == MapBy::kNode);
+  Options o = parse_options({"--map-by", "ppr:3:node", "p"});
+  CHECK(o.ppn == 3);
+  CHECK(o.map_by == MapBy::kSlot);
+  for (const char* bad : {"core", "ppr:0:node", "ppr:2:socket", "ppr::node", "Node"}) {
+    CHECK_THROWS_AS(parse_options({"--map-by", bad, "p"}), UsageError);
+  }
+}
+
 TEST_CASE("this host is recognised by name, localhost and loopback") {
   char buf[256] = {};
   REQUIRE(gethostname(buf, sizeof buf - 1) == 0);
@@ -109,7 +134,7 @@ TEST_CASE("control messages round-trip, split anywhere, over a socket") {
   Channel a(sv[0]), b(sv[1]);
   JobMessage job;
   job.job_id = "abc";
-  job.argv = {"prog", "x y"};
+  job.apps = {App{{"prog", "x y"}, {"V=1"}, "d", 0, 2}, App{{"other"}, {}, "", 2, 1}};
   job.env = {"A=1", "B="};
   job.cwd = "/w";
   job.bind_to_core = true;
@@ -131,7 +156,13 @@ TEST_CASE("control messages round-trip, split anywhere, over a socket") {
   REQUIRE(got.size() == 3);
   CHECK(got[0].first == Msg::kJob);
   JobMessage back = JobMessage::decode(got[0].second);
-  CHECK(back.argv == job.argv);
+  REQUIRE(back.apps.size() == 2);
+  CHECK(back.apps[0].argv == job.apps[0].argv);
+  CHECK(back.apps[0].env == job.apps[0].env);
+  CHECK(back.apps[0].wdir == "d");
+  CHECK(back.apps[1].argv == job.apps[1].argv);
+  CHECK(back.apps[1].first == 2);
+  CHECK(back.apps[1].size == 1);
   CHECK(back.env == job.env);
   CHECK(back.bind_to_core);
   CHECK(back.node_ranks == job.node_ranks);
@@ -145,7 +176,7 @@ TEST_CASE("control messages round-trip, split anywhere, over a socket") {
 
 TEST_CASE("inconsistent job descriptions are refused") {
   JobMessage job;
-  job.argv = {"p"};
+  job.apps = {App{{"p"}, {}, "", 0, 2}};
   job.size = 2;
   job.hostnames = {"h0", "h1"};
   job.node_ranks = {{0}, {0}};  // rank 0 twice, rank 1 nowhere
@@ -153,6 +184,13 @@ TEST_CASE("inconsistent job descriptions are refused") {
   job.node_ranks = {{0}, {2}};
   CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
   CHECK_THROWS_AS(JobMessage::decode("\x01"), ProtocolError);
+  // Apps must cover the ranks in order.
+  job.node_ranks = {{0}, {1}};
+  CHECK_NOTHROW(JobMessage::decode(job.encode().bytes()));
+  job.apps = {App{{"p"}, {}, "", 0, 1}};
+  CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
+  job.apps = {App{{"p"}, {}, "", 0, 1}, App{{"q"}, {}, "", 0, 1}};
+  CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
 }
 
 TEST_CASE("the daemon's command line") {

@@ -1,10 +1,12 @@
 /* What Sonde's own mpiexec tells each rank about the hosts of its job.
  *
  *   launch_layout PER_HOST   e.g. "2,1,2": ranks per host, in host order
+ *   launch_layout @HOSTS     e.g. "@0,1,0": each rank's host index, in rank
+ *                            order (--map-by node and other non-fill layouts)
  *
  * Checks on every rank: MPI_UNIVERSE_SIZE is the job's size; the
  * MPI_COMM_TYPE_SHARED communicator has exactly the ranks placed on this
- * host (ranks fill hosts in order); MPI_Get_processor_name is this host's
+ * host; MPI_Get_processor_name is this host's
  * own name, and ranks on different hosts see different names. Then an
  * Allreduce across every host. Rank 0 prints "launch_layout: ok". */
 #include <mpi.h>
@@ -28,16 +30,33 @@ int main(int argc, char** argv) {
 
   /* Which host this rank should be on, and how many share it. */
   int host = -1, on_host = 0, first = 0, hosts = 0;
-  for (char* p = argv[1]; *p != '\0'; ++hosts) {
-    int n = (int)strtol(p, &p, 10);
-    if (host < 0 && rank < first + n) {
-      host = hosts;
-      on_host = n;
+  if (argv[1][0] == '@') {
+    int r = 0, max = -1;
+    for (char* p = argv[1] + 1; *p != '\0'; ++r) {
+      int h = (int)strtol(p, &p, 10);
+      if (r == rank) host = h;
+      if (h > max) max = h;
+      if (*p == ',') ++p;
     }
-    first += n;
-    if (*p == ',') ++p;
+    first = r;
+    hosts = max + 1;
+    r = 0;
+    for (char* p = argv[1] + 1; *p != '\0'; ++r) {
+      if ((int)strtol(p, &p, 10) == host) ++on_host;
+      if (*p == ',') ++p;
+    }
+  } else {
+    for (char* p = argv[1]; *p != '\0'; ++hosts) {
+      int n = (int)strtol(p, &p, 10);
+      if (host < 0 && rank < first + n) {
+        host = hosts;
+        on_host = n;
+      }
+      first += n;
+      if (*p == ',') ++p;
+    }
   }
-  if (first != size) return fail(rank, "PER_HOST does not add up to the job size");
+  if (first != size) return fail(rank, "the layout given does not add up to the job size");
 
   int* universe = NULL;
   int flag = 0;

@@ -51,6 +51,12 @@ expect_failed() {  # RC: non-zero, and well before `timeout` would have killed m
 }
 
 case "$scenario" in
+  mpmd)
+    # MPMD under Open MPI's mpirun: MPI_APPNUM comes from its PMIX_APPNUM.
+    mh_setup 2
+    job h0:2,h1:2 2 60 "$bin/mpmd_a" a:2,b:2 : -np 2 "$bin/mpmd_b" a:2,b:2
+    expect_ok "$JOB_RC" "mpmd_check: ok (4 ranks in 2 blocks)"
+    ;;
   layout)
     mh_setup 3
     job h0:2,h1:1,h2:2 5 60 "$bin/host_layout" 3

@@ -233,6 +233,41 @@ case "$scenario" in
     expect_failed 124
     expect_hosts_empty
     ;;
+  mpmd)
+    # Two programs in one job across 3 hosts (helper "launch"): the blocks
+    # straddle hosts; ranks, sizes, MPI_APPNUM and data across blocks.
+    mh_setup 3
+    spec=a:2,b:3,a:1
+    job 120 --host h0:2,h1:2,h2:2 -n 2 "$bin/mpmd_a" $spec : -n 3 "$bin/mpmd_b" $spec : "$bin/mpmd_a" $spec
+    expect_ok "mpmd_check: ok (6 ranks in 3 blocks)"
+    expect_hosts_empty
+    # Each block's environment and directory reach its ranks on every host.
+    job 60 --host h0,h1:2 -n 1 -env V x sh -c 'echo "rank $SONDE_RANK $(hostname) V=$V $PWD"' : \
+      -n 2 -wdir /usr -x W=w sh -c 'echo "rank $SONDE_RANK $(hostname) V=$V W=$W $PWD"'
+    [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC"
+    for line in "rank 0 h0 V=x $PWD" "rank 1 h1 V= W=w /usr" "rank 2 h1 V= W=w /usr"; do
+      grep -qxF "$line" "$out" || die "missing: $line"
+    done
+    # A block whose program is missing: 127, nothing left behind.
+    job 60 --host h0,h1 -n 1 "$bin/mpmd_a" a:1,b:1 : -n 1 /nonexistent/mpmd_b a:1,b:1
+    expect_failed 127
+    expect_hosts_empty
+    ;;
+  map_by)
+    # --map-by node deals ranks round robin, skipping full hosts.
+    mh_setup 3
+    job 60 --host h0:3,h1:1,h2:2 --map-by node -n 5 sh -c 'echo "rank $SONDE_RANK $(hostname)"'
+    [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC"
+    printf 'rank 0 h0\nrank 1 h1\nrank 2 h2\nrank 3 h0\nrank 4 h2\n' >"$MH_DIR/want"
+    sort "$out" | diff -u "$MH_DIR/want" - >&2 || die "placement"
+    # What the ranks see follows: COMM_TYPE_SHARED, processor names, data.
+    job 120 --host h0:2,h1:2,h2:2 --map-by node -n 5 "$bin/launch_layout" @0,1,2,0,1
+    expect_ok "launch_layout: ok (5 ranks on 3 hosts)"
+    # ppr:2:node: two per host whatever the slots, hosts filled in order.
+    job 120 --host h0,h1:5,h2 --map-by ppr:2:node "$bin/launch_layout" 2,2,2
+    expect_ok "launch_layout: ok (6 ranks on 3 hosts)"
+    expect_hosts_empty
+    ;;
   *)
     echo "unknown scenario $scenario" >&2
     exit 2

@@ -143,7 +143,9 @@ std::optional<std::pair<Msg, std::string>> Channel::next() {
 
 Writer JobMessage::encode() const {
   Writer w;
-  w.str(job_id).strings(argv).strings(env).str(cwd).u8(bind_to_core ? 1 : 0).i32(size);
+  w.str(job_id).u32(static_cast<uint32_t>(apps.size()));
+  for (const auto& a : apps) w.strings(a.argv).strings(a.env).str(a.wdir).i32(a.first).i32(a.size);
+  w.strings(env).str(cwd).u8(bind_to_core ? 1 : 0).i32(size);
   w.strings(hostnames);
   w.u32(static_cast<uint32_t>(node_ranks.size()));
   for (const auto& ranks : node_ranks) {
@@ -157,14 +159,29 @@ JobMessage JobMessage::decode(std::string_view payload) {
   Reader r(payload);
   JobMessage j;
   j.job_id = r.str();
-  j.argv = r.strings();
+  uint32_t napps = r.u32();
+  if (napps == 0 || napps > payload.size()) throw ProtocolError("inconsistent job description");
+  for (uint32_t a = 0; a < napps; ++a) {
+    App app;
+    app.argv = r.strings();
+    app.env = r.strings();
+    app.wdir = r.str();
+    app.first = r.i32();
+    app.size = r.i32();
+    int expected_first = j.apps.empty() ? 0 : j.apps.back().first + j.apps.back().size;
+    if (app.argv.empty() || app.first != expected_first || app.size < 1) {
+      throw ProtocolError("inconsistent job description");
+    }
+    j.apps.push_back(std::move(app));
+  }
   j.env = r.strings();
   j.cwd = r.str();
   j.bind_to_core = r.u8() != 0;
   j.size = r.i32();
   j.hostnames = r.strings();
   uint32_t nodes = r.u32();
-  if (nodes != j.hostnames.size() || j.size < 1 || j.argv.empty()) {
+  if (nodes != j.hostnames.size() || j.size < 1 ||
+      j.apps.back().first + j.apps.back().size != j.size) {
     throw ProtocolError("inconsistent job description");
   }
   std::vector<bool> seen(static_cast<size_t>(j.size), false);

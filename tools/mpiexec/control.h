@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "tools/mpiexec/apps.h"
+
 namespace sonde::mpiexec {
 
 enum class Msg : uint8_t {
@@ -117,9 +119,13 @@ class Channel {
 // What mpiexec tells each daemon about the job (Msg::kJob).
 struct JobMessage {
   std::string job_id;
-  std::vector<std::string> argv;  // argv[0] as the user gave it; found on each host
+  // The applications (one unless MPMD): program and arguments as the user
+  // gave them (each host looks the program up), environment additions,
+  // directory (relative to cwd, or empty), contiguous rank ranges
+  // covering 0..size-1 in order.
+  std::vector<App> apps;
   std::vector<std::string> env;   // the ranks' base environment (mpiexec's, filtered)
-  std::string cwd;                // the ranks' working directory
+  std::string cwd;                // the ranks' working directory (mpiexec's)
   bool bind_to_core = false;
   int size = 0;
   std::vector<std::string> hostnames;      // by node id, as each daemon reported it

@@ -210,12 +210,27 @@ void HostDaemon::start(const JobMessage& job) {
                  hostname_.c_str(), job.cwd.c_str(), home != nullptr ? home : "/");
     if (home == nullptr || chdir(home) != 0) (void)!chdir("/");
   }
-  std::string executable;
-  try {
-    executable = resolve_executable(job.argv[0], env_value(job.env, "PATH"));
-  } catch (const std::exception& e) {
-    report_failure(127, e.what());
-    return;
+  // Each app with ranks here: its directory (relative to the one above) and
+  // its program, looked up in the ranks' PATH from there.
+  std::vector<App> apps = job.apps;
+  std::vector<std::string> executables(apps.size());
+  for (size_t a = 0; a < apps.size(); ++a) {
+    bool here = std::any_of(mine.begin(), mine.end(), [&](int r) {
+      return r >= apps[a].first && r < apps[a].first + apps[a].size;
+    });
+    if (!here) continue;
+    try {
+      if (!apps[a].wdir.empty()) apps[a].wdir = check_directory(apps[a].wdir);
+    } catch (const std::exception& e) {
+      report_failure(1, e.what());
+      return;
+    }
+    try {
+      executables[a] = resolve_executable_in(apps[a].argv[0], apps[a].wdir, env_value(job.env, "PATH"));
+    } catch (const std::exception& e) {
+      report_failure(127, e.what());
+      return;
+    }
   }
 
   tmpdir_ = make_private_tmpdir();
@@ -230,6 +245,7 @@ void HostDaemon::start(const JobMessage& job) {
     layout.nodes.push_back({job.hostnames[n], job.node_ranks[n]});
   }
   layout.this_node = opt_.node;
+  for (const auto& app : apps) layout.apps.push_back({app.first, app.size});
   pmix_->register_job(layout);
 
   std::vector<cpu_set_t> masks;
@@ -243,14 +259,17 @@ void HostDaemon::start(const JobMessage& job) {
   const int local_size = static_cast<int>(mine.size());
   for (int i = 0; i < local_size && !leaving_; ++i) {
     Rank& r = *ranks_[static_cast<size_t>(i)];
+    const size_t app = static_cast<size_t>(app_of(apps, r.rank));
     std::vector<std::string> env = job.env;
+    for (const auto& e : apps[app].env) set_entry(env, e);
     for (const auto& e : pmix_->client_env(r.rank)) set_entry(env, e);
     for (const auto& e : rank_identity_env(job.job_id, r.rank, job.size, i, local_size)) {
       set_entry(env, e);
     }
     RankLaunch l;
-    l.executable = &executable;
-    l.argv = &job.argv;
+    l.executable = &executables[app];
+    l.argv = &apps[app].argv;
+    l.wdir = &apps[app].wdir;
     l.env = &env;
     l.stdin_fd = devnull;
     if (r.rank == 0 && opt_.stdin_to_rank0) l.stdin_fd = 0;

@@ -82,7 +82,8 @@ std::vector<HostSlots> parse_hostfile(const std::string& text, const std::string
   return hosts;
 }
 
-std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn) {
+std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn,
+                                   MapBy map_by) {
   std::vector<Placement> out;
   std::vector<int> slots;
   for (const auto& h : hosts) {
@@ -104,8 +105,16 @@ std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int rank
                      " slot(s) of the given hosts (give slots as host:N, or -ppn N)");
   }
   int next = 0;
-  for (size_t i = 0; i < out.size() && next < ranks; ++i) {
-    for (int k = 0; k < slots[i] && next < ranks; ++k) out[i].ranks.push_back(next++);
+  if (map_by == MapBy::kNode) {
+    while (next < ranks) {
+      for (size_t i = 0; i < out.size() && next < ranks; ++i) {
+        if (static_cast<int>(out[i].ranks.size()) < slots[i]) out[i].ranks.push_back(next++);
+      }
+    }
+  } else {
+    for (size_t i = 0; i < out.size() && next < ranks; ++i) {
+      for (int k = 0; k < slots[i] && next < ranks; ++k) out[i].ranks.push_back(next++);
+    }
   }
   std::vector<Placement> used;
   for (auto& p : out) {

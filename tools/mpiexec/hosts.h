@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/mpiexec/options.h"
+
 namespace sonde::mpiexec {
 
 struct HostSlots {
@@ -24,12 +26,15 @@ struct Placement {
   std::vector<int> ranks;  // global ranks, ascending
 };
 
-// Fills hosts in order, each up to its slots (`ppn` > 0 gives every host
-// that many instead): ranks 0..k-1 on the first host, and so on. A host named
-// twice gets the slots of both. `ranks` 0 means as many as there are slots.
-// Hosts that get no rank are left out. Throws UsageError if the slots are
-// fewer than the ranks.
-std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn);
+// Each host has its slots (`ppn` > 0 gives every host that many instead; a
+// host named twice gets the slots of both). MapBy::kSlot fills hosts in
+// order, each up to its slots: ranks 0..k-1 on the first host, and so on.
+// MapBy::kNode deals ranks out one per host in turn, skipping hosts whose
+// slots are used up. `ranks` 0 means as many as there are slots. Hosts that
+// get no rank are left out; the others keep the order they were given in.
+// Throws UsageError if the slots are fewer than the ranks.
+std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn,
+                                   MapBy map_by = MapBy::kSlot);
 
 // Whether `name` is this host: "localhost", a 127.* address, or our host
 // name (full or up to the first dot).

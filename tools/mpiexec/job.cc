@@ -112,12 +112,16 @@ int Job::run() {
   layout.tmpdir = spec_.tmpdir;
   layout.size = spec_.ranks;
   layout.nodes.push_back({host, {}});
+  for (const auto& app : spec_.apps) layout.apps.push_back({app.first, app.size});
   for (int r = 0; r < spec_.ranks; ++r) layout.nodes[0].ranks.push_back(r);
   host_->register_job(layout);
 
   const std::vector<std::string> base = inherited_environment();
   for (int r = 0; r < spec_.ranks && !failed(); ++r) {
     std::vector<std::string> env = base;
+    for (const auto& e : spec_.apps[static_cast<size_t>(app_of(spec_.apps, r))].env) {
+      set_entry(env, e);
+    }
     for (const auto& e : host_->client_env(r)) set_entry(env, e);
     for (const auto& e : rank_identity_env(spec_.job_id, r, spec_.ranks, r, spec_.ranks)) {
       set_entry(env, e);
@@ -139,9 +143,11 @@ void Job::spawn(int rank, const std::vector<std::string>& env, const void* cpu_m
   // Only rank 0 reads our stdin, and only when it is not a terminal: ranks
   // live in their own process group, where reading the terminal would stop them.
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const size_t app = static_cast<size_t>(app_of(spec_.apps, rank));
   RankLaunch l;
-  l.executable = &spec_.executable;
-  l.argv = &spec_.argv;
+  l.executable = &spec_.executables[app];
+  l.argv = &spec_.apps[app].argv;
+  l.wdir = &spec_.apps[app].wdir;
   l.env = &env;
   l.stdin_fd = (rank == 0 && !isatty(0)) ? 0 : devnull;
   l.cpu_mask = static_cast<const cpu_set_t*>(cpu_mask);
@@ -297,8 +303,10 @@ void Job::on_rank_exit(int rank, int wait_status) {
   if (phase_ != Phase::kRunning) return;  // we are ending it anyway
   std::string who = "rank " + std::to_string(rank) + " (pid " + std::to_string(r.pid) + ")";
   if (r.exec_errno != 0) {
-    fail(127, "rank " + std::to_string(rank) + ": cannot execute '" + spec_.executable +
-                  "': " + errno_text(r.exec_errno));
+    const size_t app = static_cast<size_t>(app_of(spec_.apps, rank));
+    fail(127, "rank " + std::to_string(rank) + ": cannot execute '" + spec_.executables[app] +
+                  "'" + (spec_.apps[app].wdir.empty() ? "" : " in " + spec_.apps[app].wdir) +
+                  ": " + errno_text(r.exec_errno));
   } else if (WIFSIGNALED(wait_status)) {
     int sig = WTERMSIG(wait_status);
     fail(128 + sig,

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/mpiexec/apps.h"
 #include "tools/mpiexec/output.h"
 #include "tools/mpiexec/pmix_host.h"
 #include "tools/mpiexec/spawn.h"
@@ -25,8 +26,10 @@ namespace sonde::mpiexec {
 
 struct JobSpec {
   std::string program_name;  // "mpiexec" or "mpirun", for messages
-  std::string executable;    // resolved path passed to execve
-  std::vector<std::string> argv;
+  // The job's applications (one unless MPMD), their env and wdir final
+  // (wdir absolute or empty), and the resolved path of each one's program.
+  std::vector<App> apps;
+  std::vector<std::string> executables;
   int ranks = 1;
   bool bind_to_core = false;
   bool tag_output = false;

@@ -20,6 +20,7 @@
 #include "tools/mpiexec/job.h"
 #include "tools/mpiexec/multihost.h"
 #include "tools/mpiexec/options.h"
+#include "tools/mpiexec/spawn.h"
 
 namespace {
 
@@ -88,12 +89,28 @@ std::vector<Placement> placement_of(Options& opt) {
   if (!opt.hostfile.empty()) {
     for (auto& h : parse_hostfile(read_file(opt.hostfile), opt.hostfile)) hosts.push_back(h);
   }
-  std::vector<Placement> p = place_ranks(hosts, opt.ranks_given ? opt.ranks : 0, opt.ppn);
-  int total = 0;
-  for (const auto& h : p) total += static_cast<int>(h.ranks.size());
-  opt.ranks = total;
+  // One program without -n gets every slot; blocks without -n get one rank.
+  const bool fill = opt.apps.size() == 1 && !opt.ranks_given;
+  std::vector<Placement> p = place_ranks(hosts, fill ? 0 : opt.ranks, opt.ppn, opt.map_by);
+  if (fill) {
+    int total = 0;
+    for (const auto& h : p) total += static_cast<int>(h.ranks.size());
+    opt.apps[0].size = total;
+    number_apps(opt);
+  }
   if (p.size() == 1 && is_local_host(p[0].name)) return {};
   return p;
+}
+
+// Each app's final environment additions (-genv under the block's own -env
+// and -x) and directory (-gwdir unless the block gave -wdir).
+void finish_apps(Options& opt) {
+  for (auto& app : opt.apps) {
+    std::vector<std::string> env = opt.genv;
+    for (const auto& e : app.env) set_entry(env, e);
+    app.env = std::move(env);
+    if (app.wdir.empty()) app.wdir = opt.wdir;
+  }
 }
 
 // Blocked before any thread starts (libpmix's inherit the mask), so these
@@ -110,7 +127,7 @@ int handled_signal_fd() {
 int run_multihost(const std::string& name, const Options& opt, std::vector<Placement> placement) {
   MultiHostSpec spec;
   spec.program_name = name;
-  spec.argv = opt.command;
+  spec.apps = opt.apps;
   spec.placement = std::move(placement);
   std::string agent = opt.launch_agent;
   if (agent.empty()) {
@@ -154,7 +171,10 @@ int main(int argc, char** argv) {
   try {
     opt = parse_options(std::vector<std::string>(argv + 1, argv + argc));
     apply_timeout_environment(opt, std::getenv("MPIEXEC_TIMEOUT"));
-    if (!opt.help) placement = placement_of(opt);
+    if (!opt.help) {
+      placement = placement_of(opt);
+      finish_apps(opt);
+    }
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", name.c_str(), e.what(), name.c_str());
     return 2;
@@ -167,16 +187,24 @@ int main(int argc, char** argv) {
 
   JobSpec spec;
   spec.program_name = name;
-  spec.argv = opt.command;
+  spec.apps = opt.apps;
   spec.ranks = opt.ranks;
   spec.bind_to_core = opt.bind_to_core;
   spec.tag_output = opt.tag_output;
   spec.timeout_seconds = opt.timeout_seconds;
-  try {
-    spec.executable = resolve_executable(opt.command[0]);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
-    return 127;
+  for (auto& app : spec.apps) {
+    try {
+      if (!app.wdir.empty()) app.wdir = check_directory(app.wdir);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+      return 1;
+    }
+    try {
+      spec.executables.push_back(resolve_executable_in(app.argv[0], app.wdir));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+      return 127;
+    }
   }
 
   int sfd = handled_signal_fd();

@@ -270,7 +270,7 @@ void MultiHostJob::host_lost(size_t node, const std::string& why) {
 void MultiHostJob::send_job() {
   JobMessage job;
   job.job_id = spec_.job_id;
-  job.argv = spec_.argv;
+  job.apps = spec_.apps;
   // Host-specific variables stay with the host.
   for (auto& e : inherited_environment()) {
     if (e.rfind("HOSTNAME=", 0) != 0) job.env.push_back(std::move(e));
@@ -417,7 +417,9 @@ void MultiHostJob::on_exit(size_t node, int rank, int status, int exec_errno, bo
   if (phase_ != Phase::kRunning) return;  // we are ending it anyway
   const std::string who = "rank " + std::to_string(rank) + " (on " + hosts_[node].hostname + ")";
   if (exec_errno != 0) {
-    fail(127, who + ": cannot execute '" + spec_.argv[0] + "': " + std::strerror(exec_errno));
+    const App& app = spec_.apps[static_cast<size_t>(app_of(spec_.apps, rank))];
+    fail(127, who + ": cannot execute '" + app.argv[0] + "'" +
+                  (app.wdir.empty() ? "" : " in " + app.wdir) + ": " + std::strerror(exec_errno));
   } else if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     fail(128 + sig,

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/mpiexec/apps.h"
 #include "tools/mpiexec/control.h"
 #include "tools/mpiexec/hosts.h"
 #include "tools/mpiexec/output.h"
@@ -25,7 +26,7 @@ namespace sonde::mpiexec {
 
 struct MultiHostSpec {
   std::string program_name;            // for messages
-  std::vector<std::string> argv;       // argv[0] as given; each host looks it up
+  std::vector<App> apps;               // programs as given (each host looks them up), env, wdir
   std::vector<Placement> placement;    // hosts in node order, with their ranks
   std::vector<std::string> agent;      // launch agent command, split into words
   std::string hostd;                   // path of sonde-hostd (the same on every host)

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "tools/mpiexec/spawn.h"
+
 namespace sonde::mpiexec {
 namespace {
 
@@ -33,70 +35,192 @@ double parse_timeout(const std::string& what, const std::string& v) {
 
 }  // namespace
 
-Options parse_options(const std::vector<std::string>& args) {
-  Options o;
-  size_t i = 0;
-  auto value_of = [&](const std::string& flag, const std::string& inline_value,
-                      bool has_inline) -> std::string {
-    if (has_inline) return inline_value;
-    if (i + 1 >= args.size()) throw UsageError(flag + " needs a value");
-    return args[++i];
-  };
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a.empty() || a[0] != '-') break;
-    std::string flag = a, inline_value;
-    bool has_inline = false;
-    if (size_t eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
-      flag = a.substr(0, eq);
-      inline_value = a.substr(eq + 1);
-      has_inline = true;
-    }
-    // Open MPI spells long options with one dash too.
-    std::string name = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag.substr(1);
-    if (name == "n" || name == "np" || name == "c") {
-      o.ranks = parse_ranks(flag, value_of(flag, inline_value, has_inline));
-      o.ranks_given = true;
-    } else if (name == "host" || name == "hosts" || name == "H") {
-      o.host_lists.push_back(value_of(flag, inline_value, has_inline));
-    } else if (name == "hostfile" || name == "machinefile" || name == "f") {
-      o.hostfile = value_of(flag, inline_value, has_inline);
-      if (o.hostfile.empty()) throw UsageError(flag + " needs a file name");
-    } else if (name == "ppn" || name == "npernode") {
-      o.ppn = parse_ranks(flag, value_of(flag, inline_value, has_inline));
-    } else if (name == "launch-agent") {
-      o.launch_agent = value_of(flag, inline_value, has_inline);
-      if (o.launch_agent.find_first_not_of(" \t") == std::string::npos) {
-        throw UsageError(flag + " needs a command");
-      }
-    } else if (name == "bind-to") {
-      std::string v = value_of(flag, inline_value, has_inline);
-      if (v == "core") {
-        o.bind_to_core = true;
-      } else if (v == "none") {
-        o.bind_to_core = false;
-      } else {
-        throw UsageError("--bind-to wants 'core' or 'none', not '" + v + "'");
-      }
-    } else if (name == "tag-output") {
-      if (has_inline) throw UsageError("--tag-output takes no value");
-      o.tag_output = true;
-    } else if (name == "timeout") {
-      o.timeout_seconds = parse_timeout("--timeout", value_of(flag, inline_value, has_inline));
-    } else if (name == "h" || name == "help") {
-      o.help = true;
-      return o;
-    } else {
-      throw UsageError("unknown option '" + a + "'");
+namespace {
+
+bool valid_env_name(const std::string& n) {
+  if (n.empty() || (n[0] >= '0' && n[0] <= '9')) return false;
+  for (char c : n) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
+      return false;
     }
   }
-  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-  if (o.command.empty()) throw UsageError("no program to run");
+  return true;
+}
+
+// "slot", "node", "ppr:N:node" (Open MPI's spellings, case as given).
+void parse_map_by(Options& o, const std::string& v) {
+  if (v == "slot") {
+    o.map_by = MapBy::kSlot;
+  } else if (v == "node") {
+    o.map_by = MapBy::kNode;
+  } else if (v.rfind("ppr:", 0) == 0 && v.size() > 9 && v.compare(v.size() - 5, 5, ":node") == 0) {
+    // N ranks on every host, hosts filled in order: what -ppn N does.
+    o.ppn = parse_ranks("--map-by ppr", v.substr(4, v.size() - 9));
+    o.map_by = MapBy::kSlot;
+  } else {
+    throw UsageError("--map-by wants 'slot', 'node' or 'ppr:N:node', not '" + v + "'");
+  }
+}
+
+// Where a block starts and ends in `args`, for messages: "block 2 (after the first ':')".
+std::string block_name(size_t block) {
+  return "block " + std::to_string(block + 1) + " of the command line";
+}
+
+}  // namespace
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  // Blocks are separated by a lone ':' (MPI standard, section 11.8.4).
+  std::vector<std::vector<std::string>> blocks(1);
+  for (const auto& a : args) {
+    if (a == ":") {
+      blocks.emplace_back();
+    } else {
+      blocks.back().push_back(a);
+    }
+  }
+  if (blocks.size() > 1) {
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      if (!blocks[b].empty()) continue;
+      if (b == 0) throw UsageError("nothing before the first ':' (give a program before it)");
+      if (b + 1 == blocks.size()) throw UsageError("':' at the end of the command line: no program after it");
+      throw UsageError("an empty block between two ':'");
+    }
+  }
+  bool all_ranks_given = true;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const std::vector<std::string>& words = blocks[b];
+    App app;
+    app.size = 1;
+    bool ranks_given = false;
+    size_t i = 0;
+    auto value_of = [&](const std::string& flag, const std::string& inline_value,
+                        bool has_inline) -> std::string {
+      if (has_inline) return inline_value;
+      if (i + 1 >= words.size()) throw UsageError(flag + " needs a value");
+      return words[++i];
+    };
+    // Options of the whole job are read only before the first program.
+    auto job_wide = [&](const std::string& flag) {
+      if (b > 0) {
+        throw UsageError(flag + " applies to the whole job: give it before the first program, not in " +
+                         block_name(b));
+      }
+    };
+    for (; i < words.size(); ++i) {
+      const std::string& a = words[i];
+      if (a == "--") {
+        ++i;
+        break;
+      }
+      if (a.empty() || a[0] != '-') break;
+      std::string flag = a, inline_value;
+      bool has_inline = false;
+      if (size_t eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
+        flag = a.substr(0, eq);
+        inline_value = a.substr(eq + 1);
+        has_inline = true;
+      }
+      // Open MPI spells long options with one dash too.
+      std::string name = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag.substr(1);
+      if (name == "n" || name == "np" || name == "c") {
+        app.size = parse_ranks(flag, value_of(flag, inline_value, has_inline));
+        ranks_given = true;
+      } else if (name == "env" || name == "genv") {
+        // MPICH: -env NAME VALUE for this block, -genv NAME VALUE for all.
+        if (name == "genv") job_wide(flag);
+        std::string var = value_of(flag, inline_value, has_inline);
+        if (!valid_env_name(var)) throw UsageError(flag + ": '" + var + "' is not a variable name");
+        if (i + 1 >= words.size()) throw UsageError(flag + " " + var + " needs a value");
+        std::string entry = var + "=" + words[++i];
+        set_entry(name == "genv" ? o.genv : app.env, entry);
+      } else if (name == "x") {
+        // Open MPI: -x NAME=VALUE, or -x NAME for our own value of NAME.
+        std::string v = value_of(flag, inline_value, has_inline);
+        std::string var = v.substr(0, v.find('='));
+        if (!valid_env_name(var)) throw UsageError(flag + ": '" + v + "' is not NAME or NAME=VALUE");
+        if (v.find('=') != std::string::npos) {
+          set_entry(app.env, v);
+        } else if (const char* mine = std::getenv(var.c_str()); mine != nullptr) {
+          set_entry(app.env, var + "=" + mine);
+        }
+      } else if (name == "wdir" || name == "cwd" || name == "gwdir") {
+        if (name == "gwdir") job_wide(flag);
+        std::string dir = value_of(flag, inline_value, has_inline);
+        if (dir.empty()) throw UsageError(flag + " needs a directory");
+        (name == "gwdir" ? o.wdir : app.wdir) = dir;
+      } else if (name == "host" || name == "hosts" || name == "H") {
+        job_wide(flag);
+        o.host_lists.push_back(value_of(flag, inline_value, has_inline));
+      } else if (name == "hostfile" || name == "machinefile" || name == "f") {
+        job_wide(flag);
+        o.hostfile = value_of(flag, inline_value, has_inline);
+        if (o.hostfile.empty()) throw UsageError(flag + " needs a file name");
+      } else if (name == "ppn" || name == "npernode") {
+        job_wide(flag);
+        o.ppn = parse_ranks(flag, value_of(flag, inline_value, has_inline));
+      } else if (name == "map-by") {
+        job_wide(flag);
+        parse_map_by(o, value_of(flag, inline_value, has_inline));
+      } else if (name == "bynode" || name == "byslot") {
+        job_wide(flag);
+        if (has_inline) throw UsageError(flag + " takes no value");
+        o.map_by = name == "bynode" ? MapBy::kNode : MapBy::kSlot;
+      } else if (name == "launch-agent") {
+        job_wide(flag);
+        o.launch_agent = value_of(flag, inline_value, has_inline);
+        if (o.launch_agent.find_first_not_of(" \t") == std::string::npos) {
+          throw UsageError(flag + " needs a command");
+        }
+      } else if (name == "bind-to") {
+        job_wide(flag);
+        std::string v = value_of(flag, inline_value, has_inline);
+        if (v == "core") {
+          o.bind_to_core = true;
+        } else if (v == "none") {
+          o.bind_to_core = false;
+        } else {
+          throw UsageError("--bind-to wants 'core' or 'none', not '" + v + "'");
+        }
+      } else if (name == "tag-output") {
+        job_wide(flag);
+        if (has_inline) throw UsageError("--tag-output takes no value");
+        o.tag_output = true;
+      } else if (name == "timeout") {
+        job_wide(flag);
+        o.timeout_seconds = parse_timeout("--timeout", value_of(flag, inline_value, has_inline));
+      } else if (name == "h" || name == "help") {
+        o.help = true;
+        return o;
+      } else {
+        throw UsageError("unknown option '" + a + "'");
+      }
+    }
+    app.argv.assign(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
+    if (app.argv.empty()) {
+      throw UsageError(blocks.size() == 1 ? std::string("no program to run")
+                                          : block_name(b) + " names no program");
+    }
+    all_ranks_given = all_ranks_given && ranks_given;
+    o.apps.push_back(std::move(app));
+  }
+  o.ranks_given = all_ranks_given;
+  number_apps(o);
   return o;
+}
+
+void number_apps(Options& o) {
+  int next = 0;
+  for (auto& app : o.apps) {
+    app.first = next;
+    next += app.size;
+  }
+  if (next > kMaxRanks) {
+    throw UsageError("the blocks add up to " + std::to_string(next) + " ranks; at most " +
+                     std::to_string(kMaxRanks));
+  }
+  o.ranks = next;
 }
 
 void apply_timeout_environment(Options& o, const char* value) {
@@ -106,8 +230,9 @@ void apply_timeout_environment(Options& o, const char* value) {
 
 std::string usage(const std::string& p) {
   return "Usage: " + p +
-         " [-n N] [--host H[:N],...|-hostfile F] [-ppn N] [--bind-to core|none]\n"
-         "       [--tag-output] [--timeout S] program [args...]\n"
+         " [-n N] [--host H[:N],...|-hostfile F] [-ppn N] [--map-by slot|node]\n"
+         "       [--bind-to core|none] [--tag-output] [--timeout S] program [args...]\n"
+         "       [: [-n N] [-env NAME VALUE] [-x NAME[=VALUE]] [-wdir DIR] program [args...]]...\n"
          "\n"
          "Starts N ranks (default 1) of program on this host, oversubscribing cores\n"
          "if needed, with a PMIx server for them to wire up through. With --host or\n"
@@ -118,6 +243,9 @@ std::string usage(const std::string& p) {
          "  --host LIST        hosts as name[:slots],... (one slot if not given)\n"
          "  -hostfile FILE     one host a line: name, name:N or name slots=N\n"
          "  -ppn N             N slots on every host, whatever the list says\n"
+         "  --map-by slot      fill each host up to its slots, then the next (default)\n"
+         "  --map-by node      one rank per host in turn (round robin over the hosts)\n"
+         "  --map-by ppr:N:node  N ranks on every host (as -ppn N)\n"
          "  --launch-agent CMD how to reach other hosts: CMD HOST COMMAND-STRING\n"
          "                     (default $SONDE_LAUNCH_AGENT, else ssh)\n"
          "  --bind-to core     bind rank i to core i mod (number of cores)\n"
@@ -125,7 +253,14 @@ std::string usage(const std::string& p) {
          "  --tag-output       prefix each output line with [1,rank]<stdout>: or <stderr>:\n"
          "  --timeout S        end the job after S seconds and exit with 124\n"
          "                     (default: $MPIEXEC_TIMEOUT if set, else no limit)\n"
+         "  -env NAME VALUE    set NAME for this block's ranks (-genv: every block's)\n"
+         "  -x NAME[=VALUE]    the same, Open MPI's way (NAME alone: our value of it)\n"
+         "  -wdir DIR          this block's ranks start in DIR (-gwdir: every block's)\n"
          "  -h, --help         this text\n"
+         "\n"
+         "Several programs in one job (MPMD): blocks separated by ':', each with its\n"
+         "own -n (default 1), program and arguments. Ranks are numbered across the\n"
+         "blocks in order; MPI_APPNUM on MPI_COMM_WORLD is the block's index from 0.\n"
          "\n"
          "Exit status: 0 if every rank exited 0; otherwise the first failure: a rank's\n"
          "exit status, 128+S for a rank killed by signal S, the status a rank passed\n"

@@ -5,24 +5,37 @@
 #include <string>
 #include <vector>
 
+#include "tools/mpiexec/apps.h"
+
 namespace sonde::mpiexec {
 
+// How ranks are laid out over the hosts (--map-by).
+enum class MapBy {
+  kSlot,  // fill each host up to its slots, then the next (default)
+  kNode,  // round robin: one rank per host in turn, skipping full hosts
+};
+
 struct Options {
-  int ranks = 1;
+  int ranks = 1;  // the whole job: the sum of the apps' sizes
   bool bind_to_core = false;
   bool tag_output = false;
   double timeout_seconds = 0;  // 0: no limit
   bool help = false;
-  bool ranks_given = false;  // -n was on the command line
+  bool ranks_given = false;  // every block gave -n
   // Several hosts: --host a:2,b (repeatable, lists add up), -hostfile FILE,
   // -ppn N. Empty `hosts` and `hostfile`: this host only.
   std::vector<std::string> host_lists;
   std::string hostfile;
   int ppn = 0;
+  MapBy map_by = MapBy::kSlot;
+  std::vector<std::string> genv;  // -genv NAME VALUE: NAME=VALUE for every app
+  std::string wdir;               // -gwdir DIR: every app's default directory
   std::string launch_agent;  // empty: $SONDE_LAUNCH_AGENT, else "ssh"
-  // The program and its arguments, untouched: everything from the first
-  // argument that is not one of ours.
-  std::vector<std::string> command;
+  // One app per block of the command line (blocks are separated by a lone
+  // ':'), in order; first/size are set (size: the block's -n, default 1).
+  // Each block's program and arguments are untouched: everything from its
+  // first argument that is not one of ours up to the next ':'.
+  std::vector<App> apps;
 };
 
 // A command line we cannot run; what() is one sentence for the user.
@@ -33,7 +46,16 @@ class UsageError : public std::runtime_error {
 
 // Accepts -n/-np/--np N anywhere before the program, --opt=value spellings and
 // Open MPI's single-dash long forms (-tag-output). `--` ends our options.
+// MPMD: `OPTIONS prog args : BLOCK-OPTIONS prog args : ...`. Options of
+// the whole job (hosts, mapping, binding, output, timeout, -genv) go before
+// the first program only; each block may give -n, -env NAME VALUE,
+// -x NAME[=VALUE] and -wdir DIR for its own ranks. An empty block, a ':' at
+// either end or a block without a program is a UsageError.
 Options parse_options(const std::vector<std::string>& args);
+
+// Sets each app's first rank from the sizes, in order, and `ranks` to
+// their sum (again after placement has changed a size).
+void number_apps(Options& o);
 
 // MPICH's launcher takes a job time limit in seconds from MPIEXEC_TIMEOUT,
 // and test suites written for it (MPICH's runtests) set that instead of

@@ -285,7 +285,7 @@ void PmixHost::register_job(const JobLayout& job) {
   info.add_u32(PMIX_JOB_SIZE, n);
   info.add_u32(PMIX_MAX_PROCS, n);
   info.add_bool(PMIX_SPAWNED, false);
-  info.add_u32(PMIX_JOB_NUM_APPS, 1);
+  info.add_u32(PMIX_JOB_NUM_APPS, static_cast<uint32_t>(job.apps.empty() ? 1 : job.apps.size()));
   info.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(job.nodes.size()));
   info.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(here.ranks.size()));
   info.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(here.ranks.size()));
@@ -311,11 +311,17 @@ void PmixHost::register_job(const JobLayout& job) {
     std::free(ppn);
   }
 
-  {
+  std::vector<std::pair<int, int>> apps = job.apps;
+  if (apps.empty()) apps.push_back({0, job.size});
+  std::vector<uint32_t> app_of(n, 0);
+  for (size_t a = 0; a < apps.size(); ++a) {
+    for (int r = apps[a].first; r < apps[a].first + apps[a].second; ++r) {
+      app_of.at(static_cast<size_t>(r)) = static_cast<uint32_t>(a);
+    }
     InfoList app;
-    app.add_u32(PMIX_APPNUM, 0);
-    app.add_u32(PMIX_APP_SIZE, n);
-    app.add_rank(PMIX_APPLDR, 0);
+    app.add_u32(PMIX_APPNUM, static_cast<uint32_t>(a));
+    app.add_u32(PMIX_APP_SIZE, static_cast<uint32_t>(apps[a].second));
+    app.add_rank(PMIX_APPLDR, static_cast<pmix_rank_t>(apps[a].first));
     info.add_array(PMIX_APP_INFO_ARRAY, app);
   }
   for (size_t id = 0; id < job.nodes.size(); ++id) {
@@ -337,8 +343,9 @@ void PmixHost::register_job(const JobLayout& job) {
       InfoList proc;
       proc.add_rank(PMIX_RANK, r);
       proc.add_rank(PMIX_GLOBAL_RANK, r);
-      proc.add_rank(PMIX_APP_RANK, r);
-      proc.add_u32(PMIX_APPNUM, 0);
+      const uint32_t a = app_of.at(r);
+      proc.add_rank(PMIX_APP_RANK, r - static_cast<pmix_rank_t>(apps[a].first));
+      proc.add_u32(PMIX_APPNUM, a);
       proc.add_u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(local));
       proc.add_u16(PMIX_NODE_RANK, static_cast<uint16_t>(local));
       proc.add_u32(PMIX_NODEID, static_cast<uint32_t>(id));

@@ -11,6 +11,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sonde::mpiexec {
@@ -54,6 +55,10 @@ struct JobLayout {
   // Every host of the job, indexed by node id; every rank on exactly one.
   std::vector<NodeLayout> nodes;
   int this_node = 0;  // the host this server runs on
+  // MPMD: (first rank, size) of each application, contiguous and in rank
+  // order; empty: one application of every rank. Each rank's PMIX_APPNUM
+  // is its application's index (MPI_APPNUM).
+  std::vector<std::pair<int, int>> apps;
 };
 
 class PmixHost {

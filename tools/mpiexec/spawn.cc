@@ -26,6 +26,7 @@ std::string errno_text(int e) { return std::strerror(e); }
 
 struct ChildSetup {
   const char* path;
+  const char* wdir;  // null: stay
   char* const* argv;
   char* const* envp;
   pid_t parent;
@@ -56,7 +57,9 @@ struct ChildSetup {
   if (c.mask != nullptr) sched_setaffinity(0, sizeof(cpu_set_t), c.mask);
   // Descriptors we inherited from our own caller do not belong to the ranks.
   close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-  execve(c.path, c.argv, c.envp);
+  // A directory that cannot be entered is reported like a failed execve
+  // (the launchers check it first, so this is a race with its removal).
+  if (c.wdir == nullptr || chdir(c.wdir) == 0) execve(c.path, c.argv, c.envp);
   int e = errno;
   (void)!write(c.exec_fd, &e, sizeof e);
   _exit(127);
@@ -168,7 +171,8 @@ StartedRank start_rank(const RankLaunch& l) {
   for (const auto& e : *l.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
-  ChildSetup c{l.executable->c_str(), argv.data(), envp.data(), getpid(), l.pgid, l.stdin_fd,
+  const char* wdir = l.wdir != nullptr && !l.wdir->empty() ? l.wdir->c_str() : nullptr;
+  ChildSetup c{l.executable->c_str(), wdir, argv.data(), envp.data(), getpid(), l.pgid, l.stdin_fd,
                out[1], err[1], ex[1], l.cpu_mask};
   pid_t pid = fork();
   if (pid == 0) exec_child(c);
@@ -208,6 +212,35 @@ int read_exec_errno(int& exec_fd) {
   if (n < 0 && errno == EAGAIN) return -1;  // the child has not reached execve yet
   close_fd(exec_fd);
   return n == static_cast<ssize_t>(sizeof e) ? e : 0;
+}
+
+std::string check_directory(const std::string& dir) {
+  struct stat st;
+  int e = 0;
+  if (stat(dir.c_str(), &st) != 0) {
+    e = errno;
+  } else if (!S_ISDIR(st.st_mode)) {
+    e = ENOTDIR;
+  } else if (access(dir.c_str(), X_OK) != 0) {
+    e = errno;
+  }
+  if (e != 0) throw std::runtime_error("cannot start ranks in '" + dir + "': " + errno_text(e));
+  char* real = realpath(dir.c_str(), nullptr);
+  if (real == nullptr) {
+    throw std::runtime_error("cannot start ranks in '" + dir + "': " + errno_text(errno));
+  }
+  std::string out = real;
+  std::free(real);
+  return out;
+}
+
+std::string resolve_executable_in(const std::string& program, const std::string& wdir,
+                                  const char* path) {
+  if (!wdir.empty() && !program.empty() && program[0] != '/' &&
+      program.find('/') != std::string::npos) {
+    return resolve_executable(wdir + "/" + program, path);
+  }
+  return resolve_executable(program, path);
 }
 
 std::string resolve_executable(const std::string& program, const char* path) {

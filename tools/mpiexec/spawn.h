@@ -28,6 +28,7 @@ struct RankLaunch {
   const std::string* executable = nullptr;
   const std::vector<std::string>* argv = nullptr;
   const std::vector<std::string>* env = nullptr;
+  const std::string* wdir = nullptr;    // directory to start in; null or empty: ours
   int stdin_fd = -1;                    // becomes the rank's fd 0
   const cpu_set_t* cpu_mask = nullptr;  // null: no binding
   // Process group to join; 0 makes the rank the leader of a new one.
@@ -62,10 +63,21 @@ std::vector<std::string> rank_identity_env(const std::string& job_id, int rank, 
 // One mask per local rank: local rank i on core i mod (cores of this host).
 std::vector<cpu_set_t> core_masks(int ranks);
 
+// Checks that `dir` is a directory this process could start a rank in
+// (relative to our working directory) and returns its absolute path;
+// throws std::runtime_error saying why not.
+std::string check_directory(const std::string& dir);
+
 // Finds `program` like execvp would (PATH search when it has no '/', with
 // `path` as PATH, or $PATH if null). Returns the path, or throws
 // std::runtime_error saying why it cannot run.
 std::string resolve_executable(const std::string& program, const char* path = nullptr);
+
+// The same for a rank that starts in `wdir` (absolute, or empty for ours):
+// a relative path with a '/' ("./a.out") is taken from there, as the rank
+// would see it after changing directory.
+std::string resolve_executable_in(const std::string& program, const std::string& wdir,
+                                  const char* path = nullptr);
 
 // Sends `sig` to the ranks (pids still unreaped): to their process group
 // `pgid`, which also reaches what they started, while one of them is in it
