@@ -3,7 +3,7 @@
 # outcomes - exit codes, surviving processes, files in /dev/shm and $TMPDIR,
 # forwarded output - never the wording of messages.
 #
-# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe> <mpmd_a> <mpmd_b>
+# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe> <mpmd_a> <mpmd_b> <launch_layout>
 set -u
 
 CASE=$1
@@ -12,6 +12,7 @@ MPIRUN=$(realpath "$3")
 PROBE=$(realpath "$4")
 MPMD_A=$(realpath "$5")
 MPMD_B=$(realpath "$6")
+LAYOUT=$(realpath "$7")
 
 # Sanitizer builds: the suppressions path must survive the cd below.
 if [[ "${LSAN_OPTIONS:-}" == suppressions=* ]]; then
@@ -32,6 +33,21 @@ fail() {
   done
   exit 1
 }
+
+# A second host on this machine: an rsh-style agent (AGENT HOST CMD-STRING)
+# that runs the daemon here in a UTS namespace of its own named HOST, so it
+# reports another host name, as the namespace-hosts tests' agent does
+# (without their network namespaces; without root, in a user namespace).
+FAKE_AGENT=$SCRATCH/fake-host-agent
+cat >"$FAKE_AGENT" <<'AGENT'
+#!/bin/sh
+host=$1
+shift
+user=""
+[ "$(id -u)" -eq 0 ] || user=-r
+exec unshare $user --uts sh -c 'hostname "$0" && exec sh -c "$1"' "$host" "$*"
+AGENT
+chmod +x "$FAKE_AGENT"
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
@@ -324,24 +340,24 @@ case "$CASE" in
 
   hosts_mpmd)
     # Two programs behind two daemons: the blocks straddle the hosts.
-    run "$MPIEXEC" --host localhost:2,127.0.0.1:3 -n 2 "$MPMD_A" a:2,b:3 : -n 3 "$MPMD_B" a:2,b:3
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:3 -n 2 "$MPMD_A" a:2,b:3 : -n 3 "$MPMD_B" a:2,b:3
     expect_rc 0
     grep -qF "mpmd_check: ok (5 ranks in 2 blocks)" "$SCRATCH/out" || fail "no ok from mpmd_check"
-    run "$MPIEXEC" --host localhost:2,127.0.0.1:3 --map-by node -n 2 "$MPMD_B" b:2,a:3 : -n 3 "$MPMD_A" b:2,a:3
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:3 --map-by node -n 2 "$MPMD_B" b:2,a:3 : -n 3 "$MPMD_A" b:2,a:3
     expect_rc 0
     grep -qF "mpmd_check: ok (5 ranks in 2 blocks)" "$SCRATCH/out" || fail "no ok from mpmd_check (map-by node)"
     # The wrong program in a block is caught (the check can fail).
-    run "$MPIEXEC" --host localhost:2,127.0.0.1:3 -n 2 "$MPMD_A" a:2,b:3 : -n 3 "$MPMD_A" a:2,b:3
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:3 -n 2 "$MPMD_A" a:2,b:3 : -n 3 "$MPMD_A" a:2,b:3
     [ "$RC" -ne 0 ] || fail "mpmd_check accepted the wrong program in block 2"
     expect_ranks_gone
     expect_tmp_clean
     ;;
 
-  # ---- several hosts (helper "launch"): two names of this machine are two
-  # hosts to mpiexec, each served by its own sonde-hostd, started directly
-  # (no launch agent for local names). The same outcomes as on one host.
+  # ---- several hosts (helper "launch"): this machine and a fake second
+  # host (FAKE_AGENT: the same machine under another UTS host name), each
+  # served by its own sonde-hostd. The same outcomes as on one host.
   hosts_two_daemons)
-    run "$MPIEXEC" --host localhost:2,127.0.0.1:2 "$PROBE" --expect-size 4 --shm --info-dir "$INFO"
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:2 "$PROBE" --expect-size 4 --shm --info-dir "$INFO"
     expect_rc 0
     expect_info_files 4
     expect_no_shm "$(job_id)"
@@ -349,7 +365,7 @@ case "$CASE" in
     expect_tmp_clean
     # Binding is counted per host: local rank i on core i of its host.
     cores=$(hwloc-calc --number-of core machine:0 2>/dev/null || nproc)
-    run "$MPIEXEC" --bind-to core --host localhost:2,127.0.0.1:2 "$PROBE" --print-affinity
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --bind-to core --host localhost:2,sonde-fake:2 "$PROBE" --print-affinity
     expect_rc 0
     for r in 0 1 2 3; do grep -q "^rank $r cpus " "$SCRATCH/out" || fail "no affinity from rank $r"; done
     c() { sed -n "s/^rank $1 cpus //p" "$SCRATCH/out"; }
@@ -358,7 +374,7 @@ case "$CASE" in
     ;;
 
   hosts_rank_killed)
-    run "$MPIEXEC" --host localhost:2,127.0.0.1:2 "$PROBE" --kill-rank 3 --hang --shm --info-dir "$INFO"
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:2 "$PROBE" --kill-rank 3 --hang --shm --info-dir "$INFO"
     expect_rc 137
     expect_quick_reaction
     expect_ranks_gone
@@ -367,7 +383,7 @@ case "$CASE" in
     ;;
 
   hosts_abort)
-    run "$MPIEXEC" --host localhost,127.0.0.1:2 "$PROBE" --abort-rank 1 --abort-code 5 --hang --info-dir "$INFO"
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost,sonde-fake:2 "$PROBE" --abort-rank 1 --abort-code 5 --hang --info-dir "$INFO"
     expect_rc 5
     expect_quick_reaction
     expect_ranks_gone
@@ -375,7 +391,7 @@ case "$CASE" in
     ;;
 
   hosts_exit_without_finalize)
-    run "$MPIEXEC" --host localhost,127.0.0.1:2 "$PROBE" --no-finalize-rank 2 --hang --info-dir "$INFO"
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost,sonde-fake:2 "$PROBE" --no-finalize-rank 2 --hang --info-dir "$INFO"
     [ "$RC" -ne 0 ] || fail "a rank leaving without finalize went unnoticed"
     expect_quick_reaction
     expect_ranks_gone
@@ -383,13 +399,13 @@ case "$CASE" in
 
   hosts_timeout_and_signal)
     start=$(now_ms)
-    MPIEXEC_TIMEOUT=3 run "$MPIEXEC" --host localhost,127.0.0.1 "$PROBE" --hang --info-dir "$INFO"
+    MPIEXEC_TIMEOUT=3 run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost,sonde-fake "$PROBE" --hang --info-dir "$INFO"
     expect_rc 124
     took=$((END_MS - start))
     [ "$took" -lt 10000 ] || fail "MPIEXEC_TIMEOUT=3 took $took ms"
     expect_ranks_gone
     rm -f "$INFO"/rank*
-    "$MPIEXEC" --host localhost,127.0.0.1 "$PROBE" --hang --info-dir "$INFO" >"$SCRATCH/out" 2>"$SCRATCH/err" &
+    "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost,sonde-fake "$PROBE" --hang --info-dir "$INFO" >"$SCRATCH/out" 2>"$SCRATCH/err" &
     launcher=$!
     for _ in $(seq 100); do
       [ -f "$INFO/rank1" ] && [ -f "$INFO/rank0" ] && break
@@ -438,7 +454,7 @@ AGENT
 
   hosts_cannot_execute)
     start=$(now_ms)
-    run "$MPIEXEC" --host localhost:2,127.0.0.1:2 "$SCRATCH/does-not-exist"
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:2 "$SCRATCH/does-not-exist"
     expect_rc 127
     [ $((END_MS - start)) -lt 4000 ] || fail "took $((END_MS - start)) ms to give up"
     expect_tmp_clean
@@ -450,6 +466,42 @@ AGENT
     expect_rc 0
     run "$MPIEXEC" --host localhost:1 -n 2 "$PROBE"
     [ "$RC" -eq 2 ] || fail "more ranks than slots: status $RC, expected a usage error (2)"
+    # Every name of this machine is one host with the slots of all: still
+    # the single-host launcher (no daemon could be started here).
+    SONDE_HOSTD=/nonexistent run "$MPIEXEC" --host "localhost:2,127.0.0.1,$(hostname):1" "$LAYOUT" 4
+    expect_rc 0
+    grep -qF "launch_layout: ok (4 ranks on 1 hosts)" "$SCRATCH/out" || fail "not one host of 4 ranks"
+    expect_tmp_clean
+    ;;
+
+  hosts_same_machine)
+    # A name mpiexec does not know as this machine reaches it through the
+    # agent; its daemon reports the same machine (host name, boot id,
+    # /dev/shm) as the local one, so both names are one node: one
+    # COMM_TYPE_SHARED group, one processor name, shared memory between all.
+    cat >"$SCRATCH/agent" <<'AGENT'
+#!/bin/sh
+shift
+exec sh -c "$*"
+AGENT
+    chmod +x "$SCRATCH/agent"
+    run "$MPIEXEC" --launch-agent "$SCRATCH/agent" --host localhost:1,sonde-alias:2 "$LAYOUT" 3
+    expect_rc 0
+    grep -qF "launch_layout: ok (3 ranks on 1 hosts)" "$SCRATCH/out" || fail "two names of one machine are not one node"
+    # Merged whatever the mapping: ranks 0,2 by name localhost and 1,3 by
+    # the alias are all on this one node.
+    run "$MPIEXEC" --launch-agent "$SCRATCH/agent" --map-by node --host localhost:2,sonde-alias:2 "$LAYOUT" 4
+    expect_rc 0
+    grep -qF "launch_layout: ok (4 ranks on 1 hosts)" "$SCRATCH/out" || fail "map-by node over two names of one machine"
+    # An MPMD job over the two names: blocks and APPNUM survive the merge.
+    run "$MPIEXEC" --launch-agent "$SCRATCH/agent" --host localhost:2,sonde-alias:2 -n 1 "$MPMD_A" a:1,b:3 : -n 3 "$MPMD_B" a:1,b:3
+    expect_rc 0
+    grep -qF "mpmd_check: ok (4 ranks in 2 blocks)" "$SCRATCH/out" || fail "MPMD over two names of one machine"
+    # The same machine under another UTS host name is another host (as the
+    # namespace hosts are): two nodes.
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:1,sonde-fake:2 "$LAYOUT" 1,2
+    expect_rc 0
+    grep -qF "launch_layout: ok (3 ranks on 2 hosts)" "$SCRATCH/out" || fail "a separate UTS host is not a separate node"
     expect_tmp_clean
     ;;
 

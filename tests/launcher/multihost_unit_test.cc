@@ -123,6 +123,15 @@ TEST_CASE("this host is recognised by name, localhost and loopback") {
   CHECK_FALSE(is_local_host(std::string(buf) + "-not-this-host"));
 }
 
+TEST_CASE("a machine's identity: host name, boot id, /dev/shm") {
+  std::string id = machine_identity();
+  REQUIRE_FALSE(id.empty());
+  char buf[256] = {};
+  REQUIRE(gethostname(buf, sizeof buf - 1) == 0);
+  CHECK(id.rfind(std::string(buf) + " ", 0) == 0);
+  CHECK(id == machine_identity());  // stable within a process
+}
+
 TEST_CASE("the agent's command string survives a remote shell") {
   CHECK(shell_command({"/opt/x y/sonde-hostd", "--token", "a'b"}) ==
         "'/opt/x y/sonde-hostd' '--token' 'a'\\''b'");
@@ -141,6 +150,7 @@ TEST_CASE("control messages round-trip, split anywhere, over a socket") {
   job.size = 3;
   job.hostnames = {"h0", "h1"};
   job.node_ranks = {{0, 2}, {1}};
+  job.daemon_node = {1, -1, 0};
   a.send(Msg::kJob, job.encode());
   std::string big(300000, 'z');
   Writer w;
@@ -167,6 +177,7 @@ TEST_CASE("control messages round-trip, split anywhere, over a socket") {
   CHECK(back.bind_to_core);
   CHECK(back.node_ranks == job.node_ranks);
   CHECK(back.hostnames == job.hostnames);
+  CHECK(back.daemon_node == job.daemon_node);
   Reader r(got[1].second);
   CHECK(r.i32() == -5);
   CHECK(r.str() == big);
@@ -190,6 +201,10 @@ TEST_CASE("inconsistent job descriptions are refused") {
   job.apps = {App{{"p"}, {}, "", 0, 1}};
   CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
   job.apps = {App{{"p"}, {}, "", 0, 1}, App{{"q"}, {}, "", 0, 1}};
+  CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
+  // A daemon's node must exist.
+  job.apps = {App{{"p"}, {}, "", 0, 2}};
+  job.daemon_node = {0, 2};
   CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
 }
 

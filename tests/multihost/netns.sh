@@ -11,7 +11,8 @@
 #   mh_programs P...  links programs into one directory, prints its path.
 #   mh_agent          path of an rsh-style agent (`agent HOST CMD-STRING`)
 #                     for launchers that start daemons on other hosts
-#                     (Open MPI's plm_rsh_agent).
+#                     (Open MPI's plm_rsh_agent). HOST is hI, or alias-hI:
+#                     a second name of the same host.
 #   mh_link I up|down, mh_lossy I PCT, mh_tcp_give_up_fast I: faults and
 #                     failure detection on host I's eth0 (see each).
 #
@@ -85,6 +86,7 @@ while [[ \$1 == -* ]]; do shift; done
 host=\$1; shift
 case "\$host" in
   h[0-9]*) ;;
+  alias-h[0-9]*) host=\${host#alias-} ;;  # another name of host hN
   *) echo "agent: unknown host \$host" >&2; exit 1 ;;
 esac
 exec ip netns exec "${MH_TAG}-\$host" unshare --uts sh -c 'hostname "\$0"; exec sh -c "\$1"' "\$host" "\$*"

@@ -268,6 +268,22 @@ case "$scenario" in
     expect_ok "launch_layout: ok (6 ranks on 3 hosts)"
     expect_hosts_empty
     ;;
+  same_machine)
+    # A host reached under two names (h1 and alias-h1: the agent puts both
+    # daemons on h1) is one node; h0 stays another. COMM_TYPE_SHARED,
+    # processor names and shm-vs-ofi follow the real hosts.
+    mh_setup 2
+    job 120 --host h0:1,h1:1,alias-h1:2 "$bin/launch_layout" 1,3
+    expect_ok "launch_layout: ok (4 ranks on 2 hosts)"
+    expect_hosts_empty
+    job 120 --host h0:2,h1:1,alias-h1:1 --map-by node -n 4 "$bin/launch_layout" @0,1,1,0
+    expect_ok "launch_layout: ok (4 ranks on 2 hosts)"
+    expect_hosts_empty
+    # mpiexec's own host under a name it does not know as its own.
+    job 120 --host h0:1,alias-h0:1,h1:1 "$bin/host_layout" 2
+    expect_ok "host_layout: 3 ranks on 2 nodes verified"
+    expect_hosts_empty
+    ;;
   *)
     echo "unknown scenario $scenario" >&2
     exit 2

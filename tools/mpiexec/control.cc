@@ -7,10 +7,12 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -152,6 +154,8 @@ Writer JobMessage::encode() const {
     w.u32(static_cast<uint32_t>(ranks.size()));
     for (int r : ranks) w.i32(r);
   }
+  w.u32(static_cast<uint32_t>(daemon_node.size()));
+  for (int n : daemon_node) w.i32(n);
   return w;
 }
 
@@ -204,7 +208,30 @@ JobMessage JobMessage::decode(std::string_view payload) {
   for (bool s : seen) {
     if (!s) throw ProtocolError("inconsistent job description");
   }
+  uint32_t daemons = r.u32();
+  if (daemons > payload.size()) throw ProtocolError("inconsistent job description");
+  for (uint32_t d = 0; d < daemons; ++d) {
+    int n = r.i32();
+    if (n < -1 || n >= static_cast<int>(nodes)) throw ProtocolError("inconsistent job description");
+    j.daemon_node.push_back(n);
+  }
   return j;
+}
+
+std::string machine_identity() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "";
+  std::string boot;
+  if (FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char buf[64] = {};
+    if (std::fgets(buf, sizeof buf, f) != nullptr) boot = buf;
+    std::fclose(f);
+  }
+  while (!boot.empty() && (boot.back() == '\n' || boot.back() == ' ')) boot.pop_back();
+  if (boot.empty()) return "";
+  struct stat st;
+  std::string shm = stat("/dev/shm", &st) == 0 ? std::to_string(st.st_dev) : "none";
+  return std::string(host) + " " + boot + " " + shm;
 }
 
 int listen_tcp(uint16_t* port) {

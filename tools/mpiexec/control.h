@@ -24,7 +24,7 @@ namespace sonde::mpiexec {
 
 enum class Msg : uint8_t {
   // daemon -> mpiexec
-  kHello = 1,   // token, node index, host name, pid
+  kHello = 1,   // token, daemon index, host name, pid, machine identity
   kOutput,      // rank, stream (1 stdout, 2 stderr), bytes; empty bytes: end of stream
   kExited,      // rank, wait status, exec errno, connected, finalized
   kAbort,       // rank, status, message
@@ -35,7 +35,8 @@ enum class Msg : uint8_t {
   kFenceDone,   // sequence number, every host's contributions concatenated
   kSignal,      // signal number to forward to the ranks
   kTerminate,   // SIGTERM the ranks, SIGKILL a second later
-  kShutdown,    // the job is over: clean up and exit
+  kShutdown,    // the job is over (or, before kJob: another daemon serves this
+                // machine): clean up and exit
   // both ways
   kHeartbeat,
   // Direct modex (a PMIx_Get of a rank on another host without a collecting
@@ -130,10 +131,21 @@ struct JobMessage {
   int size = 0;
   std::vector<std::string> hostnames;      // by node id, as each daemon reported it
   std::vector<std::vector<int>> node_ranks;  // by node id: its global ranks
+  // By daemon index (--node): the node it serves, -1 for a daemon told to
+  // go (its machine is another's). Daemons on one machine under several
+  // names are one node, so the ranks' layout follows real machines.
+  std::vector<int> daemon_node;
 
   Writer encode() const;
   static JobMessage decode(std::string_view payload);  // throws ProtocolError
 };
+
+// What a daemon reports so that mpiexec can tell two names of one machine
+// from two machines: its host name (gethostname, in its UTS namespace), the
+// kernel's boot id and the device of /dev/shm. Equal identities can share
+// memory; an empty part never matches (machine_identity returns "" if the
+// boot id cannot be read, and "" is never merged).
+std::string machine_identity();
 
 // A listening TCP socket on every IPv4 address, on a port the kernel picks.
 // Returns the socket (non-blocking, close-on-exec); sets *port.

@@ -147,10 +147,11 @@ int HostDaemon::run() {
   ch_ = std::make_unique<Channel>(fd);
   Writer hello;
   hello.str(opt_.token).i32(opt_.node).str(hostname_).i32(static_cast<int32_t>(getpid()));
+  hello.str(machine_identity());
   ch_->send(Msg::kHello, hello);
 
   JobMessage job;
-  if (!wait_for_job(&job)) return 1;
+  if (!wait_for_job(&job)) return told_to_go_ ? 0 : 1;
   try {
     start(job);
   } catch (const std::exception& e) {
@@ -175,7 +176,11 @@ bool HostDaemon::wait_for_job(JobMessage* job) {
         *job = JobMessage::decode(m->second);
         return true;
       }
-      if (m->first == Msg::kShutdown) return false;
+      if (m->first == Msg::kShutdown) {
+        // Another daemon serves this machine (or the job ended early).
+        told_to_go_ = true;
+        return false;
+      }
       continue;  // heartbeats
     }
     if (Clock::now() - ch_->last_heard() > limit) return false;
@@ -195,10 +200,12 @@ bool HostDaemon::wait_for_job(JobMessage* job) {
 
 void HostDaemon::start(const JobMessage& job) {
   job_id_ = job.job_id;
-  if (opt_.node >= static_cast<int>(job.node_ranks.size())) {
-    throw std::runtime_error("the job has no node " + std::to_string(opt_.node));
+  if (opt_.node >= static_cast<int>(job.daemon_node.size()) ||
+      job.daemon_node[static_cast<size_t>(opt_.node)] < 0) {
+    throw std::runtime_error("the job has no node for daemon " + std::to_string(opt_.node));
   }
-  const std::vector<int>& mine = job.node_ranks[static_cast<size_t>(opt_.node)];
+  const int node = job.daemon_node[static_cast<size_t>(opt_.node)];
+  const std::vector<int>& mine = job.node_ranks[static_cast<size_t>(node)];
   for (int r : mine) {
     ranks_.push_back(std::make_unique<Rank>());
     ranks_.back()->rank = r;
@@ -244,7 +251,7 @@ void HostDaemon::start(const JobMessage& job) {
   for (size_t n = 0; n < job.node_ranks.size(); ++n) {
     layout.nodes.push_back({job.hostnames[n], job.node_ranks[n]});
   }
-  layout.this_node = opt_.node;
+  layout.this_node = node;
   for (const auto& app : apps) layout.apps.push_back({app.first, app.size});
   pmix_->register_job(layout);
 

@@ -103,6 +103,7 @@ class HostDaemon final : public ClientEvents {
   pid_t pgid_ = 0;
   bool leaving_ = false;  // shut down, lost or signalled: exit once ranks are gone
   int exit_code_ = 0;
+  bool told_to_go_ = false;  // kShutdown before any job
   std::optional<Clock::time_point> kill_at_, give_up_at_;
   uint32_t next_fence_ = 0;
   std::map<uint32_t, FenceDone> fences_;

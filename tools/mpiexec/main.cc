@@ -89,6 +89,15 @@ std::vector<Placement> placement_of(Options& opt) {
   if (!opt.hostfile.empty()) {
     for (auto& h : parse_hostfile(read_file(opt.hostfile), opt.hostfile)) hosts.push_back(h);
   }
+  // Every name of this machine we recognise is one host (under the first
+  // such name): one machine is one node however it is named. Other names
+  // of it are found once their daemons report (MultiHostJob).
+  std::string here;
+  for (auto& h : hosts) {
+    if (!is_local_host(h.name)) continue;
+    if (here.empty()) here = h.name;
+    h.name = here;
+  }
   // One program without -n gets every slot; blocks without -n get one rank.
   const bool fill = opt.apps.size() == 1 && !opt.ranks_given;
   std::vector<Placement> p = place_ranks(hosts, fill ? 0 : opt.ranks, opt.ppn, opt.map_by);

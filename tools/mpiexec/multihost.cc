@@ -214,7 +214,7 @@ bool MultiHostJob::output_open() const {
 
 void MultiHostJob::broadcast(Msg type, const Writer& w) {
   for (auto& h : hosts_) {
-    if (h.ch && !h.gone) h.ch->send(type, w);
+    if (h.ch && !h.gone && !h.retired) h.ch->send(type, w);
   }
 }
 
@@ -267,7 +267,26 @@ void MultiHostJob::host_lost(size_t node, const std::string& why) {
   }
 }
 
+void MultiHostJob::merge_same_machines() {
+  for (size_t n = 0; n < hosts_.size(); ++n) {
+    Host& h = hosts_[n];
+    if (h.retired || h.identity.empty()) continue;
+    for (size_t m = n + 1; m < hosts_.size(); ++m) {
+      Host& twin = hosts_[m];
+      if (twin.retired || twin.identity != h.identity) continue;
+      for (int r : twin.place.ranks) {
+        h.place.ranks.push_back(r);
+        ranks_[static_cast<size_t>(r)].node = static_cast<int>(n);
+      }
+      twin.place.ranks.clear();
+      twin.retired = true;
+    }
+    std::sort(h.place.ranks.begin(), h.place.ranks.end());
+  }
+}
+
 void MultiHostJob::send_job() {
+  merge_same_machines();
   JobMessage job;
   job.job_id = spec_.job_id;
   job.apps = spec_.apps;
@@ -280,10 +299,22 @@ void MultiHostJob::send_job() {
   job.bind_to_core = spec_.bind_to_core;
   job.size = static_cast<int>(ranks_.size());
   for (const auto& h : hosts_) {
+    if (h.retired) {
+      job.daemon_node.push_back(-1);
+      continue;
+    }
+    job.daemon_node.push_back(static_cast<int>(job.hostnames.size()));
     job.hostnames.push_back(h.hostname);
     job.node_ranks.push_back(h.place.ranks);
   }
+  serving_ = job.hostnames.size();
   broadcast(Msg::kJob, job.encode());
+  // A daemon told to go has started nothing; its connection may close.
+  for (auto& h : hosts_) {
+    if (!h.retired) continue;
+    h.ch->send(Msg::kShutdown);
+    h.gone = true;
+  }
   phase_ = Phase::kRunning;
 }
 
@@ -300,11 +331,14 @@ void MultiHostJob::on_hello(std::unique_ptr<Channel> ch, const std::string& payl
   std::string token = in.str();
   int node = in.i32();
   std::string hostname = in.str();
+  in.i32();  // the daemon's pid
+  std::string identity = in.str();
   if (token != token_ || node < 0 || node >= static_cast<int>(hosts_.size())) return;
   Host& h = hosts_[static_cast<size_t>(node)];
   if (h.ch || h.gone) return;
   h.ch = std::move(ch);
   h.hostname = hostname.empty() ? h.place.name : hostname;
+  h.identity = identity;
   if (++hellos_ == hosts_.size() && phase_ == Phase::kStarting) send_job();
 }
 
@@ -357,9 +391,10 @@ void MultiHostJob::handle(size_t node, Msg type, const std::string& payload) {
       if (f.parts.empty()) f.parts.resize(hosts_.size());
       if (f.parts[node]) throw ProtocolError("a fence contributed twice");
       f.parts[node] = in.str();
-      if (++f.have == hosts_.size()) {
+      // Parts in host order: retired hosts have none, so this is node order.
+      if (++f.have == serving_) {
         std::string all;
-        for (const auto& p : f.parts) all += *p;
+        for (const auto& p : f.parts) all += p.value_or("");
         Writer w;
         w.u32(seq).str(all);
         broadcast(Msg::kFenceDone, w);

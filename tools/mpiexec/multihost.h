@@ -62,7 +62,11 @@ class MultiHostJob {
     int agent_status = 0;
     std::unique_ptr<Channel> ch;  // after its hello
     std::string hostname;         // as the daemon reported it
+    std::string identity;         // machine_identity() as the daemon reported it
     bool gone = false;            // connection lost or closed
+    // Its machine is an earlier host's under another name: that daemon
+    // took its ranks, and it was told to go.
+    bool retired = false;
   };
   struct Rank {
     int node = 0;
@@ -80,6 +84,8 @@ class MultiHostJob {
   void accept_hellos();
   void on_hello(std::unique_ptr<Channel> ch, const std::string& payload);
   void send_job();
+  // Daemons reporting one machine: the first gets the others' ranks.
+  void merge_same_machines();
   void handle(size_t node, Msg type, const std::string& payload);
   void on_exit(size_t node, int rank, int status, int exec_errno, bool connected,
                bool finalized);
@@ -109,6 +115,7 @@ class MultiHostJob {
   std::map<uint32_t, std::pair<size_t, uint32_t>> modex_;
   int running_ = 0;  // ranks not yet reported gone
   size_t hellos_ = 0;
+  size_t serving_ = 0;  // hosts not retired: one per node, each has a share of every fence
   Phase phase_ = Phase::kStarting;
   Clock::time_point start_;
   std::optional<Clock::time_point> give_up_at_;
