@@ -1,6 +1,8 @@
 // C ABI: error handlers, user error classes/codes/strings, MPI_Alloc_mem,
 // status setters and generalized requests (MPI 4.1 sections 9.3-9.5, 9.2,
 // 13.2-13.3).
+#include <malloc.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -267,6 +269,11 @@ SONDE_WEAK_ALIAS(Alloc_mem)
 
 int PMPI_Free_mem(void* base) {
   SONDE_ENTER("MPI_Free_mem");
+  // (ofi) Registrations cached for this memory must not serve whatever is
+  // allocated at these addresses next (transport.h, forget_memory).
+  if (base) {
+    for (auto& t : engine().transports) t->forget_memory(base, malloc_usable_size(base));
+  }
   std::free(base);
   return MPI_SUCCESS;
 }

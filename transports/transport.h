@@ -173,6 +173,11 @@ class Transport {
   // member, not a virtual, so the send fast path pays one load.
   static constexpr uint64_t kEngineEagerLimit = ~uint64_t(0);
   uint64_t eager_limit = kEngineEagerLimit;
+  // --- memory about to be freed (added by the ofi transport) ---
+  // MPI_Free_mem calls this before freeing [addr, addr + len): a transport
+  // that caches registrations of user memory drops those overlapping it,
+  // so memory later allocated at the same addresses is registered afresh.
+  virtual void forget_memory(const void* addr, size_t len) {}
 };
 
 }  // namespace sonde::transport

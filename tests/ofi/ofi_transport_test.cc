@@ -5,6 +5,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <rdma/fabric.h>
+
 #include "tests/transports/shm_fixture.h"
 #include "transports/ofi/ofi_transport.h"
 
@@ -24,6 +26,32 @@ std::unique_ptr<transport::Transport> make_ofi(FakeExchange& ex, const std::stri
   config.frame_bytes = frame;
   config.fatal = [](const std::string& m) { throw RankFailure(m); };
   return transport::make_ofi_transport(config, ex);
+}
+
+// Does libfabric offer an FI_EP_RDM endpoint by provider `name` (exactly)?
+bool libfabric_has_rdm(const char* name) {
+  fi_info* hints = fi_allocinfo();
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_MSG;
+  hints->fabric_attr->prov_name = strdup(name);
+  fi_info* list = nullptr;
+  bool found = false;
+  if (fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list) == 0) {
+    for (fi_info* i = list; i; i = i->next) found |= std::string(i->fabric_attr->prov_name) == name;
+    fi_freeinfo(list);
+  }
+  fi_freeinfo(hints);
+  return found;
+}
+
+// The provider name the transport must have picked when asked for `asked`:
+// "tcp" means TCP's native RDM endpoint where libfabric has one ("net" in
+// 1.17, "tcp" itself from 1.18), else ofi_rxm over tcp.
+std::string expected_provider(const std::string& asked) {
+  if (asked != "tcp") return asked;
+  if (libfabric_has_rdm("net")) return "net";
+  if (libfabric_has_rdm("tcp")) return "tcp";
+  return "tcp;ofi_rxm";
 }
 
 // What MPI_Finalize does before its fence: progress until the transport is
@@ -47,7 +75,7 @@ void flood(FakeExchange& ex, const std::string& provider, uint32_t count, uint64
            int tx_buffers, size_t frame) {
   Endpoint ofi(make_ofi(ex, provider, credits, tx_buffers, frame));
   RANK_CHECK(std::string(ofi->name()) == "ofi");
-  RANK_CHECK(transport::ofi_selected_provider(*ofi).rfind(provider, 0) == 0);
+  RANK_CHECK(transport::ofi_selected_provider(*ofi).rfind(expected_provider(provider) + ";", 0) == 0);
   const int me = ex.rank();
   CheckingDelivery in(ex.size());
   for (uint32_t seq = 0; seq < count; ++seq) {
@@ -75,6 +103,13 @@ TEST_CASE("ofi tcp: packets of many frames arrive in order with every byte, both
 
 TEST_CASE("ofi tcp: two credits and two send buffers still move everything, no deadlock") {
   RunResult run = run_ranks(2, [&](FakeExchange& ex) { flood(ex, "tcp", 40, 30000, 2, 2, 4096); }, Launch::kProcesses, std::chrono::seconds(120));
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
+// The layered endpoint stays available by its full name (and is what
+// libfabric 1.17 offers first): the same traffic through it.
+TEST_CASE("ofi tcp;ofi_rxm asked by name: packets of many frames arrive in order, both sink kinds") {
+  RunResult run = run_ranks(3, [&](FakeExchange& ex) { flood(ex, "tcp;ofi_rxm", 24, 200000, 8, 64, 64 * 1024); }, Launch::kProcesses, std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
@@ -212,8 +247,83 @@ void rma_rendezvous(FakeExchange& ex, const std::string& provider) {
   }
 }
 
+// MPI_Free_mem's hook (Transport::forget_memory): a cached registration of
+// freed memory never serves the buffer that next lives at those addresses.
+// Rank 0 announces one buffer five times: the second hits the cache; after
+// forget_memory the third registers again; the fourth is forgotten while
+// lent (between its kRts and the read: the read still completes, the
+// region closes with its kFin) and the fifth registers again.
+void rma_forget(FakeExchange& ex) {
+  Endpoint ofi(make_ofi(ex, "tcp"));
+  if (!transport::ofi_has_rma(*ofi)) throw RankFailure("tcp: no RMA");
+  const uint64_t n = 256 * 1024 + 5;
+  RmaDelivery in;
+  transport::PacketHeader hello{};
+  hello.type = transport::PacketType::kSyncAck;
+  if (ex.rank() == 0) while (!ofi->try_send_now(1, hello, nullptr)) ofi->progress(in);
+  wait_until(ex, [&] { ofi->progress(in); return in.acks == 1; }, "the first packet");
+  if (ex.rank() == 1) while (!ofi->try_send_now(0, hello, nullptr)) ofi->progress(in);
+  settle(*ofi, in);
+  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.acks == 1; }, "the answer");
+  ex.fence();
+  if (ex.rank() == 0) {
+    std::vector<uint8_t> data = pattern(0, 7, n);
+    auto announce = [&](int m) {
+      transport::PacketHeader h{};
+      h.type = transport::PacketType::kRts;
+      h.total = n;
+      h.send_cookie = 2000 + uint64_t(m);
+      h.recv_cookie = reinterpret_cast<uint64_t>(data.data());
+      while (!ofi->try_send_now(1, h, nullptr)) ofi->progress(in);
+    };
+    auto finished = [&](int fins) { wait_until(ex, [&] { ofi->progress(in); return in.fins == fins; }, "kFin"); };
+    announce(0);
+    finished(1);
+    RANK_CHECK(transport::ofi_registrations(*ofi) == 1);
+    announce(1);
+    finished(2);
+    RANK_CHECK(transport::ofi_registrations(*ofi) == 1);
+    ofi->forget_memory(data.data(), n);
+    announce(2);
+    finished(3);
+    RANK_CHECK(transport::ofi_registrations(*ofi) == 2);
+    announce(3);
+    ofi->forget_memory(data.data() + n / 2, 1);  // any overlap counts
+    ex.fence();  // rank 1 reads only now, from the forgotten region
+    finished(4);
+    announce(4);
+    finished(5);
+    RANK_CHECK(transport::ofi_registrations(*ofi) == 3);
+    settle(*ofi, in);
+    ex.fence();
+  } else {
+    for (int m = 0; m < 5; ++m) {
+      wait_until(ex, [&] { ofi->progress(in); return in.rts.size() == size_t(m + 1); }, "a kRts");
+      if (m == 3) ex.fence();
+      std::vector<uint8_t> got(n, 0);
+      CountingSink sink;
+      sink.out = &got;
+      RANK_CHECK(ofi->start_read(0, in.rts[size_t(m)], got.data(), n, &sink));
+      wait_until(ex, [&] { ofi->progress(in); return in.data_done == m + 1; }, "the read");
+      RANK_CHECK(got == pattern(0, 7, n));
+    }
+    settle(*ofi, in);
+    ex.fence();
+  }
+}
+
+TEST_CASE("ofi tcp: MPI_Free_mem's forget_memory drops cached registrations, also one still lent") {
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) { rma_forget(ex); }, Launch::kProcesses, std::chrono::seconds(120));
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
 TEST_CASE("ofi tcp: rendezvous by RMA read, fragment by fragment, registration cached") {
   RunResult run = run_ranks(2, [&](FakeExchange& ex) { rma_rendezvous(ex, "tcp"); }, Launch::kProcesses, std::chrono::seconds(120));
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
+TEST_CASE("ofi tcp;ofi_rxm: rendezvous by RMA read, fragment by fragment, registration cached") {
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) { rma_rendezvous(ex, "tcp;ofi_rxm"); }, Launch::kProcesses, std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
 

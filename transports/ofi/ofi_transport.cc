@@ -88,11 +88,49 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Prefer a real IPv4 interface, then IPv4 loopback, then whatever comes first
-// (shm's string addresses, IPv6). Every rank applies the same rule.
-fi_info* pick(fi_info* list) {
-  fi_info* loopback = nullptr;
+// TCP's reliable-datagram endpoint exists twice in libfabric: ofi_rxm
+// layered over the tcp provider's connections ("tcp;ofi_rxm", listed first)
+// and the native one ("net" in 1.17, a development fork of tcp; the tcp
+// provider itself from 1.18). Native first: measured between two network
+// namespaces, its ping-pong takes 0.6-0.9 times as long at 0-16 KiB at
+// the same bandwidth (per message rxm adds a self-signal through a
+// socketpair, a write and a read, and copies through its own bounce
+// buffers; docs/ofi.md, Benchmark). Both ends must agree: every rank applies
+// this same rule to the same library. The two do not interoperate.
+bool tcp_family(const std::string& prov) {
+  return prov == "net" || prov == "tcp" || prov.rfind("tcp;", 0) == 0 || prov.rfind("net;", 0) == 0;
+}
+
+int native_tcp_rank(const std::string& prov) {
+  if (prov == "net") return 0;
+  if (prov == "tcp") return 1;  // libfabric >= 1.18: tcp's own RDM endpoint
+  return 2;
+}
+
+// The provider to use from fi_getinfo's list: libfabric's first choice, or,
+// when that is TCP-based (or `want` is "tcp"), the best TCP-based one by
+// native_tcp_rank. Empty if `want` is "tcp" and nothing TCP-based is there.
+std::string choose_provider(fi_info* list, const std::string& want) {
+  std::string first = list->fabric_attr->prov_name;
+  if (want != "tcp" && !tcp_family(first)) return first;
+  std::string best;
   for (fi_info* i = list; i; i = i->next) {
+    std::string prov = i->fabric_attr->prov_name;
+    if (!tcp_family(prov)) continue;
+    if (best.empty() || native_tcp_rank(prov) < native_tcp_rank(best)) best = prov;
+  }
+  return best;
+}
+
+// Among the entries of provider `prov`: prefer a real IPv4 interface, then
+// IPv4 loopback, then whatever comes first (shm's string addresses, IPv6).
+// Every rank applies the same rule.
+fi_info* pick(fi_info* list, const std::string& prov) {
+  fi_info* loopback = nullptr;
+  fi_info* first = nullptr;
+  for (fi_info* i = list; i; i = i->next) {
+    if (prov != i->fabric_attr->prov_name) continue;
+    if (!first) first = i;
     if (i->addr_format != FI_SOCKADDR_IN || !i->src_addr) continue;
     auto* sin = static_cast<const sockaddr_in*>(i->src_addr);
     if ((ntohl(sin->sin_addr.s_addr) >> 24) == 127) {
@@ -101,7 +139,7 @@ fi_info* pick(fi_info* list) {
     }
     return i;
   }
-  return loopback ? loopback : list;
+  return loopback ? loopback : first;
 }
 
 // Registrations of user memory for RMA, keyed by address range. A message
@@ -125,6 +163,7 @@ class MrCache {
     fid_mr* mr = nullptr;
     int refs = 0;
     uint64_t used = 0;
+    bool stale = false;  // its memory was freed while in use: never reused, closed at its last release
   };
 
   void init(fid_domain* domain, bool prov_key, bool virt_addr, size_t capacity) {
@@ -140,7 +179,7 @@ class MrCache {
     auto* a = reinterpret_cast<uint8_t*>(uintptr_t(addr) & ~uintptr_t(4095));
     auto* end = reinterpret_cast<uint8_t*>((uintptr_t(addr) + len + 4095) & ~uintptr_t(4095));
     for (auto& e : entries_) {
-      if (e->start <= a && end <= e->start + e->len) {
+      if (!e->stale && e->start <= a && end <= e->start + e->len) {
         ++e->refs;
         e->used = ++tick_;
         ++hits_;
@@ -172,7 +211,34 @@ class MrCache {
   }
 
   void release(Entry* e) {
-    if (--e->refs == 0) trim();
+    if (--e->refs) return;
+    if (e->stale) {
+      close(e);
+      return;
+    }
+    trim();
+  }
+
+  // The memory [addr, addr + len) is being freed (MPI_Free_mem): no region
+  // overlapping it may serve a later buffer that reuses the addresses (a
+  // provider that pins pages would read the old pages). Unused regions
+  // close now; one still lent to a transfer (the user freed memory of a
+  // pending operation, which MPI forbids) closes at its last release.
+  // Returns how many regions were dropped.
+  size_t forget(const void* addr, size_t len) {
+    auto* a = static_cast<const uint8_t*>(addr);
+    size_t dropped = 0;
+    for (size_t i = entries_.size(); i-- > 0;) {
+      Entry* e = entries_[i].get();
+      if (e->stale || e->start >= a + len || a >= e->start + e->len) continue;
+      ++dropped;
+      if (e->refs) {
+        e->stale = true;
+      } else {
+        close(e);
+      }
+    }
+    return dropped;
   }
 
   void clear() {
@@ -197,6 +263,11 @@ class MrCache {
       fi_close(&(*victim)->mr->fid);
       entries_.erase(victim);
     }
+  }
+
+  void close(Entry* e) {
+    fi_close(&e->mr->fid);
+    std::erase_if(entries_, [e](const std::unique_ptr<Entry>& x) { return x.get() == e; });
   }
 
   fid_domain* domain_ = nullptr;
@@ -377,6 +448,10 @@ class OfiTransport final : public Transport {
 
   bool read_remote(int, uint64_t, void*, size_t) override { return false; }
 
+  void forget_memory(const void* addr, size_t len) override {
+    if (cq_) mr_cache_.forget(addr, len);
+  }
+
   bool start_read(int peer, const PacketHeader& rts, uint8_t* dst, uint64_t n, PayloadSink* sink) override {
     Peer& p = peer_[size_t(peer)];
     auto it = p.keys.find(rts.send_cookie);
@@ -513,7 +588,10 @@ class OfiTransport final : public Transport {
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->tx_attr->msg_order = FI_ORDER_NONE;  // we reorder ourselves
-    if (!cfg_.provider.empty()) hints->fabric_attr->prov_name = strdup(cfg_.provider.c_str());
+    // "tcp" asks for the TCP family (choose_provider): libfabric's filter
+    // by name would leave out the native endpoint ("net" in 1.17). Ask for
+    // "tcp;ofi_rxm" by that name to get the layered one.
+    if (!cfg_.provider.empty() && cfg_.provider != "tcp") hints->fabric_attr->prov_name = strdup(cfg_.provider.c_str());
     int rc = -FI_ENODATA;
     if (!std::getenv("SONDE_OFI_NO_RMA")) rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
     rma_ = rc == 0;
@@ -523,12 +601,17 @@ class OfiTransport final : public Transport {
       rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
     }
     fi_freeinfo(hints);
+    std::string prov;
+    if (rc == 0) {
+      prov = choose_provider(list_, cfg_.provider);
+      if (prov.empty()) rc = -FI_ENODATA;
+    }
     if (rc) {
       throw std::runtime_error(fi_error("fi_getinfo", rc) + " (no libfabric provider offers FI_EP_RDM with FI_MSG" +
                                (cfg_.provider.empty() ? std::string() : " named \"" + cfg_.provider + "\"") +
                                "; see fi_info -l, SONDE_OFI_PROVIDER, FI_PROVIDER)");
     }
-    info_ = pick(list_);
+    info_ = pick(list_, prov);
     selected_ = std::string(info_->fabric_attr->prov_name) + ";" + info_->fabric_attr->name + ";" +
                 info_->domain_attr->name;
     rc = fi_fabric(info_->fabric_attr, &fabric_, nullptr);
@@ -567,7 +650,7 @@ class OfiTransport final : public Transport {
     {
       std::string prov = info_->fabric_attr->prov_name;
       bool software = false;
-      for (const char* s : {"tcp", "sockets", "udp", "shm"}) software |= prov.find(s) != std::string::npos;
+      for (const char* s : {"tcp", "net", "sockets", "udp", "shm"}) software |= prov.find(s) != std::string::npos;
       size_t capacity = software ? 64 : 0;
       if (const char* c = std::getenv("SONDE_OFI_MR_CACHE"); c && *c) capacity = size_t(std::atol(c));
       mr_cache_.init(domain_, mr_mode & FI_MR_PROV_KEY, virt_addr_, capacity);
