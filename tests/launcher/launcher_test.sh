@@ -323,7 +323,7 @@ case "$CASE" in
     marker=$SCRATCH/ran
     prog=(sh -c "touch $marker")
     for bad in "-n 2 PROG :" ": PROG" "PROG : : PROG" "-n 2 : -n 1 PROG" "PROG : -n 2" \
-               "PROG : --host localhost PROG" "PROG : --tag-output PROG" ":"; do
+               "PROG : -hostfile /dev/null PROG" "PROG : --tag-output PROG" ":"; do
       args=()
       for w in $bad; do
         if [ "$w" = PROG ]; then args+=("${prog[@]}"); else args+=("$w"); fi
@@ -346,6 +346,19 @@ case "$CASE" in
     run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:3 --map-by node -n 2 "$MPMD_B" b:2,a:3 : -n 3 "$MPMD_A" b:2,a:3
     expect_rc 0
     grep -qF "mpmd_check: ok (5 ranks in 2 blocks)" "$SCRATCH/out" || fail "no ok from mpmd_check (map-by node)"
+    # A block with hosts of its own: block 1 all on the fake host.
+    # shellcheck disable=SC2016
+    show='echo "$SONDE_RANK $(hostname)"'
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" -n 1 sh -c "$show" : --host sonde-fake:2 -n 2 sh -c "$show"
+    expect_rc 0
+    printf '0 %s\n1 sonde-fake\n2 sonde-fake\n' "$(hostname)" >"$SCRATCH/want"
+    sort "$SCRATCH/out" | diff -u "$SCRATCH/want" - >&2 || fail "per-block --host placement"
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" -n 1 "$MPMD_A" a:1,b:2 : --host sonde-fake:2 -n 2 "$MPMD_B" a:1,b:2
+    expect_rc 0
+    grep -qF "mpmd_check: ok (3 ranks in 2 blocks)" "$SCRATCH/out" || fail "no ok from mpmd_check (per-block hosts)"
+    # More ranks than the block's hosts have slots: a usage error.
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" -n 1 true : --host sonde-fake:2 -n 3 true
+    expect_rc 2
     # The wrong program in a block is caught (the check can fail).
     run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:3 -n 2 "$MPMD_A" a:2,b:3 : -n 3 "$MPMD_A" a:2,b:3
     [ "$RC" -ne 0 ] || fail "mpmd_check accepted the wrong program in block 2"

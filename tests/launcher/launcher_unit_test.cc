@@ -90,6 +90,13 @@ TEST_CASE("MPMD: blocks separated by ':' are numbered in order") {
   CHECK(o.wdir == "/w");
   CHECK(o.apps[0].env == std::vector<std::string>{"L=l"});
   CHECK(o.apps[1].env.empty());
+  // --host before the first program is the job's; in a later block, its own.
+  o = parse({"--host", "x:2", "a", ":", "-H", "y", "--host=z", "b", ":", "c"});
+  CHECK(o.host_lists == std::vector<std::string>{"x:2"});
+  REQUIRE(o.block_host_lists.size() == 3);
+  CHECK(o.block_host_lists[0].empty());
+  CHECK(o.block_host_lists[1] == std::vector<std::string>{"y", "z"});
+  CHECK(o.block_host_lists[2].empty());
   // "--" ends a block's options, not the block.
   o = parse({"--", "-a", ":", "-n", "2", "--", "-b"});
   CHECK(o.apps[1].argv == std::vector<std::string>{"-b"});
@@ -102,7 +109,8 @@ TEST_CASE("MPMD: empty blocks, missing programs and misplaced options are usage 
   CHECK_THROWS_AS(parse({"a", ":", ":", "b"}), UsageError);            // empty block
   CHECK_THROWS_AS(parse({"-n", "2", ":", "-n", "2", "b"}), UsageError);  // no program
   CHECK_THROWS_AS(parse({"a", ":", "-n", "2"}), UsageError);           // no program
-  CHECK_THROWS_AS(parse({"a", ":", "--host", "x", "b"}), UsageError);  // job-wide, too late
+  CHECK_THROWS_AS(parse({"a", ":", "-hostfile", "x", "b"}), UsageError);  // job-wide, too late
+  CHECK_THROWS_AS(parse({"a", ":", "--map-by", "node", "b"}), UsageError);
   CHECK_THROWS_AS(parse({"a", ":", "--tag-output", "b"}), UsageError);
   CHECK_THROWS_AS(parse({"a", ":", "-genv", "A", "1", "b"}), UsageError);
   CHECK_THROWS_AS(parse({"-env", "1A", "x", "a"}), UsageError);  // not a variable name

@@ -102,6 +102,32 @@ TEST_CASE("--map-by node deals ranks round robin over the hosts") {
   CHECK_THROWS_AS(place_ranks(parse_host_list("a,b"), 3, 0, MapBy::kNode), UsageError);
 }
 
+TEST_CASE("MPMD blocks with hosts of their own share the hosts' slots") {
+  auto h = [](const char* list) { return parse_host_list(list); };
+  // Block 0 on the job's hosts, block 1 on its own; numbering goes on.
+  auto p = place_blocks(h("a:2"), {{}, h("b:2,c")}, {2, 3}, 0, MapBy::kSlot);
+  CHECK(names_of(p) == std::vector<std::string>{"a", "b", "c"});
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4}});
+  // Two blocks on one host use up its slots together.
+  p = place_blocks(h("a:3,b:3"), {{}, h("a")}, {2, 1}, 0, MapBy::kSlot);
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1, 2}});
+  CHECK_THROWS_AS(place_blocks(h("a:3,b:3"), {h("a"), h("a")}, {3, 1}, 0, MapBy::kSlot),
+                  UsageError);
+  // The largest count a list gives a host is its slots; -ppn overrides.
+  p = place_blocks(h("a"), {{}, h("a:4")}, {1, 3}, 0, MapBy::kSlot);
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1, 2, 3}});
+  p = place_blocks(h("a,b"), {{}, h("b,a")}, {2, 2}, 2, MapBy::kSlot);
+  CHECK(names_of(p) == std::vector<std::string>{"a", "b"});
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1}, {2, 3}});
+  // --map-by node within each block's own list.
+  p = place_blocks(h("a:2,b:2,c:2"), {{}, h("b:2,c:2")}, {1, 3}, 0, MapBy::kNode);
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0}, {1, 3}, {2}});
+  // No job hosts: blocks without a list run here, without a limit.
+  p = place_blocks({}, {{}, h("b")}, {5, 1}, 0, MapBy::kSlot);
+  CHECK(names_of(p) == std::vector<std::string>{"localhost", "b"});
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1, 2, 3, 4}, {5}});
+}
+
 TEST_CASE("--map-by spellings") {
   CHECK(parse_options({"--map-by", "node", "p"}).map_by == MapBy::kNode);
   CHECK(parse_options({"--map-by=slot", "p"}).map_by == MapBy::kSlot);

@@ -248,6 +248,15 @@ case "$scenario" in
     for line in "rank 0 h0 V=x $PWD" "rank 1 h1 V= W=w /usr" "rank 2 h1 V= W=w /usr"; do
       grep -qxF "$line" "$out" || die "missing: $line"
     done
+    # Blocks with hosts of their own (Open MPI's per-context --host).
+    job 60 --host h0 -n 1 sh -c 'echo "rank $SONDE_RANK $(hostname)"' : \
+      --host h1,h2 -n 2 sh -c 'echo "rank $SONDE_RANK $(hostname)"'
+    [[ $JOB_RC == 0 ]] || die "exit status $JOB_RC"
+    printf 'rank 0 h0\nrank 1 h1\nrank 2 h2\n' >"$MH_DIR/want"
+    sort "$out" | diff -u "$MH_DIR/want" - >&2 || die "per-block --host placement"
+    job 120 --host h0:2 -n 2 "$bin/mpmd_a" a:2,b:3 : --host h1:1,h2:2 -n 3 "$bin/mpmd_b" a:2,b:3
+    expect_ok "mpmd_check: ok (5 ranks in 2 blocks)"
+    expect_hosts_empty
     # A block whose program is missing: 127, nothing left behind.
     job 60 --host h0,h1 -n 1 "$bin/mpmd_a" a:1,b:1 : -n 1 /nonexistent/mpmd_b a:1,b:1
     expect_failed 127

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -121,6 +122,80 @@ std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int rank
     if (!p.ranks.empty()) used.push_back(std::move(p));
   }
   return used;
+}
+
+std::vector<Placement> place_blocks(const std::vector<HostSlots>& job_hosts,
+                                    const std::vector<std::vector<HostSlots>>& block_hosts,
+                                    const std::vector<int>& sizes, int ppn, MapBy map_by) {
+  std::vector<Placement> out;
+  std::vector<int> cap, used;
+  auto index_of = [&](const std::string& name) {
+    size_t i = 0;
+    while (i < out.size() && out[i].name != name) ++i;
+    if (i == out.size()) {
+      out.push_back({name, {}});
+      cap.push_back(0);
+      used.push_back(0);
+    }
+    return i;
+  };
+  auto count_slots = [&](const std::vector<HostSlots>& list) {
+    std::vector<std::pair<size_t, int>> in_list;  // (host, slots within this list)
+    for (const auto& h : list) {
+      size_t i = index_of(h.name);
+      size_t k = 0;
+      while (k < in_list.size() && in_list[k].first != i) ++k;
+      if (k == in_list.size()) in_list.push_back({i, 0});
+      in_list[k].second += h.slots > 0 ? h.slots : 1;
+    }
+    for (auto [i, n] : in_list) cap[i] = ppn > 0 ? ppn : std::max(cap[i], n);
+  };
+  std::vector<HostSlots> job = job_hosts;
+  const bool here_unlimited = job.empty() && ppn == 0;
+  if (job.empty()) job.push_back({"localhost", 0});
+  count_slots(job);
+  if (here_unlimited) cap[index_of("localhost")] = static_cast<int>(kMaxSlots) * 1024;
+  for (const auto& list : block_hosts) count_slots(list);
+
+  int next = 0;
+  for (size_t b = 0; b < sizes.size(); ++b) {
+    const auto& list = b < block_hosts.size() && !block_hosts[b].empty() ? block_hosts[b] : job;
+    std::vector<size_t> mine;
+    for (const auto& h : list) {
+      size_t i = index_of(h.name);
+      if (std::find(mine.begin(), mine.end(), i) == mine.end()) mine.push_back(i);
+    }
+    long free = 0;
+    for (size_t i : mine) free += cap[i] - used[i];
+    if (sizes[b] > free) {
+      throw UsageError("block " + std::to_string(b + 1) + ": " + std::to_string(sizes[b]) +
+                       " ranks do not fit in the " + std::to_string(free) +
+                       " free slot(s) of its hosts (give slots as host:N, or -ppn N)");
+    }
+    const int end = next + sizes[b];
+    if (map_by == MapBy::kNode) {
+      while (next < end) {
+        for (size_t i : mine) {
+          if (next < end && used[i] < cap[i]) {
+            out[i].ranks.push_back(next++);
+            ++used[i];
+          }
+        }
+      }
+    } else {
+      for (size_t i : mine) {
+        while (next < end && used[i] < cap[i]) {
+          out[i].ranks.push_back(next++);
+          ++used[i];
+        }
+      }
+    }
+  }
+  std::vector<Placement> placed;
+  for (auto& p : out) {
+    if (!p.ranks.empty()) placed.push_back(std::move(p));
+  }
+  return placed;
 }
 
 bool is_local_host(const std::string& name) {

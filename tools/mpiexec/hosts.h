@@ -36,6 +36,19 @@ struct Placement {
 std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn,
                                    MapBy map_by = MapBy::kSlot);
 
+// MPMD with host lists of its own in some blocks: block b's `sizes[b]`
+// ranks (numbered on from the blocks before it) go to `block_hosts[b]`, or
+// to `job_hosts` where that is empty, by `map_by` over that list, the
+// blocks sharing each host's slots. A host's slots are counted within each
+// list as place_ranks does (a name twice adds up) and are the largest count
+// any list gives it (`ppn` > 0: ppn). Hosts come out in the order first
+// named, the job's list first. An empty `job_hosts` stands for this host,
+// "localhost", with no limit (as a job without hosts has). Throws
+// UsageError when a block's ranks do not fit in its hosts' free slots.
+std::vector<Placement> place_blocks(const std::vector<HostSlots>& job_hosts,
+                                    const std::vector<std::vector<HostSlots>>& block_hosts,
+                                    const std::vector<int>& sizes, int ppn, MapBy map_by);
+
 // Whether `name` is this host: "localhost", a 127.* address, or our host
 // name (full or up to the first dot).
 bool is_local_host(const std::string& name);

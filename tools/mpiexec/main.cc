@@ -6,6 +6,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -81,7 +82,9 @@ std::vector<std::string> split_words(const std::string& s) {
 // Where the ranks go when hosts were given; empty without hosts, or when
 // every rank lands on this host (which then runs as a single-host job).
 std::vector<Placement> placement_of(Options& opt) {
-  if (opt.host_lists.empty() && opt.hostfile.empty()) return {};
+  const bool per_block = std::any_of(opt.block_host_lists.begin(), opt.block_host_lists.end(),
+                                     [](const auto& lists) { return !lists.empty(); });
+  if (opt.host_lists.empty() && opt.hostfile.empty() && !per_block) return {};
   std::vector<HostSlots> hosts;
   for (const auto& list : opt.host_lists) {
     for (auto& h : parse_host_list(list)) hosts.push_back(h);
@@ -89,23 +92,41 @@ std::vector<Placement> placement_of(Options& opt) {
   if (!opt.hostfile.empty()) {
     for (auto& h : parse_hostfile(read_file(opt.hostfile), opt.hostfile)) hosts.push_back(h);
   }
+  std::vector<std::vector<HostSlots>> block_hosts(opt.apps.size());
+  for (size_t b = 0; b < opt.block_host_lists.size() && b < block_hosts.size(); ++b) {
+    for (const auto& list : opt.block_host_lists[b]) {
+      for (auto& h : parse_host_list(list)) block_hosts[b].push_back(h);
+    }
+  }
   // Every name of this machine we recognise is one host (under the first
   // such name): one machine is one node however it is named. Other names
   // of it are found once their daemons report (MultiHostJob).
-  std::string here;
-  for (auto& h : hosts) {
-    if (!is_local_host(h.name)) continue;
-    if (here.empty()) here = h.name;
-    h.name = here;
-  }
-  // One program without -n gets every slot; blocks without -n get one rank.
-  const bool fill = opt.apps.size() == 1 && !opt.ranks_given;
-  std::vector<Placement> p = place_ranks(hosts, fill ? 0 : opt.ranks, opt.ppn, opt.map_by);
-  if (fill) {
-    int total = 0;
-    for (const auto& h : p) total += static_cast<int>(h.ranks.size());
-    opt.apps[0].size = total;
-    number_apps(opt);
+  // (place_blocks names this host "localhost" when the job gives no hosts.)
+  std::string here = hosts.empty() ? "localhost" : "";
+  auto merge_local = [&](std::vector<HostSlots>& list) {
+    for (auto& h : list) {
+      if (!is_local_host(h.name)) continue;
+      if (here.empty()) here = h.name;
+      h.name = here;
+    }
+  };
+  merge_local(hosts);
+  for (auto& list : block_hosts) merge_local(list);
+  std::vector<Placement> p;
+  if (per_block) {
+    std::vector<int> sizes;
+    for (const auto& app : opt.apps) sizes.push_back(app.size);
+    p = place_blocks(hosts, block_hosts, sizes, opt.ppn, opt.map_by);
+  } else {
+    // One program without -n gets every slot; blocks without -n get one rank.
+    const bool fill = opt.apps.size() == 1 && !opt.ranks_given;
+    p = place_ranks(hosts, fill ? 0 : opt.ranks, opt.ppn, opt.map_by);
+    if (fill) {
+      int total = 0;
+      for (const auto& h : p) total += static_cast<int>(h.ranks.size());
+      opt.apps[0].size = total;
+      number_apps(opt);
+    }
   }
   if (p.size() == 1 && is_local_host(p[0].name)) return {};
   return p;

@@ -94,6 +94,7 @@ Options parse_options(const std::vector<std::string>& args) {
     App app;
     app.size = 1;
     bool ranks_given = false;
+    std::vector<std::string> block_hosts;
     size_t i = 0;
     auto value_of = [&](const std::string& flag, const std::string& inline_value,
                         bool has_inline) -> std::string {
@@ -151,8 +152,9 @@ Options parse_options(const std::vector<std::string>& args) {
         if (dir.empty()) throw UsageError(flag + " needs a directory");
         (name == "gwdir" ? o.wdir : app.wdir) = dir;
       } else if (name == "host" || name == "hosts" || name == "H") {
-        job_wide(flag);
-        o.host_lists.push_back(value_of(flag, inline_value, has_inline));
+        // Before the first program: the job's hosts (and the first
+        // block's); in a later block: where that block's ranks go.
+        (b == 0 ? o.host_lists : block_hosts).push_back(value_of(flag, inline_value, has_inline));
       } else if (name == "hostfile" || name == "machinefile" || name == "f") {
         job_wide(flag);
         o.hostfile = value_of(flag, inline_value, has_inline);
@@ -204,6 +206,7 @@ Options parse_options(const std::vector<std::string>& args) {
     }
     all_ranks_given = all_ranks_given && ranks_given;
     o.apps.push_back(std::move(app));
+    o.block_host_lists.push_back(std::move(block_hosts));
   }
   o.ranks_given = all_ranks_given;
   number_apps(o);
@@ -232,7 +235,8 @@ std::string usage(const std::string& p) {
   return "Usage: " + p +
          " [-n N] [--host H[:N],...|-hostfile F] [-ppn N] [--map-by slot|node]\n"
          "       [--bind-to core|none] [--tag-output] [--timeout S] program [args...]\n"
-         "       [: [-n N] [-env NAME VALUE] [-x NAME[=VALUE]] [-wdir DIR] program [args...]]...\n"
+         "       [: [-n N] [--host H[:N],...] [-env NAME VALUE] [-x NAME[=VALUE]] [-wdir DIR]\n"
+         "          program [args...]]...\n"
          "\n"
          "Starts N ranks (default 1) of program on this host, oversubscribing cores\n"
          "if needed, with a PMIx server for them to wire up through. With --host or\n"
@@ -261,6 +265,8 @@ std::string usage(const std::string& p) {
          "Several programs in one job (MPMD): blocks separated by ':', each with its\n"
          "own -n (default 1), program and arguments. Ranks are numbered across the\n"
          "blocks in order; MPI_APPNUM on MPI_COMM_WORLD is the block's index from 0.\n"
+         "--host in a later block puts that block's ranks on those hosts (the first\n"
+         "block's --host, or -hostfile, is the default for blocks that give none).\n"
          "\n"
          "Exit status: 0 if every rank exited 0; otherwise the first failure: a rank's\n"
          "exit status, 128+S for a rank killed by signal S, the status a rank passed\n"

@@ -26,6 +26,9 @@ struct Options {
   // -ppn N. Empty `hosts` and `hostfile`: this host only.
   std::vector<std::string> host_lists;
   std::string hostfile;
+  // MPMD: --host lists given in blocks after the first, by block index
+  // (same length as `apps`; empty: the block uses the job's hosts).
+  std::vector<std::vector<std::string>> block_host_lists;
   int ppn = 0;
   MapBy map_by = MapBy::kSlot;
   std::vector<std::string> genv;  // -genv NAME VALUE: NAME=VALUE for every app
@@ -49,7 +52,8 @@ class UsageError : public std::runtime_error {
 // MPMD: `OPTIONS prog args : BLOCK-OPTIONS prog args : ...`. Options of
 // the whole job (hosts, mapping, binding, output, timeout, -genv) go before
 // the first program only; each block may give -n, -env NAME VALUE,
-// -x NAME[=VALUE] and -wdir DIR for its own ranks. An empty block, a ':' at
+// -x NAME[=VALUE], -wdir DIR and (after the first) --host LIST for its own
+// ranks. An empty block, a ':' at
 // either end or a block without a program is a UsageError.
 Options parse_options(const std::vector<std::string>& args);
 
