@@ -318,6 +318,27 @@ case "$CASE" in
     expect_tmp_clean
     ;;
 
+  mpmd_app_file)
+    # The blocks from a file (MPICH's -configfile, Open MPI's --app).
+    printf '# two programs\n-n 2 %s a:2,b:1\n\n-n 1 -env V "1 2" %s a:2,b:1\n' "$MPMD_A" "$MPMD_B" >"$SCRATCH/apps"
+    run "$MPIEXEC" --timeout 60 -configfile "$SCRATCH/apps"
+    expect_rc 0
+    grep -qF "mpmd_check: ok (3 ranks in 2 blocks)" "$SCRATCH/out" || fail "no ok from mpmd_check (-configfile)"
+    run "$MPIEXEC" --app "$SCRATCH/apps"
+    expect_rc 0
+    grep -qF "mpmd_check: ok (3 ranks in 2 blocks)" "$SCRATCH/out" || fail "no ok from mpmd_check (--app)"
+    # shellcheck disable=SC2016
+    printf -- '-n 1 sh -c '"'"'echo "[$V]"'"'"'\n-n 1 -env V "1 2" sh -c '"'"'echo "[$V]"'"'"'\n' >"$SCRATCH/apps"
+    run "$MPIEXEC" -configfile "$SCRATCH/apps"
+    expect_rc 0
+    printf '[1 2]\n[]\n' | sort >"$SCRATCH/want"
+    sort "$SCRATCH/out" | diff -u "$SCRATCH/want" - >&2 || fail "quoting or -env in an app file"
+    run "$MPIEXEC" -configfile "$SCRATCH/no-such-file"
+    expect_rc 2
+    run "$MPIEXEC" -configfile "$SCRATCH/apps" true
+    expect_rc 2
+    ;;
+
   mpmd_syntax)
     # Bad block syntax is a usage error (2) and starts nothing.
     marker=$SCRATCH/ran

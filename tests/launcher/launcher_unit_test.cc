@@ -120,6 +120,31 @@ TEST_CASE("MPMD: empty blocks, missing programs and misplaced options are usage 
   CHECK_THROWS_AS(parse({"-n", "4000", "a", ":", "-n", "4000", "b"}), UsageError);  // too many
 }
 
+TEST_CASE("MPMD blocks from an app file (-configfile, --app)") {
+  CHECK(app_file_words("# jobs\n-n 2 ./a 'x y'\n\n  -n 1 -env V \"1 2\" ./b\n", "f") ==
+        std::vector<std::string>{"-n", "2", "./a", "x y", ":", "-n", "1", "-env", "V", "1 2", "./b"});
+  CHECK_THROWS_AS(app_file_words("./a 'open\n", "f"), UsageError);
+  CHECK_THROWS_AS(app_file_words("# nothing\n\n", "f"), UsageError);
+  std::string asked;
+  FileReader reader = [&](const std::string& path) {
+    asked = path;
+    return std::string("-n 2 ./a x\n-n 3 ./b\n");
+  };
+  Options o = parse_options({"--tag-output", "-configfile", "apps", "--timeout", "9"}, reader);
+  CHECK(asked == "apps");
+  CHECK(o.tag_output);
+  CHECK(o.timeout_seconds == doctest::Approx(9));
+  REQUIRE(o.apps.size() == 2);
+  CHECK(o.apps[0].argv == std::vector<std::string>{"./a", "x"});
+  CHECK(o.apps[1].first == 2);
+  CHECK(o.apps[1].size == 3);
+  CHECK(parse_options({"--app=apps"}, reader).apps.size() == 2);
+  // Programs come from the file only; no reader (inside a file): refused.
+  CHECK_THROWS_AS(parse_options({"-configfile", "apps", "./c"}, reader), UsageError);
+  CHECK_THROWS_AS(parse_options({"-configfile", "apps", ":", "./c"}, reader), UsageError);
+  CHECK_THROWS_AS(parse_options({"-configfile", "apps"}), UsageError);
+}
+
 TEST_CASE("MPIEXEC_TIMEOUT is the time limit unless --timeout gives one") {
   Options o = parse({"prog"});
   apply_timeout_environment(o, nullptr);

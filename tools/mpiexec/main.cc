@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
   Options opt;
   std::vector<Placement> placement;
   try {
-    opt = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+    opt = parse_options(std::vector<std::string>(argv + 1, argv + argc), read_file);
     apply_timeout_environment(opt, std::getenv("MPIEXEC_TIMEOUT"));
     if (!opt.help) {
       placement = placement_of(opt);

@@ -69,7 +69,50 @@ std::string block_name(size_t block) {
 
 }  // namespace
 
-Options parse_options(const std::vector<std::string>& args) {
+std::vector<std::string> app_file_words(const std::string& text, const std::string& origin) {
+  std::vector<std::string> out;
+  size_t line_start = 0;
+  for (int number = 1; line_start < text.size(); ++number) {
+    size_t end = text.find('\n', line_start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(line_start, end - line_start);
+    line_start = end + 1;
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (char c : line) {
+      if (quote != 0) {
+        if (c == quote) {
+          quote = 0;
+        } else {
+          word += c;
+        }
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+        in_word = true;
+      } else if (c == ' ' || c == '\t' || c == '\r') {
+        if (in_word) words.push_back(word);
+        word.clear();
+        in_word = false;
+      } else {
+        word += c;
+        in_word = true;
+      }
+    }
+    if (quote != 0) {
+      throw UsageError(origin + ":" + std::to_string(number) + ": a quote is not closed");
+    }
+    if (in_word) words.push_back(word);
+    if (words.empty() || words[0][0] == '#') continue;
+    if (!out.empty()) out.emplace_back(":");
+    for (auto& w : words) out.push_back(std::move(w));
+  }
+  if (out.empty()) throw UsageError(origin + " names no program");
+  return out;
+}
+
+Options parse_options(const std::vector<std::string>& args, const FileReader& read_file) {
   Options o;
   // Blocks are separated by a lone ':' (MPI standard, section 11.8.4).
   std::vector<std::vector<std::string>> blocks(1);
@@ -95,6 +138,9 @@ Options parse_options(const std::vector<std::string>& args) {
     app.size = 1;
     bool ranks_given = false;
     std::vector<std::string> block_hosts;
+    std::string app_file;  // -configfile/--app FILE, and where the flag was
+    size_t app_file_at = 0;
+    bool app_file_inline = false;
     size_t i = 0;
     auto value_of = [&](const std::string& flag, const std::string& inline_value,
                         bool has_inline) -> std::string {
@@ -151,6 +197,13 @@ Options parse_options(const std::vector<std::string>& args) {
         std::string dir = value_of(flag, inline_value, has_inline);
         if (dir.empty()) throw UsageError(flag + " needs a directory");
         (name == "gwdir" ? o.wdir : app.wdir) = dir;
+      } else if (name == "configfile" || name == "app") {
+        job_wide(flag);
+        if (!read_file) throw UsageError(flag + " cannot be used inside an app file");
+        app_file_at = i;
+        app_file_inline = has_inline;
+        app_file = value_of(flag, inline_value, has_inline);
+        if (app_file.empty()) throw UsageError(flag + " needs a file name");
       } else if (name == "host" || name == "hosts" || name == "H") {
         // Before the first program: the job's hosts (and the first
         // block's); in a later block: where that block's ranks go.
@@ -198,6 +251,22 @@ Options parse_options(const std::vector<std::string>& args) {
       } else {
         throw UsageError("unknown option '" + a + "'");
       }
+    }
+    if (!app_file.empty()) {
+      // The file's lines are the blocks; the job's options given here stay.
+      if (i < words.size() || blocks.size() > 1) {
+        throw UsageError("-configfile/--app gives the programs: none may be on the command line");
+      }
+      std::vector<std::string> expanded;
+      for (size_t k = 0; k < words.size(); ++k) {
+        if (k == app_file_at) {
+          if (!app_file_inline) ++k;  // its value too
+          continue;
+        }
+        expanded.push_back(words[k]);
+      }
+      for (auto& w : app_file_words(read_file(app_file), app_file)) expanded.push_back(std::move(w));
+      return parse_options(expanded, {});
     }
     app.argv.assign(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
     if (app.argv.empty()) {
@@ -260,6 +329,7 @@ std::string usage(const std::string& p) {
          "  -env NAME VALUE    set NAME for this block's ranks (-genv: every block's)\n"
          "  -x NAME[=VALUE]    the same, Open MPI's way (NAME alone: our value of it)\n"
          "  -wdir DIR          this block's ranks start in DIR (-gwdir: every block's)\n"
+         "  -configfile FILE   the blocks from FILE, one a line (also --app FILE)\n"
          "  -h, --help         this text\n"
          "\n"
          "Several programs in one job (MPMD): blocks separated by ':', each with its\n"

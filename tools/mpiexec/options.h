@@ -1,6 +1,7 @@
 // The mpiexec command line.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,9 +54,18 @@ class UsageError : public std::runtime_error {
 // the whole job (hosts, mapping, binding, output, timeout, -genv) go before
 // the first program only; each block may give -n, -env NAME VALUE,
 // -x NAME[=VALUE], -wdir DIR and (after the first) --host LIST for its own
-// ranks. An empty block, a ':' at
-// either end or a block without a program is a UsageError.
-Options parse_options(const std::vector<std::string>& args);
+// ranks. An empty block, a ':' at either end or a block without a program
+// is a UsageError. `-configfile FILE` (MPICH) or `--app FILE` (Open MPI)
+// among the job's options takes the blocks from FILE instead, one a line
+// (app_file_words); `read_file` returns a file's text or throws UsageError.
+using FileReader = std::function<std::string(const std::string& path)>;
+Options parse_options(const std::vector<std::string>& args, const FileReader& read_file = {});
+
+// An app file's blocks as command-line words with ':' between them: one
+// block a line, words split on blanks, '...' and "..." quote, a line whose
+// first word starts with '#' is a comment, blank lines are skipped.
+// Throws UsageError for an unterminated quote or a file without a block.
+std::vector<std::string> app_file_words(const std::string& text, const std::string& origin);
 
 // Sets each app's first rank from the sizes, in order, and `ranks` to
 // their sum (again after placement has changed a size).
