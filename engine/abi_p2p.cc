@@ -329,8 +329,12 @@ void wait_until(Request* r) {
   Engine& e = engine();
   int idle = 0;
   while (!r->complete) {
-    if (e.progress() == 0) e.idle(idle);
-    else idle = 0;
+    if (e.progress() == 0) {
+      e.idle(idle);
+      if (idle == e.settings.spin_before_yield) e.waiting_on(r);  // (ofi) liveness
+    } else {
+      idle = 0;
+    }
   }
 }
 

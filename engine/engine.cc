@@ -412,6 +412,13 @@ void Engine::idle(int& idle_passes) {
   }
 }
 
+void Engine::waiting_on(Request* r) {
+  if (r->kind != RequestKind::kRecv || r->complete || r->peer < 0 || !r->comm) return;
+  if (size_t(r->peer) >= r->comm->world.size()) return;
+  int world = r->comm->world[size_t(r->peer)];
+  if (world >= 0 && size_t(world) < route.size() && route[size_t(world)]) route[size_t(world)]->watch(world);
+}
+
 void Engine::run_deferred() {
   // Deferred work may itself defer more (e.g. a pull that falls back to CTS).
   while (!deferred_.empty()) {
@@ -1445,8 +1452,12 @@ int wait(Request* r, MPI_Status* status) {
   Engine& e = engine();
   int idle = 0;
   while (!r->complete) {
-    if (e.progress() == 0) e.idle(idle);
-    else idle = 0;
+    if (e.progress() == 0) {
+      e.idle(idle);
+      if (idle == e.settings.spin_before_yield) e.waiting_on(r);  // (ofi) liveness
+    } else {
+      idle = 0;
+    }
   }
   Engine::notify(r);
   Engine::fill_status(r, status);

@@ -107,6 +107,11 @@ class Engine final : public transport::Delivery {
   int progress();
   // Spin / yield policy for a waiting loop; call once per idle pass.
   void idle(int& idle_passes);
+  // (ofi) A blocking wait on `r` has been idle for spin_before_yield passes:
+  // a receive from one peer asks that peer's transport to watch its
+  // liveness (Transport::watch), so a link that died before the two ever
+  // talked ends the wait with an error instead of a hang.
+  void waiting_on(Request* r);
 
   // Requests.
   Request* new_request(RequestKind kind);

@@ -178,6 +178,11 @@ class Transport {
   // that caches registrations of user memory drops those overlapping it,
   // so memory later allocated at the same addresses is registered afresh.
   virtual void forget_memory(const void* addr, size_t len) {}
+  // --- liveness of a peer not yet talked to (added by the ofi transport) ---
+  // The engine has been blocked for a while on a receive from `peer`: a
+  // transport that checks the liveness of peers it exchanged traffic with
+  // starts checking this one too. Called rarely (once per long wait).
+  virtual void watch(int peer) {}
 };
 
 }  // namespace sonde::transport

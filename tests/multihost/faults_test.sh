@@ -7,6 +7,15 @@
 #                      the link to its peer's host goes down: Sonde's ofi
 #                      liveness check ends the job with "no sign of life",
 #                      never a hang
+#     cold_link_down   the same, but the two ranks never exchanged anything
+#                      before the link goes down (no keepalives between
+#                      them); the sender (with the launcher, whose output
+#                      we see) ends the job with a clear error naming the
+#                      receiver
+#     cold_wait_link_down  idle_link_down without any traffic between
+#                      the ranks before the cut: the waiting rank's
+#                      transport watches the peer it waits on all the same
+#                      ("no sign of life"), never a hang
 #     idle_peer_alive  the same wait with the link up, longer than the
 #                      timeout: keepalives keep it alive; the message arrives
 #     delay            one host's link delays every frame 25 ms each way
@@ -66,6 +75,54 @@ case "$scenario" in
     ((RC != 0)) || fail "the job succeeded"
     ((TOOK < 178)) || fail "the job had to be killed"
     grep -qF "no sign of life from rank" "$out" || fail "Sonde did not report the silent peer"
+    ;;
+  cold_link_down)
+    mh_setup 2
+    mh_tcp_give_up_fast 0
+    mh_tcp_give_up_fast 1
+    (
+      for _ in $(seq 1800); do
+        if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == 2 ]]; then
+          mh_link 1 down
+          exit 0
+        fi
+        sleep 0.05
+      done
+    ) &
+    MH_PIDS+=($!)
+    # In cold mode rank 1 (on h1) receives and rank 0 (on h0, with mpirun,
+    # whose output is the only one that still reaches us) sends after 2 s,
+    # into the dead link: its send stays incomplete (the
+    # connection attempt gets no answer) for the stall timeout. Short
+    # timeout: mpirun's own link to h1's daemon crosses the same link and
+    # ends the job about 10 s after the cut; Sonde must say why first.
+    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=3 "$bin/idle_wait" 2 cold
+    ((RC != 0)) || fail "the job succeeded"
+    ((TOOK < 178)) || fail "the job had to be killed"
+    # Its send stuck, or, if the receiver's watch (Engine::waiting_on)
+    # reached it before the cut, that peer's silence: either names rank 1.
+    grep -qE "sonde ofi: .*(sending to rank 1|send to rank 1|no sign of life from rank 1)" "$out" ||
+      fail "Sonde did not report the unreachable peer"
+    ;;
+  cold_wait_link_down)
+    mh_setup 2
+    mh_tcp_give_up_fast 0
+    mh_tcp_give_up_fast 1
+    (
+      for _ in $(seq 1800); do
+        if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == 2 ]]; then
+          sleep 1
+          mh_link 1 down
+          exit 0
+        fi
+        sleep 0.1
+      done
+    ) &
+    MH_PIDS+=($!)
+    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=6 "$bin/idle_wait" 600 cold-wait
+    ((RC != 0)) || fail "the job succeeded"
+    ((TOOK < 178)) || fail "the job had to be killed"
+    grep -qF "no sign of life from rank 1" "$out" || fail "Sonde did not report the silent peer"
     ;;
   idle_peer_alive)
     mh_setup 2

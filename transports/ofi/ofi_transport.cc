@@ -448,6 +448,21 @@ class OfiTransport final : public Transport {
 
   bool read_remote(int, uint64_t, void*, size_t) override { return false; }
 
+  // A rank blocked on a receive from `peer` (Engine::waiting_on): watch it
+  // like a peer we have talked to. One never talked to gets its silence
+  // clock started now and a keepalive at the next check, which also opens
+  // the connection; the peer, having heard from us, keeps us posted.
+  void watch(int peer) override {
+    if (!reaches(peer)) return;
+    Peer& p = peer_[size_t(peer)];
+    if (p.watched) return;
+    p.watched = true;
+    if (p.send_seq == 0 && p.recv_seq == 0) {
+      p.last_heard = now_s();
+      p.last_sent = 0;
+    }
+  }
+
   void forget_memory(const void* addr, size_t len) override {
     if (cq_) mr_cache_.forget(addr, len);
   }
@@ -561,6 +576,7 @@ class OfiTransport final : public Transport {
     uint32_t keepalive_seq = 0;
     bool keepalive_out = false;
     uint32_t consumed_by_peer = 0;
+    bool watched = false;  // watch(): checked even before any traffic
   };
 
   // ------------------------------------------------------------- set-up
@@ -580,6 +596,15 @@ class OfiTransport final : public Transport {
     // ranks, no measurable loss at 128 (64 was 10-20 % slower).
     size_t rx = std::max<size_t>(128, cfg_.peers.size() * size_t(cfg_.credits + 3) + 64);
     setenv("FI_OFI_RXM_MSG_RX_SIZE", std::to_string(rx).c_str(), /*overwrite=*/0);
+    // net (TCP's native endpoint, choose_provider) reads a message's first
+    // bytes through a prefetch buffer of FI_NET_PREFETCH_RBUF_SIZE (9000)
+    // and the rest straight into our buffer. With 9000, a 16 KiB ping-pong
+    // after a phase of >= 4 KiB messages settled at 10-13 us in most rounds
+    // (Open MPI and MPICH: 7-9); 2304 (a message of up to 2 KiB still
+    // arrives in one recvfrom) took it to 0.58-0.89 of that, small sizes
+    // unchanged (0.99-1.01); 0 costs small messages a second recvfrom
+    // (1.05-1.24). docs/ofi.md, Benchmark.
+    setenv("FI_NET_PREFETCH_RBUF_SIZE", "2304", /*overwrite=*/0);
     fi_info* hints = fi_allocinfo();
     if (!hints) throw std::runtime_error("sonde ofi: fi_allocinfo failed");
     hints->ep_attr->type = FI_EP_RDM;
@@ -1073,7 +1098,7 @@ class OfiTransport final : public Transport {
       Peer& p = peer_[size_t(peer)];
       // Only connections in use: keepalives to every rank of a large job
       // would make the provider connect all to all.
-      if (p.send_seq == 0 && p.recv_seq == 0) continue;
+      if (p.send_seq == 0 && p.recv_seq == 0 && !p.watched) continue;
       if (t - p.last_heard > cfg_.stall_timeout_s) {
         fatal("sonde ofi: no sign of life from rank " + std::to_string(peer) + " for " +
               std::to_string(int(t - p.last_heard)) +
