@@ -527,12 +527,28 @@ void Engine::release(Request* r) {
 // The hot operations come in two compiled forms: <false> carries no PERUSE
 // code at all, <true> fires events. The dispatch is one load of the
 // communicator's watched mask and one predictable branch per operation.
-#define SONDE_DISPATCH(mask, call_watched, call_plain) \
-  (__builtin_expect((mask) != 0, 0) ? (call_watched) : (call_plain))
+// `events`: the events the watched twin can fire. An operation takes its
+// watched twin only when one of them is active, so an active event an
+// operation never fires costs it nothing (same test as `mask != 0`).
+#define SONDE_DISPATCH(mask, events, call_watched, call_plain) \
+  (__builtin_expect(((mask) & (events)) != 0, 0) ? (call_watched) : (call_plain))
+inline constexpr uint32_t kCompleteEvents = peruse::bits_of({PERUSE_COMM_REQ_COMPLETE, PERUSE_COMM_REQ_NOTIFY});
+inline constexpr uint32_t kPayloadDoneEvents =
+    peruse::bits_of({PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE, PERUSE_COMM_REQ_NOTIFY});
+inline constexpr uint32_t kSendNowEvents =
+    peruse::bits_of({PERUSE_COMM_REQ_ACTIVATE, PERUSE_COMM_REQ_XFER_BEGIN, PERUSE_COMM_REQ_XFER_END,
+                     PERUSE_COMM_REQ_COMPLETE, PERUSE_COMM_REQ_NOTIFY});
+inline constexpr uint32_t kIssueRecvEvents = peruse::bits_of(
+    {PERUSE_COMM_REQ_ACTIVATE, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN, PERUSE_COMM_SEARCH_UNEX_Q_END,
+     PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, PERUSE_COMM_REQ_MATCH_UNEX});
+inline constexpr uint32_t kArrivalEvents = peruse::bits_of(
+    {PERUSE_COMM_MSG_ARRIVED, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN, PERUSE_COMM_SEARCH_POSTED_Q_END,
+     PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, PERUSE_COMM_MSG_MATCH_POSTED_REQ,
+     PERUSE_COMM_REQ_XFER_BEGIN});
 
 void Engine::complete(Request* r) {
   uint32_t w = r->comm ? SONDE_WATCHED_MASK(r->comm->peruse) : 0;
-  SONDE_DISPATCH(w, complete_watched(r, w), complete_as<false>(r, 0));
+  SONDE_DISPATCH(w, kCompleteEvents, complete_watched(r, w), complete_as<false>(r, 0));
 }
 
 void Engine::complete_watched(Request* r, uint32_t w) { complete_as<true>(r, w); }
@@ -575,7 +591,7 @@ void Engine::fill_status(const Request* r, MPI_Status* status) {
 
 bool Engine::send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm) {
   uint32_t w = SONDE_WATCHED_MASK(comm->peruse);
-  return SONDE_DISPATCH(w, send_now_watched(buf, count, type, dest, tag, comm),
+  return SONDE_DISPATCH(w, kSendNowEvents, send_now_watched(buf, count, type, dest, tag, comm),
                         send_now_as<false>(buf, count, type, dest, tag, comm));
 }
 
@@ -781,7 +797,7 @@ void Engine::coop_part_done(Request* r) {
 
 int Engine::issue_recv(Request* r) {
   uint32_t w = SONDE_WATCHED_MASK(r->comm->peruse);
-  return SONDE_DISPATCH(w, issue_recv_watched(r, w), issue_recv_as<false>(r, 0));
+  return SONDE_DISPATCH(w, kIssueRecvEvents, issue_recv_watched(r, w), issue_recv_as<false>(r, 0));
 }
 
 int Engine::issue_recv_watched(Request* r, uint32_t w) { return issue_recv_as<true>(r, w); }
@@ -1053,7 +1069,7 @@ transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm
     return &m->sink;
   }
   uint32_t w = SONDE_WATCHED_MASK(comm->peruse);
-  return SONDE_DISPATCH(w, on_message_watched(peer, h, comm, id, w), on_message_as<false>(peer, h, comm, id, 0));
+  return SONDE_DISPATCH(w, kArrivalEvents, on_message_watched(peer, h, comm, id, w), on_message_as<false>(peer, h, comm, id, 0));
 }
 
 transport::PayloadSink* Engine::on_message_watched(int peer, const PacketHeader& h, Comm* comm, uint64_t id,
@@ -1116,7 +1132,7 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
     if (h.type == PacketType::kEager || h.type == PacketType::kEagerSync || h.type == PacketType::kData) {
       Request* r = sink->request;
       const uint32_t w = SONDE_WATCHED_MASK(r->comm->peruse);
-      if (__builtin_expect(w != 0, 0)) {
+      if (__builtin_expect((w & kPayloadDoneEvents) != 0, 0)) {
         // Back to back with one spec: one dispatch for both events. Out of
         // line, so the plain path keeps its registers.
         [this, r, w]() __attribute__((noinline)) {

@@ -139,7 +139,8 @@ class Engine final : public transport::Delivery {
   // REQ_NOTIFY for r (wait/test/blocking calls): one load and one branch
   // unless something watches it.
   static void notify(Request* r) {
-    if (r->comm && __builtin_expect(SONDE_WATCHED_MASK(r->comm->peruse) != 0, 0)) notify_watched(r);
+    if (r->comm && __builtin_expect((SONDE_WATCHED_MASK(r->comm->peruse) & (1u << PERUSE_COMM_REQ_NOTIFY)) != 0, 0))
+      notify_watched(r);
   }
   [[gnu::noinline]] static void notify_watched(Request* r);
 

@@ -33,7 +33,11 @@ struct Entry {
 
 // Immutable once published. `event` and `comm` (the user's handle) are
 // those of every entry: the dispatcher names them if a callback fails.
+// `call` is what the dispatcher invokes, always one call: the only entry
+// itself, or, with several, detail::fan_out with this set as its param
+// (so the hot path has no count test).
 struct ActiveSet {
+  Entry call;
   uint32_t count;
   int event;
   MPI_Comm comm;
@@ -104,9 +108,10 @@ struct Entered {
   uint32_t outer;
 };
 [[gnu::noinline]] Entered enter_slow();
-// Several handles on one event (any handle but the last gets a copy of spec).
-[[gnu::noinline]] void dispatch_many(const ActiveSet* set, ReaderSlot* me, uint32_t inside, uint32_t outer,
-                                     uint64_t unique_id, peruse_comm_spec_t& spec);
+// ActiveSet::call of a set with several handles (`param` is the set): calls
+// every entry, each its own upcall (any but the last gets a copy of spec),
+// and returns the first value that is not MPI_SUCCESS.
+int fan_out(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void* param);
 // A callback returned an error: ends the job (specification 5.1.2).
 [[noreturn, gnu::noinline, gnu::cold]] void callback_failed(const ActiveSet* set, int rc, ReaderSlot* me,
                                                             uint32_t outer);
@@ -153,6 +158,12 @@ class Reader {
                                    peruse_comm_spec_t& spec) {
     if (const ActiveSet* set = load(events, event)) dispatch(set, unique_id, spec);
   }
+  // As fire, for the last event of the section: the section's end (which
+  // restores the outer depth) also ends the upcall.
+  [[gnu::always_inline]] void fire_last(const CommEvents& events, int event, uint64_t unique_id,
+                                        peruse_comm_spec_t& spec) {
+    if (const ActiveSet* set = load(events, event)) dispatch<false>(set, unique_id, spec);
+  }
 
  private:
   [[gnu::always_inline]] static const ActiveSet* load(const CommEvents& events, int event) {
@@ -162,15 +173,12 @@ class Reader {
     return events.slot[event].load(std::memory_order_acquire);
 #endif
   }
+  template <bool kEndUpcall = true>
   [[gnu::always_inline]] void dispatch(const ActiveSet* set, uint64_t unique_id, peruse_comm_spec_t& spec) {
-    if (__builtin_expect(set->count == 1, 1)) {
-      const Entry& e = set->entries[0];
-      int rc = e.callback(e.handle, static_cast<MPI_Aint>(unique_id), &spec, e.param);
-      if (__builtin_expect(rc != MPI_SUCCESS, 0)) detail::callback_failed(set, rc, me_, outer_);
-    } else {
-      detail::dispatch_many(set, me_, inside_, outer_, unique_id, spec);
-    }
-    me_->depth.store(inside_, std::memory_order_relaxed);  // the upcall is over: clears kDenied
+    const Entry& e = set->call;
+    int rc = e.callback(e.handle, static_cast<MPI_Aint>(unique_id), &spec, e.param);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) detail::callback_failed(set, rc, me_, outer_);
+    if constexpr (kEndUpcall) me_->depth.store(inside_, std::memory_order_relaxed);  // clears kDenied
   }
 
   detail::ReaderSlot* me_;
@@ -200,17 +208,28 @@ using ReaderIf = std::conditional_t<kOpen && kCompiledIn, Reader, NoReader>;
 // One event, in its own reader section.
 [[gnu::always_inline]] inline void fire(const CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
   Reader reader;
-  reader.fire(events, event, unique_id, spec);
+  reader.fire_last(events, event, unique_id, spec);
 }
 
 // Several events back to back with one spec and id, in firing order, in one
-// reader section: those with an active handle, each given a fresh copy of
-// `spec` (a callback may have modified the previous one).
+// reader section: those with an active handle, each but the last given a
+// fresh copy of `spec` (a callback may have modified the previous one); the
+// last gets `spec` itself.
+template <int kEvent, int... kRest>
+[[gnu::always_inline]] inline void fire_sequence_in(Reader& reader, const CommEvents& events, uint64_t unique_id,
+                                                    peruse_comm_spec_t& spec) {
+  if constexpr (sizeof...(kRest) == 0) {
+    reader.fire_last(events, kEvent, unique_id, spec);
+  } else {
+    reader.fire_copy(events, kEvent, unique_id, spec);
+    fire_sequence_in<kRest...>(reader, events, unique_id, spec);
+  }
+}
 template <int... kEvents>
 [[gnu::always_inline]] inline void fire_sequence(const CommEvents& events, uint64_t unique_id,
-                                                 const peruse_comm_spec_t& spec) {
+                                                 peruse_comm_spec_t& spec) {
   Reader reader;
-  (reader.fire_copy(events, kEvents, unique_id, spec), ...);
+  fire_sequence_in<kEvents...>(reader, events, unique_id, spec);
 }
 
 // unique_id values are the engine's (docs/peruse.md): requests use their

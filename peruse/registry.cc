@@ -173,6 +173,7 @@ void republish(Registry& r, CommEvents* events, int event) {
         set->entries[set->count++] = {handle_value(h.generation, i), h.callback, h.param};
       }
     }
+    set->call = set->count == 1 ? set->entries[0] : Entry{PERUSE_EVENT_HANDLE_NULL, &detail::fan_out, set};
   }
   const ActiveSet* old = events->slot[event].exchange(set, std::memory_order_seq_cst);
   // The mask follows the slots (writers are serialised by r.mutex).
@@ -222,19 +223,21 @@ Entered enter_slow() {
   return {me, outer};
 }
 
-void dispatch_many(const ActiveSet* set, ReaderSlot* me, uint32_t inside, uint32_t outer, uint64_t unique_id,
-                   peruse_comm_spec_t& spec) {
+int fan_out(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void* param) {
+  const auto* set = static_cast<const ActiveSet*>(param);
+  // The dispatcher's section is open and no callback of this upcall has run:
+  // the depth word holds the section's "inside" value.
+  ReaderSlot* me = current_slot();
+  const uint32_t inside = me->depth.load(std::memory_order_relaxed);
   const Entry* e = set->entries;
   const Entry* const last = e + (set->count - 1);
-  int rc;
   for (; e != last; ++e) {
-    peruse_comm_spec_t copy = spec;  // callbacks may scribble on their spec
-    rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &copy, e->param);
-    if (__builtin_expect(rc != MPI_SUCCESS, 0)) callback_failed(set, rc, me, outer);
+    peruse_comm_spec_t copy = *spec;  // callbacks may scribble on their spec
+    int rc = e->callback(e->handle, unique_id, &copy, e->param);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) return rc;
     me->depth.store(inside, std::memory_order_relaxed);  // each callback is its own upcall: clears kDenied
   }
-  rc = e->callback(e->handle, static_cast<MPI_Aint>(unique_id), &spec, e->param);
-  if (__builtin_expect(rc != MPI_SUCCESS, 0)) callback_failed(set, rc, me, outer);
+  return e->callback(e->handle, unique_id, spec, e->param);
 }
 
 void callback_failed(const ActiveSet* set, int rc, ReaderSlot* me, uint32_t outer) {

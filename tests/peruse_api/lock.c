@@ -8,6 +8,9 @@
  *   lock not_grantable     inside an upcall where this thread already holds
  *                          the lock (taken in the upcall): not grantable, for
  *                          the rest of that upcall, grantable in the next one
+ *   lock not_grantable_two_handles  two handles on one event: the first
+ *                          callback's refusal ends with its upcall, the second
+ *                          callback (its own upcall) is granted the lock
  *   lock not_grantable_caller_holds  the same when the thread took the lock
  *                          before the MPI call that runs the upcall
  *   lock unlock_not_held   unlocking a lock you do not hold:
@@ -188,6 +191,18 @@ static void not_grantable(void) {
   CHECK_PERUSE_OK(PERUSE_Event_release(&h));
 }
 
+/* Two handles on REQ_ACTIVATE: one activation runs two upcalls, the first
+ * made not grantable, the second a fresh upcall. */
+static void not_grantable_two_handles(void) {
+  peruse_event_h h1 = watch_activations();
+  peruse_event_h h2 = watch_activations();
+  plan = PLAN_OWN_NESTED;
+  one_upcall(0);
+  CHECK(plan == PLAN_DONE && upcalls == 2, "two-handle plan ended at step %d after %d upcalls", plan, upcalls);
+  CHECK_PERUSE_OK(PERUSE_Event_release(&h1));
+  CHECK_PERUSE_OK(PERUSE_Event_release(&h2));
+}
+
 /* The thread holds the lock when it enters MPI, and an upcall runs on it.
  * The spec forbids MPI calls under PERUSE_Lock (5.2.16); the library must
  * still not deadlock on itself. ThreadSanitizer rightly reports the lock
@@ -250,6 +265,7 @@ int main(int argc, char** argv) {
   CHECK_RC(PERUSE_Init(), PERUSE_SUCCESS);
   if (!strcmp(mode, "mutual_exclusion")) mutual_exclusion();
   else if (!strcmp(mode, "not_grantable")) not_grantable();
+  else if (!strcmp(mode, "not_grantable_two_handles")) not_grantable_two_handles();
   else if (!strcmp(mode, "not_grantable_caller_holds")) not_grantable_caller_holds();
   else if (!strcmp(mode, "unlock_not_held")) unlock_not_held();
   else if (!strcmp(mode, "lock_twice")) lock_twice();
