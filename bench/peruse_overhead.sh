@@ -12,9 +12,10 @@
 # differences per half round trip.
 #
 # --callgrind instead counts instructions (exact, and unaffected by a loaded
-# machine): one rank receiving from itself, the difference between 3000 and
-# 1000 rounds, per round and per callback, for the three builds (and Open
-# MPI's, idle and all active, with OMPI_PERUSE_PREFIX).
+# machine): one rank receiving from itself, inside the round's MPI calls, the
+# difference between 3000 and 1000 rounds, per round and per callback, for the three builds, for Open
+# MPI's ten event kinds and for one event that never fires on this path (and
+# Open MPI's, idle and all active, with OMPI_PERUSE_PREFIX).
 set -euo pipefail
 mode=time
 if [ "${1:-}" = --callgrind ]; then mode=callgrind; shift; fi
@@ -41,13 +42,16 @@ if [ -n "$ompi" ]; then
   "$ompi/bin/mpicc" -O2 -I"$here" -o "$work/peruse_overhead.ompi" "$here/peruse_overhead.c"
 fi
 if [ $mode = callgrind ]; then
-  # `count lib|ompi mode rounds`: instructions of the whole run. Open MPI runs
-  # as a singleton on ob1 with its self and vader transports.
+  # `count lib|ompi mode rounds`: instructions spent inside the round's MPI
+  # calls (MPI_Irecv, MPI_Send, MPI_Wait, callbacks included), so start-up
+  # and shutdown, which may wait longer on a loaded machine, do not count.
+  # Open MPI runs as a singleton on ob1 with its self and vader transports.
   count() {
     local prog=("$work/peruse_overhead") env=(LD_LIBRARY_PATH="$work/$1")
     [ "$1" = ompi ] && prog=("$work/peruse_overhead.ompi") env=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader)
-    env "${env[@]}" BENCH_PERUSE="$2" BENCH_ITERS="$3" valgrind --tool=callgrind \
-      --callgrind-out-file="$work/cg.out" "${prog[@]}" >/dev/null 2>"$work/cg.err"
+    env "${env[@]}" BENCH_PERUSE="$2" BENCH_ITERS="$3" valgrind --tool=callgrind '--toggle-collect=*MPI_Irecv' \
+      '--toggle-collect=*MPI_Send' '--toggle-collect=*MPI_Wait' --callgrind-out-file="$work/cg.out" "${prog[@]}" \
+      >/dev/null 2>"$work/cg.err"
     callgrind_annotate "$work/cg.out" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
   }
   per_round() { echo $(( ($(count "$1" "$2" 3000) - $(count "$1" "$2" 1000)) / 2000 )); }
@@ -58,11 +62,14 @@ if [ $mode = callgrind ]; then
   }
   off=$(per_round off none); idle=$(per_round on none); all=$(per_round on all); cb=$(callbacks on all)
   oset=$(per_round on ompi); ocbs=$(callbacks on ompi)
+  # One event active that never fires on this path: the cost of being watched.
+  inert=$(per_round on PERUSE_COMM_MSG_INSERT_IN_UNEX_Q)
   echo "instructions per round (Irecv + Send + Wait to self, 0 bytes):"
   echo "  off  $off"
   echo "  idle $idle ($(( idle - off )) vs off)"
   echo "  all  $all ($(( all - idle )) vs idle, $cb callbacks: $(( (all - idle) / cb )) per callback)"
   echo "  Open MPI's events only: $oset ($(( oset - idle )) vs idle, $ocbs callbacks: $(( (oset - idle) / ocbs )) per callback)"
+  echo "  one inert event (MSG_INSERT_IN_UNEX_Q, never fires here): $inert ($(( inert - idle )) vs idle)"
   if [ -n "$ompi" ]; then
     oidle=$(per_round ompi none); oall=$(per_round ompi all); ocb=$(callbacks ompi all)
     echo "  Open MPI (PERUSE build) idle $oidle, all $oall ($(( oall - oidle )) vs idle, $ocb callbacks:" \

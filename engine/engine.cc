@@ -121,30 +121,39 @@ bool copy_scattered(transport::Transport& t, int peer, bool read, uint64_t remot
 // carries the user's own arguments.
 inline uint64_t uid(const Request* r) { return reinterpret_cast<uint64_t>(r); }
 inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? PERUSE_SEND : PERUSE_RECV; }
+// r's spec, built once per request (its arguments are fixed from
+// new_request on); every dispatch gets its own copy.
+[[gnu::always_inline]] inline const peruse_comm_spec_t& req_spec(Request* r) {
+  if (__builtin_expect(!r->peruse_spec_ready, 0)) {
+    peruse::set_spec(r->peruse_spec, r->comm->handle, r->buf, static_cast<int>(r->count), r->type->handle, r->peer,
+                     r->tag, operation(r));
+    r->peruse_spec_ready = true;
+  }
+  return r->peruse_spec;
+}
 // The _IF forms take a watched mask the caller loaded once for several events
 // and dispatch inline (watched twins); the others load the mask and call.
-#define FIRE_REQ_IF(w, event, r)                                                                                \
-  SONDE_FIRE_IF((w), (r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count,              \
-                (r)->type->handle, (r)->peer, (r)->tag, operation(r))
-#define FIRE_REQ(event, r)                                                                                   \
-  SONDE_FIRE((r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count, (r)->type->handle, \
-             (r)->peer, (r)->tag, operation(r))
+#define FIRE_REQ_IF(w, event, r) SONDE_FIRE_SPEC_IF((w), (r)->comm->peruse, (event), uid(r), req_spec(r))
+#define FIRE_REQ(event, r) SONDE_FIRE_SPEC((r)->comm->peruse, (event), uid(r), req_spec(r))
 // Several request events back to back (in firing order), one dispatch.
-#define FIRE_REQ_SEQUENCE_IF(w, r, ...)                                                                   \
-  SONDE_FIRE_SEQUENCE_IF((w), (r)->comm->peruse, uid(r), (r)->comm->handle, (r)->buf, (r)->count,       \
-                         (r)->type->handle, (r)->peer, (r)->tag, operation(r), __VA_ARGS__)
+#define FIRE_REQ_SEQUENCE_IF(w, r, ...) \
+  SONDE_FIRE_SPEC_SEQUENCE_IF((w), (r)->comm->peruse, uid(r), req_spec(r), __VA_ARGS__)
 // Message events carry the envelope: sender, tag, size in bytes.
 #define FIRE_MSG_IF(w, event, c, id, h)                                                                          \
   SONDE_FIRE_IF((w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, \
                 (h).source, (h).tag, PERUSE_RECV)
 // In an open reader section `rd` (peruse::ReaderIf): the events of one
 // engine operation share it.
-#define FIRE_REQ_WITH(rd, w, event, r)                                                                           \
-  SONDE_FIRE_WITH(rd, (w), (r)->comm->peruse, (event), uid(r), (r)->comm->handle, (r)->buf, (r)->count,          \
-                  (r)->type->handle, (r)->peer, (r)->tag, operation(r))
+#define FIRE_REQ_WITH(rd, w, event, r) SONDE_FIRE_SPEC_WITH(rd, (r)->comm->peruse, (event), uid(r), req_spec(r))
 #define FIRE_MSG_WITH(rd, w, event, c, id, h)                                                                    \
   SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total),    \
                   MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
+// _LAST_: the last event of the section (its end ends the upcall).
+#define FIRE_REQ_LAST_WITH(rd, w, event, r) \
+  SONDE_FIRE_SPEC_LAST_WITH(rd, (r)->comm->peruse, (event), uid(r), req_spec(r))
+#define FIRE_MSG_LAST_WITH(rd, w, event, c, id, h)                                                                \
+  SONDE_FIRE_LAST_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), \
+                       MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
 // Queue searches (PERUSE_COMM_SEARCH_*): in the watched twins they fire
 // around the matcher's call, which is the whole search.
 #define FIRE_SEARCH_WITH(rd, w, event, c, id, source, tag)                                                    \
@@ -165,11 +174,12 @@ inline constexpr uint32_t kSearchUnexBits =
   r->xfer_started = true;
   FIRE_REQ_IF(w, PERUSE_COMM_REQ_XFER_BEGIN, r);
 }
+// The last event of an arrival's section; r is the matched receive.
 template <class ReaderT>
-inline void xfer_begin_with(ReaderT& rd, uint32_t w, Request* r) {
+inline void xfer_begin_last_with(ReaderT& rd, uint32_t w, Request* r) {
   if (r->xfer_started) return;
   r->xfer_started = true;
-  FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_XFER_BEGIN, r);
+  FIRE_REQ_LAST_WITH(rd, w, PERUSE_COMM_REQ_XFER_BEGIN, r);
 }
 inline void xfer_begin(Request* r) {
   if (r->xfer_started) return;
@@ -458,13 +468,15 @@ void Engine::run_deferred() {
 // object (hooks, sinks, a 48-byte header) showed up in the receive path.
 // Every field of Request is listed here; the size check makes adding a
 // field without resetting it here a compile error (x86-64 layout).
-static_assert(sizeof(Request) == 280, "Request changed: reset the new field in Request::reset()");
+// (peruse_spec is not reset: peruse_spec_ready says whether it is built.)
+static_assert(sizeof(Request) == 320, "Request changed: reset the new field in Request::reset()");
 void Request::reset() {
   handle = MPI_REQUEST_NULL;
   kind = RequestKind::kSend;
   mode = SendMode::kStandard;
   persistent = active = complete = user_freed = cancelled = handed = matched = xfer_started = false;
   cancel_state = 0;
+  peruse_spec_ready = false;
   error = MPI_SUCCESS;
   buf = nullptr;
   count = 0;
@@ -553,7 +565,8 @@ void Engine::complete(Request* r) {
 
 void Engine::complete_watched(Request* r, uint32_t w) { complete_as<true>(r, w); }
 
-void Engine::notify_watched(Request* r) { FIRE_REQ_IF(SONDE_WATCHED_MASK(r->comm->peruse), PERUSE_COMM_REQ_NOTIFY, r); }
+// notify() saw REQ_NOTIFY's bit; the slot says whether it is still active.
+void Engine::notify_watched(Request* r) { FIRE_REQ_IF(peruse::bit(PERUSE_COMM_REQ_NOTIFY), PERUSE_COMM_REQ_NOTIFY, r); }
 
 template <bool kWatched, bool kFireComplete>
 void Engine::complete_as(Request* r, uint32_t w) {
@@ -833,12 +846,12 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, nullptr));
   if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_END, c, sid, r->peer, r->tag);
   if (!found) {
-    FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
+    FIRE_REQ_LAST_WITH(rd, w, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
     c->queues.post(r);
     return MPI_SUCCESS;
   }
   FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
-  FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_MATCH_UNEX, r);
+  FIRE_REQ_LAST_WITH(rd, w, PERUSE_COMM_REQ_MATCH_UNEX, r);
   }
   match_message(r, found);
   return MPI_SUCCESS;
@@ -1093,7 +1106,7 @@ transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, C
   if (!r) {
     Message* m = new_message(peer, h, comm);
     m->uid = id;
-    FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
+    FIRE_MSG_LAST_WITH(rd, w, PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
     comm->queues.push_unexpected(m);
     return &m->sink;
   }
@@ -1110,7 +1123,7 @@ transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, C
       return ack;
     }()});
     setup_sink(r, h.payload);
-    xfer_begin_with(rd, w, r);
+    xfer_begin_last_with(rd, w, r);
     return &r->sink;
   }
   }
@@ -1133,12 +1146,7 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
       Request* r = sink->request;
       const uint32_t w = SONDE_WATCHED_MASK(r->comm->peruse);
       if (__builtin_expect((w & kPayloadDoneEvents) != 0, 0)) {
-        // Back to back with one spec: one dispatch for both events. Out of
-        // line, so the plain path keeps its registers.
-        [this, r, w]() __attribute__((noinline)) {
-          FIRE_REQ_SEQUENCE_IF(w, r, PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE);
-          complete_as<true, false>(r, w);
-        }();
+        payload_done_watched(r, w);
       } else {
         complete_as<false>(r, 0);
       }
@@ -1157,6 +1165,14 @@ void Engine::on_payload_done(int peer, const PacketHeader& h, transport::Payload
     free_message(m);
     complete(r);
   }
+}
+
+// A receive's payload is in: REQ_XFER_END and REQ_COMPLETE back to back with
+// one spec, one reader section. Out of line, so the plain path keeps its
+// registers.
+void Engine::payload_done_watched(Request* r, uint32_t w) {
+  FIRE_REQ_SEQUENCE_IF(w, r, PERUSE_COMM_REQ_XFER_END, PERUSE_COMM_REQ_COMPLETE);
+  complete_as<true, false>(r, w);
 }
 
 void Engine::deliver_control(int peer, const PacketHeader& h) {

@@ -166,6 +166,7 @@ class Engine final : public transport::Delivery {
   template <bool kWatched, bool kFireComplete = true>
   [[gnu::always_inline]] inline void complete_as(Request* r, uint32_t watched);
   [[gnu::noinline]] void complete_watched(Request* r, uint32_t watched);
+  [[gnu::noinline]] void payload_done_watched(Request* r, uint32_t watched);  // on_payload_done's
   template <bool kWatched>
   [[gnu::always_inline]] inline bool send_now_as(const void* buf, int64_t count, Datatype* type, int dest, int tag,
                                                  Comm* comm);

@@ -104,6 +104,7 @@ struct Request : matching::PostedEntry {
   // kCancelInFlight: the send was not complete, kCancelAfterComplete: it was
   // (eager, handed over) and waits for the answer before completing again.
   uint8_t cancel_state = 0;
+  bool peruse_spec_ready = false;  // PERUSE (helper perf): peruse_spec below is built (reset() clears it)
   int error = MPI_SUCCESS;
 
   // The user's arguments.
@@ -130,6 +131,13 @@ struct Request : matching::PostedEntry {
   uint8_t coop_waiting = 0;    // coop events still owed before completion
   RecvSink sink;
   SendPart item;
+
+  // ---- PERUSE (helper perf) ----
+  // The spec of this request's events (the user's arguments), built by the
+  // first event that fires after new_request and copied for every callback
+  // (engine.cc, req_spec). Code that changes buf, count, type, peer, tag,
+  // comm or kind after an event has fired must clear peruse_spec_ready.
+  peruse_comm_spec_t peruse_spec;
 
   void reset();
 };

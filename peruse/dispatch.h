@@ -76,6 +76,14 @@ constexpr uint32_t bits_of(std::initializer_list<int> events) {
   s.operation = operation;
 }
 
+// A spec with these fields (built in place where it initialises a spec).
+[[gnu::always_inline]] inline peruse_comm_spec_t make_spec(MPI_Comm comm, const void* buf, int64_t count,
+                                                           MPI_Datatype datatype, int peer, int tag, int operation) {
+  peruse_comm_spec_t s;
+  set_spec(s, comm, buf, static_cast<int>(count), datatype, peer, tag, operation);
+  return s;
+}
+
 // ---- The reader side (the engine's firing path) ---------------------------
 // Writers free a retired array once no thread is inside a reader section.
 // A thread announces itself in its own depth word with plain stores (no
@@ -160,6 +168,19 @@ class Reader {
   }
   // As fire, for the last event of the section: the section's end (which
   // restores the outer depth) also ends the upcall.
+  // The active handles of `event` (null: none), for `call`. Tests the slot
+  // itself rather than the caller's mask: with the event active that is
+  // one test instead of two.
+  [[gnu::always_inline]] static const ActiveSet* active(uint32_t, const CommEvents& events, int event) {
+    return load(events, event);
+  }
+  [[gnu::always_inline]] void call(const ActiveSet* set, uint64_t unique_id, peruse_comm_spec_t& spec) {
+    dispatch(set, unique_id, spec);
+  }
+  // As call, for the last event of the section (see fire_last).
+  [[gnu::always_inline]] void call_last(const ActiveSet* set, uint64_t unique_id, peruse_comm_spec_t& spec) {
+    dispatch<false>(set, unique_id, spec);
+  }
   [[gnu::always_inline]] void fire_last(const CommEvents& events, int event, uint64_t unique_id,
                                         peruse_comm_spec_t& spec) {
     if (const ActiveSet* set = load(events, event)) dispatch<false>(set, unique_id, spec);
@@ -196,6 +217,9 @@ inline constexpr bool kCompiledIn = true;
 // Reader, ReaderIf<false> (and anything with PERUSE compiled out) nothing.
 struct NoReader {
   void fire(const CommEvents&, int, uint64_t, peruse_comm_spec_t&) {}
+  static constexpr const ActiveSet* active(uint32_t, const CommEvents&, int) { return nullptr; }
+  void call(const ActiveSet*, uint64_t, peruse_comm_spec_t&) {}
+  void call_last(const ActiveSet*, uint64_t, peruse_comm_spec_t&) {}
 };
 template <bool kOpen>
 using ReaderIf = std::conditional_t<kOpen && kCompiledIn, Reader, NoReader>;
@@ -239,72 +263,90 @@ template <int... kEvents>
 }  // namespace sonde::peruse
 
 #ifndef SONDE_PERUSE_OFF
+// Every form takes the spec as an expression (`spec`): a make_spec(...) of the
+// fields, or a spec built earlier (a request's, Request::peruse_spec), which
+// is copied, so each dispatch has its own. The _FIELDS forms below build it.
+//
 // `mask` is a value of peruse::watched(events), loaded once by the caller.
 // The dispatch is inlined into the (unlikely) branch: use the _IF forms in
 // code that runs only while something is watched (the engine's watched
 // twins), where one handle then costs a TLS load, the array load, the call
 // and three stores.
-#define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)      \
-  do {                                                                                                        \
-    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {                                   \
-      peruse_comm_spec_t sonde_spec_;                                                                           \
-      ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
-                                (operation));                                                                   \
-      ::sonde::peruse::fire((events), (event), (unique_id), sonde_spec_);                                     \
-    }                                                                                                         \
+#define SONDE_FIRE_SPEC_IF(mask, events, event, unique_id, spec)                \
+  do {                                                                          \
+    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {     \
+      peruse_comm_spec_t sonde_spec_ = (spec);                                  \
+      ::sonde::peruse::fire((events), (event), (unique_id), sonde_spec_);       \
+    }                                                                           \
   } while (0)
-// In an open reader section (`reader`, a Reader or NoReader).
-#define SONDE_FIRE_WITH(reader, mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
-  do {                                                                                                           \
-    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {                                      \
-      peruse_comm_spec_t sonde_spec_;                                                                           \
-      ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
-                                (operation));                                                                   \
-      (reader).fire((events), (event), (unique_id), sonde_spec_);                                                \
-    }                                                                                                            \
+// In an open reader section (`reader`, a Reader or NoReader). The event's
+// slot is tested, not a mask (one test, not two, when it is active).
+#define SONDE_FIRE_SPEC_WITH(reader, events, event, unique_id, spec) \
+  SONDE_FIRE_WITH_(call, reader, events, event, unique_id, spec)
+// The same for the last event of the reader's section: the section's end
+// also ends the upcall.
+#define SONDE_FIRE_SPEC_LAST_WITH(reader, events, event, unique_id, spec) \
+  SONDE_FIRE_WITH_(call_last, reader, events, event, unique_id, spec)
+#define SONDE_FIRE_WITH_(method, reader, events, event, unique_id, spec)                          \
+  do {                                                                                            \
+    if (const ::sonde::peruse::ActiveSet* sonde_set_ = (reader).active(0, (events), (event))) {    \
+      peruse_comm_spec_t sonde_spec_ = (spec);                                                    \
+      (reader).method(sonde_set_, (unique_id), sonde_spec_);                                      \
+    }                                                                                             \
   } while (0)
 // Several events back to back with one spec and id: `...` lists the events
 // in firing order. One reader section for all of them.
-#define SONDE_FIRE_SEQUENCE_IF(mask, events, unique_id, comm, buf, count, datatype, peer, tag, operation, ...)    \
-  do {                                                                                                            \
-    const uint32_t sonde_mask_ = (mask);                                                                          \
-    if (__builtin_expect((sonde_mask_ & ::sonde::peruse::bits_of({__VA_ARGS__})) != 0, 0)) {                      \
-      peruse_comm_spec_t sonde_spec_;                                                                           \
-      ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
-                                (operation));                                                                   \
-      ::sonde::peruse::fire_sequence<__VA_ARGS__>((events), (unique_id), sonde_spec_);                            \
-    }                                                                                                             \
+#define SONDE_FIRE_SPEC_SEQUENCE_IF(mask, events, unique_id, spec, ...)                        \
+  do {                                                                                         \
+    const uint32_t sonde_mask_ = (mask);                                                       \
+    if (__builtin_expect((sonde_mask_ & ::sonde::peruse::bits_of({__VA_ARGS__})) != 0, 0)) {   \
+      peruse_comm_spec_t sonde_spec_ = (spec);                                                 \
+      ::sonde::peruse::fire_sequence<__VA_ARGS__>((events), (unique_id), sonde_spec_);         \
+    }                                                                                          \
   } while (0)
 // Loads the mask itself; the dispatch is a call (fire_slow), for event sites
 // in code shared with the unwatched path.
-#define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)                   \
-  do {                                                                                                           \
-    if (__builtin_expect((::sonde::peruse::watched(events) & ::sonde::peruse::bit(event)) != 0, 0)) {            \
-      peruse_comm_spec_t sonde_spec_;                                                                           \
-      ::sonde::peruse::set_spec(sonde_spec_, (comm), (buf), static_cast<int>(count), (datatype), (peer), (tag), \
-                                (operation));                                                                   \
-      ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                                   \
-    }                                                                                                            \
+#define SONDE_FIRE_SPEC(events, event, unique_id, spec)                                                 \
+  do {                                                                                                  \
+    if (__builtin_expect((::sonde::peruse::watched(events) & ::sonde::peruse::bit(event)) != 0, 0)) {   \
+      peruse_comm_spec_t sonde_spec_ = (spec);                                                          \
+      ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                          \
+    }                                                                                                   \
   } while (0)
 // The watched mask of `events` (0 when nothing is active), for hoisting.
 #define SONDE_WATCHED_MASK(events) ::sonde::peruse::watched(events)
 #else
 // Arguments are type-checked but never evaluated.
-#define SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)           \
-  do {                                                                                                   \
-    if (false) {                                                                                         \
-      (void)(events), (void)(event), (void)(unique_id), (void)(comm), (void)(buf), (void)(count),        \
-          (void)(datatype), (void)(peer), (void)(tag), (void)(operation);                                \
-    }                                                                                                    \
+#define SONDE_FIRE_SPEC(events, event, unique_id, spec)                                         \
+  do {                                                                                          \
+    if (false) {                                                                                \
+      (void)(events), (void)(event), (void)(unique_id);                                         \
+      [[maybe_unused]] const peruse_comm_spec_t& sonde_spec_ = (spec);                          \
+    }                                                                                           \
   } while (0)
-#define SONDE_FIRE_IF(mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
-  SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation)
-#define SONDE_FIRE_SEQUENCE_IF(mask, events, unique_id, comm, buf, count, datatype, peer, tag, operation, ...) \
-  SONDE_FIRE(events, 0, unique_id, comm, buf, count, datatype, peer, tag, operation)
-#define SONDE_FIRE_WITH(reader, mask, events, event, unique_id, comm, buf, count, datatype, peer, tag, operation) \
-  do {                                                                                                           \
-    (void)(reader);                                                                                              \
-    SONDE_FIRE(events, event, unique_id, comm, buf, count, datatype, peer, tag, operation);                      \
+#define SONDE_FIRE_SPEC_IF(mask, events, event, unique_id, spec) SONDE_FIRE_SPEC(events, event, unique_id, spec)
+#define SONDE_FIRE_SPEC_SEQUENCE_IF(mask, events, unique_id, spec, ...) SONDE_FIRE_SPEC(events, 0, unique_id, spec)
+#define SONDE_FIRE_SPEC_WITH(reader, events, event, unique_id, spec) \
+  do {                                                               \
+    (void)(reader);                                                  \
+    SONDE_FIRE_SPEC(events, event, unique_id, spec);                 \
   } while (0)
+#define SONDE_FIRE_SPEC_LAST_WITH(reader, events, event, unique_id, spec) \
+  SONDE_FIRE_SPEC_WITH(reader, events, event, unique_id, spec)
 #define SONDE_WATCHED_MASK(events) 0u
 #endif
+
+// The same with the spec's fields (comm, buf, count, datatype, peer, tag,
+// operation) instead of a spec.
+#define SONDE_FIRE(events, event, unique_id, ...) \
+  SONDE_FIRE_SPEC(events, event, unique_id, ::sonde::peruse::make_spec(__VA_ARGS__))
+#define SONDE_FIRE_IF(mask, events, event, unique_id, ...) \
+  SONDE_FIRE_SPEC_IF(mask, events, event, unique_id, ::sonde::peruse::make_spec(__VA_ARGS__))
+#define SONDE_FIRE_WITH(reader, mask, events, event, unique_id, ...) \
+  SONDE_FIRE_SPEC_WITH(reader, events, event, unique_id, ::sonde::peruse::make_spec(__VA_ARGS__))
+#define SONDE_FIRE_LAST_WITH(reader, mask, events, event, unique_id, ...) \
+  SONDE_FIRE_SPEC_LAST_WITH(reader, events, event, unique_id, ::sonde::peruse::make_spec(__VA_ARGS__))
+#define SONDE_FIRE_SEQUENCE_IF(mask, events, unique_id, comm, buf, count, datatype, peer, tag, operation, ...) \
+  SONDE_FIRE_SPEC_SEQUENCE_IF(mask, events, unique_id,                                                        \
+                              ::sonde::peruse::make_spec(comm, buf, count, datatype, peer, tag, operation),   \
+                              __VA_ARGS__)
