@@ -144,13 +144,14 @@ inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? 
                 (h).source, (h).tag, PERUSE_RECV)
 // In an open reader section `rd` (peruse::ReaderIf): the events of one
 // engine operation share it.
-#define FIRE_REQ_WITH(rd, w, event, r) SONDE_FIRE_SPEC_WITH(rd, (r)->comm->peruse, (event), uid(r), req_spec(r))
+// `c` is r->comm (a register the caller already holds).
+#define FIRE_REQ_WITH(rd, c, event, r) SONDE_FIRE_SPEC_WITH(rd, (c)->peruse, (event), uid(r), req_spec(r))
 #define FIRE_MSG_WITH(rd, w, event, c, id, h)                                                                    \
   SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total),    \
                   MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
 // _LAST_: the last event of the section (its end ends the upcall).
-#define FIRE_REQ_LAST_WITH(rd, w, event, r) \
-  SONDE_FIRE_SPEC_LAST_WITH(rd, (r)->comm->peruse, (event), uid(r), req_spec(r))
+#define FIRE_REQ_LAST_WITH(rd, c, event, r) \
+  SONDE_FIRE_SPEC_LAST_WITH(rd, (c)->peruse, (event), uid(r), req_spec(r))
 #define FIRE_MSG_LAST_WITH(rd, w, event, c, id, h)                                                                \
   SONDE_FIRE_LAST_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), \
                        MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
@@ -176,10 +177,10 @@ inline constexpr uint32_t kSearchUnexBits =
 }
 // The last event of an arrival's section; r is the matched receive.
 template <class ReaderT>
-inline void xfer_begin_last_with(ReaderT& rd, uint32_t w, Request* r) {
+inline void xfer_begin_last_with(ReaderT& rd, Comm* c, Request* r) {
   if (r->xfer_started) return;
   r->xfer_started = true;
-  FIRE_REQ_LAST_WITH(rd, w, PERUSE_COMM_REQ_XFER_BEGIN, r);
+  FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_XFER_BEGIN, r);
 }
 inline void xfer_begin(Request* r) {
   if (r->xfer_started) return;
@@ -823,7 +824,7 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   // One reader section for the events up to the match; the copy (or pull)
   // of a matched message runs outside it.
   peruse::ReaderIf<kWatched> rd;
-  FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_ACTIVATE, r);
+  FIRE_REQ_WITH(rd, r->comm, PERUSE_COMM_REQ_ACTIVATE, r);
   r->active = true;
   r->xfer_started = false;
   r->complete = false;
@@ -846,12 +847,12 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, nullptr));
   if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_END, c, sid, r->peer, r->tag);
   if (!found) {
-    FIRE_REQ_LAST_WITH(rd, w, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
+    FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
     c->queues.post(r);
     return MPI_SUCCESS;
   }
   FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
-  FIRE_REQ_LAST_WITH(rd, w, PERUSE_COMM_REQ_MATCH_UNEX, r);
+  FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_MATCH_UNEX, r);
   }
   match_message(r, found);
   return MPI_SUCCESS;
@@ -1110,7 +1111,7 @@ transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, C
     comm->queues.push_unexpected(m);
     return &m->sink;
   }
-  FIRE_REQ_WITH(rd, w, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
+  FIRE_REQ_WITH(rd, comm, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
   FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_MATCH_POSTED_REQ, comm, id, h);
   r->status_source = h.source;
   r->status_tag = h.tag;
@@ -1123,7 +1124,7 @@ transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, C
       return ack;
     }()});
     setup_sink(r, h.payload);
-    xfer_begin_last_with(rd, w, r);
+    xfer_begin_last_with(rd, comm, r);
     return &r->sink;
   }
   }
