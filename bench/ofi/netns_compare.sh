@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side over a real TCP path between two fake hosts (network
 # namespaces joined by a bridge, tests/multihost/netns.sh): latency and
-# bandwidth of Sonde's ofi transport (tcp;ofi_rxm) against Open MPI
+# bandwidth of Sonde's ofi transport (net, TCP's RDM endpoint) against Open MPI
 # (--mca pml ob1 --mca btl self,tcp) and MPICH (ch4:ucx), one
 # rank in each namespace (MPICH, Debian's ch4:ucx, sees one machine through
 # the namespaces and would use shared memory: MPIR_CVAR_NOLOCAL=1 and
@@ -11,6 +11,10 @@
 # script the median of the rounds and Sonde's ratio to the better peer.
 #
 # usage (root): bench/ofi/netns_compare.sh [--rounds N]
+# BENCH_QUICKACK=1 turns delayed ACKs off on both fake hosts (route option
+# quickack 1): a 4-16 KiB ping-pong over TCP then no longer depends on when
+# the kernel acknowledges (docs/ofi.md, "Delayed ACKs"); the same for every
+# implementation, and not something a rank can set for net's sockets.
 # Needs: openmpi-bin libopenmpi-dev mpich libmpich-dev, and a Bazel build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,11 +34,16 @@ for b in latency bandwidth; do
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export BENCH_ITERS=${BENCH_ITERS:-2000} BENCH_TRIALS=${BENCH_TRIALS:-5}
-export BENCH_LATENCY_SIZES=${BENCH_LATENCY_SIZES:-0,1,8,64,1024,16384,65536}
+export BENCH_LATENCY_SIZES=${BENCH_LATENCY_SIZES:-0,1,8,64,1024,4096,8192,16384,32768,65536}
 export LD_LIBRARY_PATH="$bb/engine${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 mh_setup 2
 agent=$(mh_agent)
+if [[ ${BENCH_QUICKACK:-0} == 1 ]]; then
+  for i in 0 1; do
+    ip -n "$(mh_ns $i)" route change 10.213.0.0/24 dev eth0 proto kernel scope link src "$(mh_addr $i)" quickack 1
+  done
+fi
 run() {  # impl bench -> lines "name size value"
   local impl=$1 b=$2 x=()
   # A variant "sonde_ofi_tcp+VAR=VALUE+..." runs Sonde with those variables
