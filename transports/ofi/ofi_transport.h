@@ -84,7 +84,11 @@ struct OfiConfig {
   size_t frame_bytes = 64 * 1024 + 64;  // largest frame, FrameHeader included (+64: a 64 KiB eager message and its headers fit one frame)
   int credits = 8;                 // frames in flight per peer (even, >= 2)
   int tx_buffers = 64;             // frames being sent at once, all peers
-  double stall_timeout_s = 120;    // SONDE_OFI_STALL_TIMEOUT overrides
+  // SONDE_OFI_STALL_TIMEOUT overrides. A peer that merely computes outside
+  // MPI looks the same as one whose link died, so the default is long: about
+  // as long as the kernel retransmits before giving up on a TCP connection
+  // (tcp_retries2 = 15), the time any TCP-based MPI takes to notice.
+  double stall_timeout_s = 900;
   // Rendezvous by RMA read: fragment size, fragments in flight per message
   // and in all (SONDE_OFI_READ_BYTES overrides the first).
   size_t read_bytes = 128 * 1024;  // measured against 256 KiB and 1 MiB: docs/ofi.md
