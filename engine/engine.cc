@@ -302,6 +302,7 @@ int Engine::init(int required) {
       config.my_rank = world_rank;
       config.world_size = world_size;
       config.provider = choice.provider;
+      config.shm_region_name = "sonde-" + wireup->job_id() + "-ofi-" + std::to_string(world_rank);
       for (int r = 0; r < world_size; ++r)
         if (!route[r]) config.peers.push_back(r);
       config.fatal = [this](const std::string& message) {

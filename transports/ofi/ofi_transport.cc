@@ -658,6 +658,11 @@ class OfiTransport final : public Transport {
     if (rc) throw std::runtime_error(fi_error("fi_ep_bind(cq)", rc));
     rc = fi_ep_bind(ep_, &av_->fid, 0);
     if (rc) throw std::runtime_error(fi_error("fi_ep_bind(av)", rc));
+    if (!cfg_.shm_region_name.empty() && std::strcmp(info_->fabric_attr->prov_name, "shm") == 0) {
+      std::string name = cfg_.shm_region_name;  // fi_setname takes a mutable buffer
+      rc = fi_setname(&ep_->fid, name.data(), name.size() + 1);
+      if (rc) throw std::runtime_error(fi_error("fi_setname", rc) + " (" + cfg_.shm_region_name + ")");
+    }
     rc = fi_enable(ep_);
     if (rc) throw std::runtime_error(fi_error("fi_enable", rc));
 
