@@ -50,46 +50,46 @@ fail() {
   exit 1
 }
 
+# cut_link_when_waiting PAUSE POLL: in the background, once both ranks of
+# idle_wait report waiting (MPI_Init and its wire-up are over), wait PAUSE
+# seconds and take h1's link down; polls every POLL seconds. Sonde's abort
+# reaches mpirun, whose kill order to h1's daemon then crosses the dead
+# link: TCP must give up on it for mpirun to end (as in mpirun_test.sh
+# link_down), hence the short tcp_retries2 on both hosts.
+cut_link_when_waiting() {
+  mh_tcp_give_up_fast 0
+  mh_tcp_give_up_fast 1
+  (
+    for _ in $(seq 1800); do
+      if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == 2 ]]; then
+        sleep "$1"
+        mh_link 1 down
+        exit 0
+      fi
+      sleep "$2"
+    done
+  ) &
+  MH_PIDS+=($!)
+}
+
+# The job must have failed on its own, before its time limit (180 s).
+expect_failed_in_time() {
+  ((RC != 0)) || fail "the job succeeded"
+  ((TOOK < 178)) || fail "the job had to be killed"
+}
+
 case "$scenario" in
   idle_link_down)
     mh_setup 2
-    # Sonde's abort reaches mpirun, whose kill order to h1's daemon then
-    # crosses the dead link: TCP must give up on it for mpirun to end (as
-    # in mpirun_test.sh link_down).
-    mh_tcp_give_up_fast 0
-    mh_tcp_give_up_fast 1
-    (
-      # Once both ranks wait (MPI_Init and its wire-up are over), cut h1 off.
-      for _ in $(seq 1800); do
-        if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == 2 ]]; then
-          sleep 1
-          mh_link 1 down
-          exit 0
-        fi
-        sleep 0.1
-      done
-    ) &
-    MH_PIDS+=($!)
+    cut_link_when_waiting 1 0.1
     # Rank 1 would send after 600 s: long after the link is gone.
     run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=8 "$bin/idle_wait" 600
-    ((RC != 0)) || fail "the job succeeded"
-    ((TOOK < 178)) || fail "the job had to be killed"
+    expect_failed_in_time
     grep -qF "no sign of life from rank" "$out" || fail "Sonde did not report the silent peer"
     ;;
   cold_link_down)
     mh_setup 2
-    mh_tcp_give_up_fast 0
-    mh_tcp_give_up_fast 1
-    (
-      for _ in $(seq 1800); do
-        if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == 2 ]]; then
-          mh_link 1 down
-          exit 0
-        fi
-        sleep 0.05
-      done
-    ) &
-    MH_PIDS+=($!)
+    cut_link_when_waiting 0 0.05
     # In cold mode rank 1 (on h1) receives and rank 0 (on h0, with mpirun,
     # whose output is the only one that still reaches us) sends after 2 s,
     # into the dead link: its send stays incomplete (the
@@ -97,8 +97,7 @@ case "$scenario" in
     # timeout: mpirun's own link to h1's daemon crosses the same link and
     # ends the job about 10 s after the cut; Sonde must say why first.
     run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=3 "$bin/idle_wait" 2 cold
-    ((RC != 0)) || fail "the job succeeded"
-    ((TOOK < 178)) || fail "the job had to be killed"
+    expect_failed_in_time
     # Its send stuck, or, if the receiver's watch (Engine::waiting_on)
     # reached it before the cut, that peer's silence: either names rank 1.
     grep -qE "sonde ofi: .*(sending to rank 1|send to rank 1|no sign of life from rank 1)" "$out" ||
@@ -106,22 +105,9 @@ case "$scenario" in
     ;;
   cold_wait_link_down)
     mh_setup 2
-    mh_tcp_give_up_fast 0
-    mh_tcp_give_up_fast 1
-    (
-      for _ in $(seq 1800); do
-        if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == 2 ]]; then
-          sleep 1
-          mh_link 1 down
-          exit 0
-        fi
-        sleep 0.1
-      done
-    ) &
-    MH_PIDS+=($!)
+    cut_link_when_waiting 1 0.1
     run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=6 "$bin/idle_wait" 600 cold-wait
-    ((RC != 0)) || fail "the job succeeded"
-    ((TOOK < 178)) || fail "the job had to be killed"
+    expect_failed_in_time
     grep -qF "no sign of life from rank 1" "$out" || fail "Sonde did not report the silent peer"
     ;;
   idle_peer_alive)

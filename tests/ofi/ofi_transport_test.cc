@@ -200,32 +200,39 @@ struct CountingSink final : transport::PayloadSink {
   }
 };
 
+// The provider's connection first (as MPI_Init's traffic does): rank 1's
+// frame goes back only once rank 0's is in; both ranks leave together.
+void connect_pair(FakeExchange& ex, transport::Transport& ofi, RmaDelivery& in) {
+  transport::PacketHeader hello{};
+  hello.type = transport::PacketType::kSyncAck;
+  if (ex.rank() == 0) while (!ofi.try_send_now(1, hello, nullptr)) ofi.progress(in);
+  wait_until(ex, [&] { ofi.progress(in); return in.acks == 1; }, "the first packet");
+  if (ex.rank() == 1) while (!ofi.try_send_now(0, hello, nullptr)) ofi.progress(in);
+  settle(ofi, in);
+  if (ex.rank() == 0) wait_until(ex, [&] { ofi.progress(in); return in.acks == 1; }, "the answer");
+  ex.fence();
+}
+
+// Rank 0 offers `data` (n bytes) to rank 1 for reading: a kRts with its address.
+void announce_rts(transport::Transport& ofi, RmaDelivery& in, const uint8_t* data, uint64_t n, uint64_t cookie) {
+  transport::PacketHeader h{};
+  h.type = transport::PacketType::kRts;
+  h.total = n;
+  h.send_cookie = cookie;
+  h.recv_cookie = reinterpret_cast<uint64_t>(data);
+  while (!ofi.try_send_now(1, h, nullptr)) ofi.progress(in);
+}
+
 void rma_rendezvous(FakeExchange& ex, const std::string& provider) {
   setenv("SONDE_OFI_READ_BYTES", "1048576", 1);  // this rank's process only; the default is smaller
   Endpoint ofi(make_ofi(ex, provider));
   if (!transport::ofi_has_rma(*ofi)) throw RankFailure(provider + ": no RMA");
   const uint64_t n = 3 * 1024 * 1024 + 123;  // with 1 MiB fragments: 4 reads
   RmaDelivery in;
-  // The provider's connection first (as MPI_Init's traffic does): rank 1's
-  // frame goes back only once rank 0's is in.
-  transport::PacketHeader hello{};
-  hello.type = transport::PacketType::kSyncAck;
-  if (ex.rank() == 0) while (!ofi->try_send_now(1, hello, nullptr)) ofi->progress(in);
-  wait_until(ex, [&] { ofi->progress(in); return in.acks == 1; }, "the first packet");
-  if (ex.rank() == 1) while (!ofi->try_send_now(0, hello, nullptr)) ofi->progress(in);
-  settle(*ofi, in);
-  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.acks == 1; }, "the answer");
-  ex.fence();
+  connect_pair(ex, *ofi, in);
   if (ex.rank() == 0) {
     std::vector<uint8_t> data = pattern(0, 5, n);
-    for (int m = 0; m < 3; ++m) {
-      transport::PacketHeader h{};
-      h.type = transport::PacketType::kRts;
-      h.total = n;
-      h.send_cookie = 1000 + uint64_t(m);
-      h.recv_cookie = reinterpret_cast<uint64_t>(data.data());
-      while (!ofi->try_send_now(1, h, nullptr)) ofi->progress(in);
-    }
+    for (int m = 0; m < 3; ++m) announce_rts(*ofi, in, data.data(), n, 1000 + uint64_t(m));
     wait_until(ex, [&] { ofi->progress(in); return in.fins == 3; }, "three kFin");
     RANK_CHECK(transport::ofi_registrations(*ofi) == 1);
     settle(*ofi, in);
@@ -258,24 +265,10 @@ void rma_forget(FakeExchange& ex) {
   if (!transport::ofi_has_rma(*ofi)) throw RankFailure("tcp: no RMA");
   const uint64_t n = 256 * 1024 + 5;
   RmaDelivery in;
-  transport::PacketHeader hello{};
-  hello.type = transport::PacketType::kSyncAck;
-  if (ex.rank() == 0) while (!ofi->try_send_now(1, hello, nullptr)) ofi->progress(in);
-  wait_until(ex, [&] { ofi->progress(in); return in.acks == 1; }, "the first packet");
-  if (ex.rank() == 1) while (!ofi->try_send_now(0, hello, nullptr)) ofi->progress(in);
-  settle(*ofi, in);
-  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.acks == 1; }, "the answer");
-  ex.fence();
+  connect_pair(ex, *ofi, in);
   if (ex.rank() == 0) {
     std::vector<uint8_t> data = pattern(0, 7, n);
-    auto announce = [&](int m) {
-      transport::PacketHeader h{};
-      h.type = transport::PacketType::kRts;
-      h.total = n;
-      h.send_cookie = 2000 + uint64_t(m);
-      h.recv_cookie = reinterpret_cast<uint64_t>(data.data());
-      while (!ofi->try_send_now(1, h, nullptr)) ofi->progress(in);
-    };
+    auto announce = [&](int m) { announce_rts(*ofi, in, data.data(), n, 2000 + uint64_t(m)); };
     auto finished = [&](int fins) { wait_until(ex, [&] { ofi->progress(in); return in.fins == fins; }, "kFin"); };
     announce(0);
     finished(1);

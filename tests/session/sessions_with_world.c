@@ -8,14 +8,22 @@
  * At least 2 ranks. */
 #include "tests/integration/itest.h"
 
+/* A new session and a communicator over its WORLD process set (tagged
+ * `tag`); the group is freed, the session stays open. */
+static MPI_Comm world_of_new_session(MPI_Session* s, const char* tag) {
+  MPI_Group g;
+  MPI_Comm c = MPI_COMM_NULL;
+  CHECK_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, s));
+  CHECK_OK(MPI_Group_from_session_pset(*s, "mpi://WORLD", &g));
+  CHECK_OK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c));
+  CHECK_OK(MPI_Group_free(&g));
+  return c;
+}
+
 static void repeated_sessions(void) {
   for (int round = 0; round < 3; ++round) {
     MPI_Session s;
-    MPI_Group g;
-    MPI_Comm c;
-    CHECK_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
-    CHECK_OK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
-    CHECK_OK(MPI_Comm_create_from_group(g, "org.sonde.test.round", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c));
+    MPI_Comm c = world_of_new_session(&s, "org.sonde.test.round");
     /* WORLD traffic interleaved with the new communicator's. */
     int x = itest_rank, wsum = 0, csum = 0;
     CHECK_OK(MPI_Allreduce(&x, &wsum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
@@ -28,7 +36,6 @@ static void repeated_sessions(void) {
     CHECK_OK(MPI_Comm_get_errhandler(c, &eh));
     CHECK(eh == MPI_ERRORS_RETURN, "the communicator did not get its error handler");
     CHECK_OK(MPI_Comm_free(&c));
-    CHECK_OK(MPI_Group_free(&g));
     CHECK_OK(MPI_Session_finalize(&s));
   }
 }
@@ -77,12 +84,7 @@ int main(int argc, char** argv) {
 
   /* A session that outlives the World model. */
   MPI_Session s;
-  MPI_Group g;
-  MPI_Comm c;
-  CHECK_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
-  CHECK_OK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
-  CHECK_OK(MPI_Comm_create_from_group(g, "org.sonde.test.after", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c));
-  MPI_Group_free(&g);
+  MPI_Comm c = world_of_new_session(&s, "org.sonde.test.after");
   CHECK_OK(MPI_Finalize());
   int finalized = 0;
   MPI_Finalized(&finalized);
