@@ -138,14 +138,11 @@ inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? 
 // Several request events back to back (in firing order), one dispatch.
 #define FIRE_REQ_SEQUENCE_IF(w, r, ...) \
   SONDE_FIRE_SPEC_SEQUENCE_IF((w), (r)->comm->peruse, uid(r), req_spec(r), __VA_ARGS__)
-// Message events carry the envelope: sender, tag, size in bytes.
-#define FIRE_MSG_IF(w, event, c, id, h)                                                                          \
-  SONDE_FIRE_IF((w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, \
-                (h).source, (h).tag, PERUSE_RECV)
 // In an open reader section `rd` (peruse::ReaderIf): the events of one
 // engine operation share it.
 // `c` is r->comm (a register the caller already holds).
 #define FIRE_REQ_WITH(rd, c, event, r) SONDE_FIRE_SPEC_WITH(rd, (c)->peruse, (event), uid(r), req_spec(r))
+// Message events carry the envelope: sender, tag, size in bytes.
 #define FIRE_MSG_WITH(rd, w, event, c, id, h)                                                                    \
   SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total),    \
                   MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
