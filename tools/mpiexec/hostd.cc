@@ -226,16 +226,10 @@ void HostDaemon::start(const JobMessage& job) {
       return r >= apps[a].first && r < apps[a].first + apps[a].size;
     });
     if (!here) continue;
-    try {
-      if (!apps[a].wdir.empty()) apps[a].wdir = check_directory(apps[a].wdir);
-    } catch (const std::exception& e) {
-      report_failure(1, e.what());
-      return;
-    }
-    try {
-      executables[a] = resolve_executable_in(apps[a].argv[0], apps[a].wdir, env_value(job.env, "PATH"));
-    } catch (const std::exception& e) {
-      report_failure(127, e.what());
+    std::string why;
+    const char* path = env_value(job.env, "PATH");
+    if (int status = prepare_program(apps[a].wdir, apps[a].argv[0], path, &executables[a], &why)) {
+      report_failure(status, why);
       return;
     }
   }

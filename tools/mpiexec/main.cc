@@ -223,18 +223,12 @@ int main(int argc, char** argv) {
   spec.tag_output = opt.tag_output;
   spec.timeout_seconds = opt.timeout_seconds;
   for (auto& app : spec.apps) {
-    try {
-      if (!app.wdir.empty()) app.wdir = check_directory(app.wdir);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
-      return 1;
+    std::string executable, why;
+    if (int status = prepare_program(app.wdir, app.argv[0], nullptr, &executable, &why)) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), why.c_str());
+      return status;
     }
-    try {
-      spec.executables.push_back(resolve_executable_in(app.argv[0], app.wdir));
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
-      return 127;
-    }
+    spec.executables.push_back(executable);
   }
 
   int sfd = handled_signal_fd();

@@ -243,6 +243,23 @@ std::string resolve_executable_in(const std::string& program, const std::string&
   return resolve_executable(program, path);
 }
 
+int prepare_program(std::string& wdir, const std::string& program, const char* path, std::string* executable,
+                    std::string* error) {
+  try {
+    if (!wdir.empty()) wdir = check_directory(wdir);
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return 1;
+  }
+  try {
+    *executable = resolve_executable_in(program, wdir, path);
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return 127;
+  }
+  return 0;
+}
+
 std::string resolve_executable(const std::string& program, const char* path) {
   auto problem = [](const std::string& p) -> int {
     struct stat st;

@@ -79,6 +79,14 @@ std::string resolve_executable(const std::string& program, const char* path = nu
 std::string resolve_executable_in(const std::string& program, const std::string& wdir,
                                   const char* path = nullptr);
 
+// Readies one program block for starting: makes its working directory
+// `wdir` absolute (check_directory; empty stays ours) and finds its program
+// as a rank starting there would (resolve_executable_in). Returns 0 with the
+// path in *executable, or the status mpiexec ends with (1: no such
+// directory, 127: no program to run) and the reason in *error.
+int prepare_program(std::string& wdir, const std::string& program, const char* path, std::string* executable,
+                    std::string* error);
+
 // Sends `sig` to the ranks (pids still unreaped): to their process group
 // `pgid`, which also reaches what they started, while one of them is in it
 // (so the id cannot have been reused), and directly to any that left it.
