@@ -3,7 +3,7 @@
 # outcomes - exit codes, surviving processes, files in /dev/shm and $TMPDIR,
 # forwarded output - never the wording of messages.
 #
-# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe> <mpmd_a> <mpmd_b> <launch_layout>
+# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe> <mpmd_a> <mpmd_b> <launch_layout> <binding_check>
 set -u
 
 CASE=$1
@@ -13,6 +13,7 @@ PROBE=$(realpath "$4")
 MPMD_A=$(realpath "$5")
 MPMD_B=$(realpath "$6")
 LAYOUT=$(realpath "$7")
+BINDING_CHECK=$(realpath "$8")
 
 # Sanitizer builds: the suppressions path must survive the cd below.
 if [[ "${LSAN_OPTIONS:-}" == suppressions=* ]]; then
@@ -279,6 +280,66 @@ case "$CASE" in
       fail "--bind-to none restricted the rank to $unbound (we have $all)"
     ;;
 
+  # ---- placement and binding (helper "launch"): --bind-to, --map-by OBJ,
+  # --report-bindings. What the ranks got is checked by the ranks
+  # (binding_check, also the binding_* mpi_tests); here: what is refused,
+  # the report, and binding within mpiexec's own affinity.
+  bind_usage_errors)
+    # Bad values are usage errors (status 2) and start nothing.
+    for args in "--bind-to bogus" "-bind-to sockets" "--bind-to=core:2" "--bind-to" \
+      "--map-by ppr:0:node" "--map-by bogus" "--map-by core:PE=2" "--report-bindings=yes"; do
+      rm -f "$INFO/started"
+      # shellcheck disable=SC2086
+      run "$MPIEXEC" $args -n 1 sh -c 'touch "$0"' "$INFO/started"
+      [ "$RC" -eq 2 ] || fail "'$args': exit status $RC, expected 2"
+      [ ! -e "$INFO/started" ] || fail "'$args' started a rank"
+    done
+    # Binding options belong to the whole job, not to a later block.
+    run "$MPIEXEC" -n 1 true : --bind-to core -n 1 true
+    expect_rc 2
+    # The good spellings run (MPICH's single dash too).
+    run "$MPIEXEC" -bind-to socket -map-by core -n 1 sh -c 'touch "$0"' "$INFO/started"
+    expect_rc 0
+    [ -e "$INFO/started" ] || fail "-bind-to socket -map-by core did not run"
+    ;;
+
+  report_bindings)
+    # One line a rank on stderr, every rank once, saying what it is bound to.
+    run "$MPIEXEC" --report-bindings --bind-to core -n 3 true
+    expect_rc 0
+    [ "$(grep -c '^\[mpiexec\] rank [0-9]* on .*: bound to core [0-9]* (cpus [0-9,-]*)' "$SCRATCH/err")" -eq 3 ] ||
+      fail "not one binding line per rank"
+    for r in 0 1 2; do
+      [ "$(grep -c "^\[mpiexec\] rank $r on " "$SCRATCH/err")" -eq 1 ] || fail "rank $r reported other than once"
+    done
+    cores=$(hwloc-calc --number-of core machine:0 2>/dev/null || nproc)
+    if [ "$cores" -eq 2 ]; then
+      # Three ranks on two cores: rank 2 wraps around onto rank 0's core.
+      grep -q '^\[mpiexec\] rank 2 on .*: bound to core 0 .*shared by 2 ranks' "$SCRATCH/err" ||
+        fail "the wrap-around is not reported"
+    fi
+    run "$MPIEXEC" --report-bindings -n 2 true
+    expect_rc 0
+    [ "$(grep -c '^\[mpiexec\] rank [01] on .*: not bound$' "$SCRATCH/err")" -eq 2 ] || fail "unbound ranks not reported"
+    # Without the flag: no report.
+    run "$MPIEXEC" --bind-to core -n 2 true
+    expect_rc 0
+    ! grep -q 'bound to' "$SCRATCH/err" || fail "bindings reported unasked"
+    ;;
+
+  bind_within_affinity)
+    # mpiexec started on CPU 1 only (taskset, as a Slurm step would confine
+    # it) binds its ranks within that, never to CPUs it may not use.
+    cores=$(hwloc-calc --number-of core machine:0 2>/dev/null || nproc)
+    [ "$cores" -ge 2 ] || { echo "PASS [$CASE] (one core: nothing to restrict)"; exit 0; }
+    last=$(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' | tail -1 | sed 's/.*-//')
+    run taskset -c "$last" "$MPIEXEC" --bind-to core -n 2 "$PROBE" --print-affinity
+    expect_rc 0
+    for r in 0 1; do
+      [ "$(sed -n "s/^rank $r cpus //p" "$SCRATCH/out")" = "$last" ] || fail "rank $r not bound to cpu $last alone"
+    done
+    ;;
+
   mpirun_name)
     # Installed as a symlink, run from elsewhere: the name must not matter.
     mkdir -p "$SCRATCH/bin"
@@ -405,6 +466,25 @@ case "$CASE" in
     c() { sed -n "s/^rank $1 cpus //p" "$SCRATCH/out"; }
     [ "$(c 0)" = "$(c 2)" ] && [ "$(c 1)" = "$(c 3)" ] || fail "local ranks of the two hosts bound differently"
     if [ "$cores" -ge 2 ]; then [ "$(c 0)" != "$(c 1)" ] || fail "ranks 0 and 1 share cpus"; fi
+    ;;
+
+  hosts_report_bindings)
+    # Each daemon binds its own ranks from its own topology (here both hosts
+    # are this machine) and reports them; the ranks check what they got.
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:3 --map-by core --report-bindings \
+      "$BINDING_CHECK" core
+    expect_rc 0
+    grep -q "^binding_check: rank 0 passed" "$SCRATCH/out" || fail "binding_check did not pass"
+    [ "$(grep -c '^\[mpiexec\] rank [0-9]* on .*: bound to core ' "$SCRATCH/err")" -eq 5 ] || fail "not one line per rank"
+    for r in 2 3 4; do
+      [ "$(grep -c "^\[mpiexec\] rank $r on sonde-fake: bound to core" "$SCRATCH/err")" -eq 1 ] ||
+        fail "rank $r not reported once from sonde-fake"
+    done
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:1,sonde-fake:2 --map-by package --bind-to none \
+      --report-bindings "$BINDING_CHECK" none
+    expect_rc 0
+    [ "$(grep -c '^\[mpiexec\] rank [0-9]* on .*: not bound$' "$SCRATCH/err")" -eq 3 ] || fail "unbound ranks not reported"
+    expect_tmp_clean
     ;;
 
   hosts_rank_killed)

@@ -56,11 +56,11 @@ TEST_CASE("rank count in every spelling, before the program only") {
 TEST_CASE("flags and their values") {
   Options o =
       parse({"--bind-to=core", "-tag-output", "--timeout", "2.5", "--", "-weird-prog", "x"});
-  CHECK(o.bind_to_core);
+  CHECK(o.binding.bind == Unit::kCore);
   CHECK(o.tag_output);
   CHECK(o.timeout_seconds == doctest::Approx(2.5));
   CHECK(o.apps.at(0).argv == std::vector<std::string>{"-weird-prog", "x"});
-  CHECK_FALSE(parse({"--bind-to", "none", "p"}).bind_to_core);
+  CHECK(parse({"--bind-to", "none", "p"}).binding.bind == Unit::kNone);
   CHECK(parse({"--help"}).help);
   CHECK(parse({"-h", "-n", "nonsense"}).help);
 }
@@ -167,7 +167,7 @@ TEST_CASE("bad command lines are usage errors") {
   CHECK_THROWS_AS(parse({"-n", "0", "p"}), UsageError);
   CHECK_THROWS_AS(parse({"-n", "3x", "p"}), UsageError);
   CHECK_THROWS_AS(parse({"-n", "100000", "p"}), UsageError);
-  CHECK_THROWS_AS(parse({"--bind-to", "socket", "p"}), UsageError);
+  CHECK_THROWS_AS(parse({"--bind-to", "sockets", "p"}), UsageError);
   CHECK_THROWS_AS(parse({"--timeout", "0", "p"}), UsageError);
   CHECK_THROWS_AS(parse({"--timeout", "-1", "p"}), UsageError);
   CHECK_THROWS_AS(parse({"--frobnicate", "p"}), UsageError);

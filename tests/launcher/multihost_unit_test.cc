@@ -135,7 +135,7 @@ TEST_CASE("--map-by spellings") {
   Options o = parse_options({"--map-by", "ppr:3:node", "p"});
   CHECK(o.ppn == 3);
   CHECK(o.map_by == MapBy::kSlot);
-  for (const char* bad : {"core", "ppr:0:node", "ppr:2:socket", "ppr::node", "Node"}) {
+  for (const char* bad : {"cores", "ppr:0:node", "ppr:2:socket", "ppr::node", "Node"}) {
     CHECK_THROWS_AS(parse_options({"--map-by", bad, "p"}), UsageError);
   }
 }
@@ -172,7 +172,9 @@ TEST_CASE("control messages round-trip, split anywhere, over a socket") {
   job.apps = {App{{"prog", "x y"}, {"V=1"}, "d", 0, 2}, App{{"other"}, {}, "", 2, 1}};
   job.env = {"A=1", "B="};
   job.cwd = "/w";
-  job.bind_to_core = true;
+  job.binding = BindPolicy{Unit::kPackage, Unit::kCore};
+  job.report_bindings = true;
+  job.launcher = "mpirun";
   job.size = 3;
   job.hostnames = {"h0", "h1"};
   job.node_ranks = {{0, 2}, {1}};
@@ -200,7 +202,9 @@ TEST_CASE("control messages round-trip, split anywhere, over a socket") {
   CHECK(back.apps[1].first == 2);
   CHECK(back.apps[1].size == 1);
   CHECK(back.env == job.env);
-  CHECK(back.bind_to_core);
+  CHECK(back.binding == job.binding);
+  CHECK(back.report_bindings);
+  CHECK(back.launcher == "mpirun");
   CHECK(back.node_ranks == job.node_ranks);
   CHECK(back.hostnames == job.hostnames);
   CHECK(back.daemon_node == job.daemon_node);
@@ -232,6 +236,14 @@ TEST_CASE("inconsistent job descriptions are refused") {
   job.apps = {App{{"p"}, {}, "", 0, 2}};
   job.daemon_node = {0, 2};
   CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
+  // A binding object this daemon would not know.
+  job.daemon_node = {0, 1};
+  job.binding.bind = static_cast<Unit>(kLastUnit + 1);
+  CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
+  job.binding = BindPolicy{static_cast<Unit>(200), Unit::kCore};
+  CHECK_THROWS_AS(JobMessage::decode(job.encode().bytes()), ProtocolError);
+  job.binding = BindPolicy{Unit::kPackage, Unit::kCore};
+  CHECK_NOTHROW(JobMessage::decode(job.encode().bytes()));
 }
 
 TEST_CASE("the daemon's command line") {

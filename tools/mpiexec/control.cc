@@ -147,7 +147,10 @@ Writer JobMessage::encode() const {
   Writer w;
   w.str(job_id).u32(static_cast<uint32_t>(apps.size()));
   for (const auto& a : apps) w.strings(a.argv).strings(a.env).str(a.wdir).i32(a.first).i32(a.size);
-  w.strings(env).str(cwd).u8(bind_to_core ? 1 : 0).i32(size);
+  w.strings(env).str(cwd);
+  w.u8(static_cast<uint8_t>(binding.map)).u8(static_cast<uint8_t>(binding.bind));
+  w.u8(report_bindings ? 1 : 0).str(launcher);
+  w.i32(size);
   w.strings(hostnames);
   w.u32(static_cast<uint32_t>(node_ranks.size()));
   for (const auto& ranks : node_ranks) {
@@ -180,7 +183,12 @@ JobMessage JobMessage::decode(std::string_view payload) {
   }
   j.env = r.strings();
   j.cwd = r.str();
-  j.bind_to_core = r.u8() != 0;
+  const uint8_t map = r.u8(), bind = r.u8();
+  if (map > kLastUnit || bind > kLastUnit) throw ProtocolError("inconsistent job description");
+  j.binding.map = static_cast<Unit>(map);
+  j.binding.bind = static_cast<Unit>(bind);
+  j.report_bindings = r.u8() != 0;
+  j.launcher = r.str();
   j.size = r.i32();
   j.hostnames = r.strings();
   uint32_t nodes = r.u32();

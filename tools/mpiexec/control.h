@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tools/mpiexec/apps.h"
+#include "tools/mpiexec/placement.h"
 
 namespace sonde::mpiexec {
 
@@ -127,7 +128,10 @@ struct JobMessage {
   std::vector<App> apps;
   std::vector<std::string> env;   // the ranks' base environment (mpiexec's, filtered)
   std::string cwd;                // the ranks' working directory (mpiexec's)
-  bool bind_to_core = false;
+  // Each daemon places and binds its own ranks from its own topology.
+  BindPolicy binding;
+  bool report_bindings = false;
+  std::string launcher;  // mpiexec's name, for the --report-bindings lines
   int size = 0;
   std::vector<std::string> hostnames;      // by node id, as each daemon reported it
   std::vector<std::vector<int>> node_ranks;  // by node id: its global ranks

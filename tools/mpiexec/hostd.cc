@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "tools/mpiexec/cleanup.h"
+#include "tools/mpiexec/placement.h"
 #include "tools/mpiexec/spawn.h"
 
 namespace sonde::mpiexec {
@@ -249,8 +250,17 @@ void HostDaemon::start(const JobMessage& job) {
   for (const auto& app : apps) layout.apps.push_back({app.first, app.size});
   pmix_->register_job(layout);
 
+  // This host's ranks, bound from this host's topology.
   std::vector<cpu_set_t> masks;
-  if (job.bind_to_core) masks = core_masks(static_cast<int>(mine.size()));
+  for (const RankBinding& b : local_bindings(job.binding, static_cast<int>(mine.size()))) {
+    if (job.report_bindings) {
+      std::fprintf(stderr, "%s\n",
+                   binding_report(job.launcher, mine[masks.size()], hostname_, b).c_str());
+    }
+    masks.push_back(cpu_mask_of(b));
+  }
+  if (job.report_bindings) std::fflush(stderr);
+  if (job.binding.bind == Unit::kNone) masks.clear();
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   int relay[2] = {-1, -1};
   if (opt_.stdin_relay && find(0) != nullptr && pipe2(relay, O_CLOEXEC) == 0) {

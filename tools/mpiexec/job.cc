@@ -1,8 +1,6 @@
 #include "tools/mpiexec/job.h"
 
 #include <fcntl.h>
-#include <hwloc.h>
-#include <hwloc/glibc-sched.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -100,12 +98,20 @@ int Job::run() {
       ranks_.back()->err = LineFramer(tag_prefix(r, true));
     }
   }
-  std::vector<cpu_set_t> masks;
-  if (spec_.bind_to_core) masks = core_masks(spec_.ranks);
-
-  host_ = std::make_unique<PmixHost>(spec_.tmpdir, this);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
+  std::vector<cpu_set_t> masks;
+  for (const RankBinding& b : local_bindings(spec_.binding, spec_.ranks)) {
+    if (spec_.report_bindings) {
+      std::fprintf(stderr, "%s\n",
+                   binding_report(spec_.program_name, static_cast<int>(masks.size()), host, b).c_str());
+    }
+    masks.push_back(cpu_mask_of(b));
+  }
+  if (spec_.report_bindings) std::fflush(stderr);
+  if (spec_.binding.bind == Unit::kNone) masks.clear();
+
+  host_ = std::make_unique<PmixHost>(spec_.tmpdir, this);
   JobLayout layout;
   layout.nspace = "sonde-" + spec_.job_id;
   layout.job_id = spec_.job_id;

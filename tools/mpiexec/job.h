@@ -19,6 +19,7 @@
 
 #include "tools/mpiexec/apps.h"
 #include "tools/mpiexec/output.h"
+#include "tools/mpiexec/placement.h"
 #include "tools/mpiexec/pmix_host.h"
 #include "tools/mpiexec/spawn.h"
 
@@ -31,7 +32,8 @@ struct JobSpec {
   std::vector<App> apps;
   std::vector<std::string> executables;
   int ranks = 1;
-  bool bind_to_core = false;
+  BindPolicy binding;
+  bool report_bindings = false;
   bool tag_output = false;
   double timeout_seconds = 0;
   std::string job_id;

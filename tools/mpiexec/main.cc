@@ -171,7 +171,8 @@ int run_multihost(const std::string& name, const Options& opt, std::vector<Place
                  name.c_str(), spec.hostd.c_str(), std::strerror(errno));
     return 127;
   }
-  spec.bind_to_core = opt.bind_to_core;
+  spec.binding = opt.binding;
+  spec.report_bindings = opt.report_bindings;
   spec.tag_output = opt.tag_output;
   spec.timeout_seconds = opt.timeout_seconds;
   int sfd = handled_signal_fd();
@@ -219,7 +220,8 @@ int main(int argc, char** argv) {
   spec.program_name = name;
   spec.apps = opt.apps;
   spec.ranks = opt.ranks;
-  spec.bind_to_core = opt.bind_to_core;
+  spec.binding = opt.binding;
+  spec.report_bindings = opt.report_bindings;
   spec.tag_output = opt.tag_output;
   spec.timeout_seconds = opt.timeout_seconds;
   for (auto& app : spec.apps) {

@@ -296,7 +296,9 @@ void MultiHostJob::send_job() {
   }
   char cwd[PATH_MAX] = {};
   if (getcwd(cwd, sizeof cwd) != nullptr) job.cwd = cwd;
-  job.bind_to_core = spec_.bind_to_core;
+  job.binding = spec_.binding;
+  job.report_bindings = spec_.report_bindings;
+  job.launcher = spec_.program_name;
   job.size = static_cast<int>(ranks_.size());
   for (const auto& h : hosts_) {
     if (h.retired) {

@@ -30,7 +30,8 @@ struct MultiHostSpec {
   std::vector<Placement> placement;    // hosts in node order, with their ranks
   std::vector<std::string> agent;      // launch agent command, split into words
   std::string hostd;                   // path of sonde-hostd (the same on every host)
-  bool bind_to_core = false;
+  BindPolicy binding;            // each daemon binds its own ranks (placement.h)
+  bool report_bindings = false;
   bool tag_output = false;
   double timeout_seconds = 0;
   std::string job_id;

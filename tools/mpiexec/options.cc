@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "tools/mpiexec/spawn.h"
 
@@ -47,8 +48,11 @@ bool valid_env_name(const std::string& n) {
   return true;
 }
 
-// "slot", "node", "ppr:N:node" (Open MPI's spellings, case as given).
+// "slot", "node", "ppr:N:node" place ranks on hosts; an object type
+// ("core", "package", ...) places them within each host, hosts filled in
+// order as by slot (Open MPI's spellings, case as given).
 void parse_map_by(Options& o, const std::string& v) {
+  o.binding.map = Unit::kNone;
   if (v == "slot") {
     o.map_by = MapBy::kSlot;
   } else if (v == "node") {
@@ -57,9 +61,21 @@ void parse_map_by(Options& o, const std::string& v) {
     // N ranks on every host, hosts filled in order: what -ppn N does.
     o.ppn = parse_ranks("--map-by ppr", v.substr(4, v.size() - 9));
     o.map_by = MapBy::kSlot;
+  } else if (std::optional<Unit> u = unit_from_name(v)) {
+    o.binding.map = *u;
+    o.map_by = MapBy::kSlot;
   } else {
-    throw UsageError("--map-by wants 'slot', 'node' or 'ppr:N:node', not '" + v + "'");
+    throw UsageError("--map-by wants 'slot', 'node', 'ppr:N:node', 'hwthread', 'core', 'l3cache', "
+                     "'numa', 'package' or 'socket', not '" + v + "'");
   }
+}
+
+// "none" or an object type (--bind-to socket is a package).
+Unit parse_bind_to(const std::string& v) {
+  if (v == "none") return Unit::kNone;
+  if (std::optional<Unit> u = unit_from_name(v)) return *u;
+  throw UsageError("--bind-to wants 'none', 'hwthread', 'core', 'l3cache', 'numa', 'package' or "
+                   "'socket', not '" + v + "'");
 }
 
 // Where a block starts and ends in `args`, for messages: "block 2 (after the first ':')".
@@ -132,6 +148,7 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
     }
   }
   bool all_ranks_given = true;
+  bool bind_given = false;
   for (size_t b = 0; b < blocks.size(); ++b) {
     const std::vector<std::string>& words = blocks[b];
     App app;
@@ -222,6 +239,7 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
         job_wide(flag);
         if (has_inline) throw UsageError(flag + " takes no value");
         o.map_by = name == "bynode" ? MapBy::kNode : MapBy::kSlot;
+        o.binding.map = Unit::kNone;
       } else if (name == "launch-agent") {
         job_wide(flag);
         o.launch_agent = value_of(flag, inline_value, has_inline);
@@ -230,14 +248,12 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
         }
       } else if (name == "bind-to") {
         job_wide(flag);
-        std::string v = value_of(flag, inline_value, has_inline);
-        if (v == "core") {
-          o.bind_to_core = true;
-        } else if (v == "none") {
-          o.bind_to_core = false;
-        } else {
-          throw UsageError("--bind-to wants 'core' or 'none', not '" + v + "'");
-        }
+        o.binding.bind = parse_bind_to(value_of(flag, inline_value, has_inline));
+        bind_given = true;
+      } else if (name == "report-bindings") {
+        job_wide(flag);
+        if (has_inline) throw UsageError(flag + " takes no value");
+        o.report_bindings = true;
       } else if (name == "tag-output") {
         job_wide(flag);
         if (has_inline) throw UsageError("--tag-output takes no value");
@@ -278,6 +294,8 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
     o.block_host_lists.push_back(std::move(block_hosts));
   }
   o.ranks_given = all_ranks_given;
+  // Open MPI binds to the mapping object unless told otherwise.
+  if (!bind_given) o.binding.bind = o.binding.map;
   number_apps(o);
   return o;
 }
@@ -302,8 +320,8 @@ void apply_timeout_environment(Options& o, const char* value) {
 
 std::string usage(const std::string& p) {
   return "Usage: " + p +
-         " [-n N] [--host H[:N],...|-hostfile F] [-ppn N] [--map-by slot|node]\n"
-         "       [--bind-to core|none] [--tag-output] [--timeout S] program [args...]\n"
+         " [-n N] [--host H[:N],...|-hostfile F] [-ppn N] [--map-by M]\n"
+         "       [--bind-to B] [--report-bindings] [--tag-output] [--timeout S] program [args...]\n"
          "       [: [-n N] [--host H[:N],...] [-env NAME VALUE] [-x NAME[=VALUE]] [-wdir DIR]\n"
          "          program [args...]]...\n"
          "\n"
@@ -319,10 +337,21 @@ std::string usage(const std::string& p) {
          "  --map-by slot      fill each host up to its slots, then the next (default)\n"
          "  --map-by node      one rank per host in turn (round robin over the hosts)\n"
          "  --map-by ppr:N:node  N ranks on every host (as -ppn N)\n"
+         "  --map-by OBJ       hosts filled as by slot; within a host, its ranks dealt\n"
+         "                     round robin over its objects of type OBJ: hwthread, core,\n"
+         "                     l3cache, numa, package or socket (= package); ranks are\n"
+         "                     then bound to OBJ unless --bind-to says otherwise\n"
          "  --launch-agent CMD how to reach other hosts: CMD HOST COMMAND-STRING\n"
          "                     (default $SONDE_LAUNCH_AGENT, else ssh)\n"
-         "  --bind-to core     bind rank i to core i mod (number of cores)\n"
+         "  --bind-to OBJ      bind each rank to one object of type OBJ (as above): the\n"
+         "                     one containing its --map-by object, or the next one\n"
+         "                     inside it; without --map-by OBJ, a host's i-th rank to\n"
+         "                     its i-th object. More ranks than objects wrap around\n"
+         "                     (rank i on object i mod count), so some share one.\n"
+         "                     Only CPUs this process may use count (cgroup, affinity).\n"
          "  --bind-to none     do not bind (default)\n"
+         "  --report-bindings  print each rank's binding on stderr, one line a rank\n"
+         "                     (also says when ranks share an object)\n"
          "  --tag-output       prefix each output line with [1,rank]<stdout>: or <stderr>:\n"
          "  --timeout S        end the job after S seconds and exit with 124\n"
          "                     (default: $MPIEXEC_TIMEOUT if set, else no limit)\n"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tools/mpiexec/apps.h"
+#include "tools/mpiexec/placement.h"
 
 namespace sonde::mpiexec {
 
@@ -18,7 +19,10 @@ enum class MapBy {
 
 struct Options {
   int ranks = 1;  // the whole job: the sum of the apps' sizes
-  bool bind_to_core = false;
+  // --map-by OBJECT and --bind-to, resolved: a --map-by OBJECT without
+  // --bind-to binds to that object (as Open MPI does); otherwise not bound.
+  BindPolicy binding;
+  bool report_bindings = false;  // --report-bindings
   bool tag_output = false;
   double timeout_seconds = 0;  // 0: no limit
   bool help = false;

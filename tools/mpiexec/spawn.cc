@@ -1,8 +1,6 @@
 #include "tools/mpiexec/spawn.h"
 
 #include <fcntl.h>
-#include <hwloc.h>
-#include <hwloc/glibc-sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -127,33 +125,6 @@ std::vector<std::string> rank_identity_env(const std::string& job_id, int rank, 
           "OMPI_UNIVERSE_SIZE=" + n,
           "PMI_RANK=" + rs,
           "PMI_SIZE=" + n};
-}
-
-std::vector<cpu_set_t> core_masks(int ranks) {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) throw std::runtime_error("hwloc_topology_init failed");
-  if (hwloc_topology_load(topo) != 0) {
-    hwloc_topology_destroy(topo);
-    throw std::runtime_error("hwloc cannot read this host's topology");
-  }
-  hwloc_obj_type_t type = HWLOC_OBJ_CORE;
-  int count = hwloc_get_nbobjs_by_type(topo, type);
-  if (count <= 0) {  // some virtual machines report no cores, only PUs
-    type = HWLOC_OBJ_PU;
-    count = hwloc_get_nbobjs_by_type(topo, type);
-  }
-  if (count <= 0) {
-    hwloc_topology_destroy(topo);
-    throw std::runtime_error("hwloc finds no cores to bind to");
-  }
-  std::vector<cpu_set_t> masks(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    hwloc_obj_t core = hwloc_get_obj_by_type(topo, type, static_cast<unsigned>(r % count));
-    CPU_ZERO(&masks[r]);
-    hwloc_cpuset_to_glibc_sched_affinity(topo, core->cpuset, &masks[r], sizeof(cpu_set_t));
-  }
-  hwloc_topology_destroy(topo);
-  return masks;
 }
 
 StartedRank start_rank(const RankLaunch& l) {

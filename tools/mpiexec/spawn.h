@@ -60,9 +60,6 @@ void set_entry(std::vector<std::string>& env, const std::string& entry);
 std::vector<std::string> rank_identity_env(const std::string& job_id, int rank, int size,
                                            int local_rank, int local_size);
 
-// One mask per local rank: local rank i on core i mod (cores of this host).
-std::vector<cpu_set_t> core_masks(int ranks);
-
 // Checks that `dir` is a directory this process could start a rank in
 // (relative to our working directory) and returns its absolute path;
 // throws std::runtime_error saying why not.
