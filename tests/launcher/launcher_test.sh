@@ -327,6 +327,26 @@ case "$CASE" in
     ! grep -q 'bound to' "$SCRATCH/err" || fail "bindings reported unasked"
     ;;
 
+  bind_to_missing_object)
+    # A host without the object asked for (hwloc reads a made-up topology
+    # from HWLOC_SYNTHETIC: one package of two PUs, no cores, no L3) ends
+    # the job with status 1 before any rank starts, here and on a daemon's
+    # host; without cores, --bind-to core binds PUs.
+    export HWLOC_SYNTHETIC="package:1 pu:2"
+    run "$MPIEXEC" --bind-to l3cache -n 1 sh -c 'touch "$0"' "$INFO/started"
+    expect_rc 1
+    [ ! -e "$INFO/started" ] || fail "a rank started without its binding"
+    run "$MPIEXEC" --launch-agent "$FAKE_AGENT" --host localhost:1,sonde-fake:1 --map-by l3cache \
+      sh -c 'touch "$0-$SONDE_RANK"' "$INFO/started"
+    expect_rc 1
+    compgen -G "$INFO/started*" >/dev/null && fail "a rank started without its binding"
+    run "$MPIEXEC" --bind-to core --report-bindings -n 2 true
+    expect_rc 0
+    [ "$(grep -c 'bound to hwthread [01] (cpus [01])$' "$SCRATCH/err")" -eq 2 ] || fail "no PU binding without cores"
+    unset HWLOC_SYNTHETIC
+    expect_tmp_clean
+    ;;
+
   bind_within_affinity)
     # mpiexec started on CPU 1 only (taskset, as a Slurm step would confine
     # it) binds its ranks within that, never to CPUs it may not use.
