@@ -3,7 +3,7 @@
 # outcomes - exit codes, surviving processes, files in /dev/shm and $TMPDIR,
 # forwarded output - never the wording of messages.
 #
-# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe> <mpmd_a> <mpmd_b> <launch_layout> <binding_check>
+# Usage: launcher_test.sh <case> <mpiexec> <mpirun> <wireup_probe> <mpmd_a> <mpmd_b> <launch_layout> <binding_check> <lsan_suppressions>
 set -u
 
 CASE=$1
@@ -15,10 +15,11 @@ MPMD_B=$(realpath "$6")
 LAYOUT=$(realpath "$7")
 BINDING_CHECK=$(realpath "$8")
 
-# Sanitizer builds: the suppressions path must survive the cd below.
-if [[ "${LSAN_OPTIONS:-}" == suppressions=* ]]; then
-  export LSAN_OPTIONS="suppressions=$(realpath "${LSAN_OPTIONS#suppressions=}")"
-fi
+# Sanitizer builds: LeakSanitizer must know libpmix's and libfabric's own
+# leaks in every process of a job. The file comes as an argument because
+# --config=asan's --test_env=LSAN_OPTIONS replaces a test's env attribute;
+# its path must survive the cd below. Other builds ignore the variable.
+export LSAN_OPTIONS="suppressions=$(realpath "$9"):print_suppressions=0"
 
 SCRATCH=${TEST_TMPDIR:-$(mktemp -d)}/$CASE
 rm -rf "$SCRATCH"
