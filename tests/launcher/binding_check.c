@@ -5,8 +5,9 @@
  *
  * Each rank reads its own affinity (sched_getaffinity); the ranks of each
  * host (MPI_COMM_TYPE_SHARED) gather them (MPI_Allgather) and every rank
- * checks, against this host's hwloc topology (all the CPUs the launcher may
- * use; run mpiexec unrestricted), that the host's i-th rank holds exactly
+ * checks, against this host's hwloc topology restricted to the CPUs its
+ * launcher may use (our parent's affinity: mpiexec or sonde-hostd execs us
+ * directly), that the host's i-th rank holds exactly
  * the CPUs of the host's (i mod count)-th object of UNIT: one object each,
  * a different one while there are no more ranks than objects, and wrapping
  * around after (so ranks i and i+count share). With one PU per core (this
@@ -18,6 +19,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/integration/itest.h"
 
@@ -66,11 +68,19 @@ int main(int argc, char** argv) {
   cpu_set_t* all = calloc((size_t)local_size, sizeof(cpu_set_t));
   CHECK_OK(MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, host));
 
-  /* Read after binding, but neither restricted to it (no flag asks for
-   * that) nor to anything but the cgroup: the CPUs mpiexec saw. */
+  /* The CPUs the launcher saw: our cgroup's (hwloc's default), within the
+   * launcher's own affinity, not ours (we are bound by now). */
   hwloc_topology_t topo;
   hwloc_topology_init(&topo);
   hwloc_topology_load(topo);
+  cpu_set_t launcher;
+  CHECK(sched_getaffinity(getppid(), sizeof launcher, &launcher) == 0, "cannot read the launcher's affinity");
+  hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &launcher)) hwloc_bitmap_set(allowed, (unsigned)c);
+  }
+  CHECK(hwloc_topology_restrict(topo, allowed, 0) == 0, "cannot restrict the topology to the launcher's cpus");
+  hwloc_bitmap_free(allowed);
   cpu_set_t every;
   to_mask(hwloc_topology_get_topology_cpuset(topo), &every);
 

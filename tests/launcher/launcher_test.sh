@@ -359,6 +359,9 @@ case "$CASE" in
     for r in 0 1; do
       [ "$(sed -n "s/^rank $r cpus //p" "$SCRATCH/out")" = "$last" ] || fail "rank $r not bound to cpu $last alone"
     done
+    # The ranks agree: one core for the two of them.
+    run taskset -c "$last" "$MPIEXEC" --map-by core -n 2 "$BINDING_CHECK" core
+    expect_rc 0
     ;;
 
   mpirun_name)
