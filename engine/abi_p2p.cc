@@ -572,7 +572,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     case Slot::kInvalid: return raise(nullptr, MPI_ERR_REQUEST, fn);
     case Slot::kLive: break;
   }
-  if (!r->complete) engine().progress();
+  if (!r->complete && engine().fruitless(engine().progress())) engine().waiting_on(r);  // (ofi) liveness
   *flag = r->complete;
   if (!r->complete) return MPI_SUCCESS;
   Comm* c = r->comm;
@@ -607,13 +607,34 @@ static int validate_array(int count, MPI_Request reqs[]) {
   return MPI_SUCCESS;
 }
 
+// (ofi) liveness: a wait or test loop on several requests that goes idle
+// watches the peers of every one still incomplete (Engine::waiting_on).
+static void watch_pending(int count, MPI_Request reqs[]) {
+  for (int i = 0; i < count; ++i) {
+    Request* r = nullptr;
+    if (classify(reqs[i], &r) == Slot::kLive && !r->complete) engine().waiting_on(r);
+  }
+}
+
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses) {
   SONDE_ENTER("MPI_Waitall");
   int rc = validate_array(count, array_of_requests);
   if (rc) return raise(nullptr, rc, fn);
+  // wait_until() per request, but one idle count for the call: going idle
+  // watches every incomplete request's peer, not only the first one's.
+  Engine& e = engine();
+  int idle = 0;
   for (int i = 0; i < count; ++i) {
     Request* r = nullptr;
-    if (classify(array_of_requests[i], &r) == Slot::kLive) wait_until(r);
+    if (classify(array_of_requests[i], &r) != Slot::kLive) continue;
+    while (!r->complete) {
+      if (e.progress() == 0) {
+        e.idle(idle);
+        if (idle == e.settings.spin_before_yield) watch_pending(count, array_of_requests);  // (ofi) liveness
+      } else {
+        idle = 0;
+      }
+    }
   }
   return finish(nullptr, complete_all(count, array_of_requests, array_of_statuses, fn), fn);
 }
@@ -624,7 +645,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Stat
   if (!flag) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(count, array_of_requests);
   if (rc) return raise(nullptr, rc, fn);
-  engine().progress();
+  if (engine().fruitless(engine().progress())) watch_pending(count, array_of_requests);  // (ofi) liveness
   for (int i = 0; i < count; ++i) {
     Request* r = nullptr;
     if (classify(array_of_requests[i], &r) == Slot::kLive && !r->complete) {
@@ -670,8 +691,12 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Sta
       Comm* c = r->comm;
       return finish(c, retire(&array_of_requests[i], r, status), fn);
     }
-    if (e.progress() == 0) e.idle(idle);
-    else idle = 0;
+    if (e.progress() == 0) {
+      e.idle(idle);
+      if (idle == e.settings.spin_before_yield) watch_pending(count, array_of_requests);  // (ofi) liveness
+    } else {
+      idle = 0;
+    }
   }
 }
 SONDE_WEAK_ALIAS(Waitany)
@@ -681,7 +706,7 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* fl
   if (!index || !flag) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(count, array_of_requests);
   if (rc) return raise(nullptr, rc, fn);
-  engine().progress();
+  if (engine().fruitless(engine().progress())) watch_pending(count, array_of_requests);  // (ofi) liveness
   bool all_null;
   int i = first_complete(count, array_of_requests, &all_null);
   if (all_null) {
@@ -733,8 +758,12 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount, i
     bool all_null;
     int i = first_complete(incount, array_of_requests, &all_null);
     if (all_null || i >= 0) break;
-    if (e.progress() == 0) e.idle(idle);
-    else idle = 0;
+    if (e.progress() == 0) {
+      e.idle(idle);
+      if (idle == e.settings.spin_before_yield) watch_pending(incount, array_of_requests);  // (ofi) liveness
+    } else {
+      idle = 0;
+    }
   }
   return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses),
                 fn);
@@ -747,7 +776,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount, i
   if (!outcount || (incount > 0 && !array_of_indices)) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(incount, array_of_requests);
   if (rc) return raise(nullptr, rc, fn);
-  engine().progress();
+  if (engine().fruitless(engine().progress())) watch_pending(incount, array_of_requests);  // (ofi) liveness
   return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses),
                 fn);
 }
@@ -787,7 +816,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
     case Slot::kInvalid: return raise(nullptr, MPI_ERR_REQUEST, fn);
     case Slot::kLive: break;
   }
-  if (!r->complete) engine().progress();
+  if (!r->complete && engine().fruitless(engine().progress())) engine().waiting_on(r);  // (ofi) liveness
   *flag = r->complete;
   if (r->complete && r->kind == RequestKind::kGeneralized) return finish(nullptr, query_generalized(r, status), fn);
   if (r->complete) Engine::fill_status(r, status);
@@ -870,11 +899,17 @@ static Message* probe_loop(Comm* c, int source, int tag, bool block) {
   for (;;) {
     if (Message* m = e.probe(c, source, tag)) return m;
     if (!block) {
-      if (e.progress() == 0) return nullptr;
+      int moved = e.progress();
+      if (e.fruitless(moved)) e.watch_peer(c, source);  // (ofi) liveness: an Iprobe loop finding nothing
+      if (moved == 0) return nullptr;
       return e.probe(c, source, tag);
     }
-    if (e.progress() == 0) e.idle(idle);
-    else idle = 0;
+    if (e.progress() == 0) {
+      e.idle(idle);
+      if (idle == e.settings.spin_before_yield) e.watch_peer(c, source);  // (ofi) liveness
+    } else {
+      idle = 0;
+    }
   }
 }
 

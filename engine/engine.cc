@@ -422,10 +422,19 @@ void Engine::idle(int& idle_passes) {
 }
 
 void Engine::waiting_on(Request* r) {
-  if (r->kind != RequestKind::kRecv || r->complete || r->peer < 0 || !r->comm) return;
-  if (size_t(r->peer) >= r->comm->world.size()) return;
-  int world = r->comm->world[size_t(r->peer)];
-  if (world >= 0 && size_t(world) < route.size() && route[size_t(world)]) route[size_t(world)]->watch(world);
+  if (r->complete || !r->comm) return;
+  if (r->kind == RequestKind::kRecv || r->kind == RequestKind::kSend) watch_peer(r->comm, r->peer);
+}
+
+void Engine::watch_peer(Comm* comm, int peer) {
+  auto watch = [this](int world) {
+    if (world >= 0 && size_t(world) < route.size() && route[size_t(world)]) route[size_t(world)]->watch(world);
+  };
+  if (peer == MPI_ANY_SOURCE) {
+    for (int world : comm->world) watch(world);  // only transports with a liveness check act (ofi)
+  } else if (peer >= 0 && size_t(peer) < comm->world.size()) {
+    watch(comm->world[size_t(peer)]);
+  }
 }
 
 void Engine::run_deferred() {

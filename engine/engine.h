@@ -108,10 +108,28 @@ class Engine final : public transport::Delivery {
   // Spin / yield policy for a waiting loop; call once per idle pass.
   void idle(int& idle_passes);
   // (ofi) A blocking wait on `r` has been idle for spin_before_yield passes:
-  // a receive from one peer asks that peer's transport to watch its
+  // the transports reaching the peers it waits on are asked to watch their
   // liveness (Transport::watch), so a link that died before the two ever
-  // talked ends the wait with an error instead of a hang.
+  // talked ends the wait with an error instead of a hang. A receive or send
+  // watches its peer; a receive from MPI_ANY_SOURCE every rank of its
+  // communicator (watch_peer). Rare: once per long wait.
   void waiting_on(Request* r);
+  // (ofi) `peer` of `comm` (MPI_ANY_SOURCE: all of them), for waiting_on and
+  // for probes, which have no request.
+  void watch_peer(Comm* comm, int peer);
+  // (ofi) User loops of MPI_Test*/MPI_Iprobe never go idle inside MPI, so
+  // they count here: called with the result of the call's progress(),
+  // true on every kFruitlessPolls-th call in a row that moved nothing (any
+  // progress starts over), when the caller should watch the peers it
+  // polls for. No syscall, one counter: fine on the test path.
+  static constexpr uint32_t kFruitlessPolls = 2048;
+  bool fruitless(int progressed) {
+    if (progressed) {
+      fruitless_polls_ = 0;
+      return false;
+    }
+    return (++fruitless_polls_ & (kFruitlessPolls - 1)) == 0;
+  }
 
   // Requests.
   Request* new_request(RequestKind kind);
@@ -209,6 +227,7 @@ class Engine final : public transport::Delivery {
   std::vector<int8_t> single_copy_state_;
   bool in_progress_ = false;
   uint64_t id_counter_ = 0;
+  uint32_t fruitless_polls_ = 0;  // (ofi) fruitless()
 };
 
 }  // namespace sonde::engine

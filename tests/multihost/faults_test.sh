@@ -18,6 +18,22 @@
 #                      ("no sign of life"), never a hang
 #     idle_peer_alive  the same wait with the link up, longer than the
 #                      timeout: keepalives keep it alive; the message arrives
+#   The four above test the silence checks alone (SONDE_OFI_LIVENESS_TIMEOUT=0:
+#   what applies on providers without an IP address). With TCP liveness
+#   (transports/ofi/liveness.h), stall timeout 600 s so that only liveness
+#   can end these jobs in time, liveness timeout 6 s:
+#     busy_peer_alive  a rank computes outside MPI (sleeps) 12 s, three
+#                      times SONDE_OFI_STALL_TIMEOUT=4, while its peer waits
+#                      on it and sends it more than its credits: its host
+#                      answers TCP keepalives, so the job succeeds with every
+#                      byte right (with liveness off it is ended as dead)
+#     liveness_idle_link_down  idle_link_down: "lost rank 1" in ~6 s
+#     liveness_any_source_link_down  no traffic before the cut, rank 0 waits
+#                      on MPI_ANY_SOURCE: its wait watches every rank
+#     liveness_waitall_link_down  no traffic before the cut, 3 ranks (h0:2,
+#                      h1:1): rank 0 waits in MPI_Waitall on receives from
+#                      rank 1 (its own host) and rank 2 (across the link):
+#                      "lost rank 2"
 #     delay            one host's link delays every frame 25 ms each way
 #                      and drops 2 % (delay_link.py: this kernel has no
 #                      sch_netem); all data correct, the job ends cleanly
@@ -50,8 +66,8 @@ fail() {
   exit 1
 }
 
-# cut_link_when_waiting PAUSE POLL: in the background, once both ranks of
-# idle_wait report waiting (MPI_Init and its wire-up are over), wait PAUSE
+# cut_link_when_waiting PAUSE POLL [RANKS]: in the background, once all
+# RANKS (2) ranks of idle_wait report waiting (MPI_Init and its wire-up are over), wait PAUSE
 # seconds and take h1's link down; polls every POLL seconds. Sonde's abort
 # reaches mpirun, whose kill order to h1's daemon then crosses the dead
 # link: TCP must give up on it for mpirun to end (as in mpirun_test.sh
@@ -61,7 +77,7 @@ cut_link_when_waiting() {
   mh_tcp_give_up_fast 1
   (
     for _ in $(seq 1800); do
-      if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == 2 ]]; then
+      if [[ $(grep -c "idle_wait: rank . waiting" "$out" 2>/dev/null) == "${3:-2}" ]]; then
         sleep "$1"
         mh_link 1 down
         exit 0
@@ -83,7 +99,7 @@ case "$scenario" in
     mh_setup 2
     cut_link_when_waiting 1 0.1
     # Rank 1 would send after 600 s: long after the link is gone.
-    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=8 "$bin/idle_wait" 600
+    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=8 -x SONDE_OFI_LIVENESS_TIMEOUT=0 "$bin/idle_wait" 600
     expect_failed_in_time
     grep -qF "no sign of life from rank" "$out" || fail "Sonde did not report the silent peer"
     ;;
@@ -96,7 +112,7 @@ case "$scenario" in
     # connection attempt gets no answer) for the stall timeout. Short
     # timeout: mpirun's own link to h1's daemon crosses the same link and
     # ends the job about 10 s after the cut; Sonde must say why first.
-    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=3 "$bin/idle_wait" 2 cold
+    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=3 -x SONDE_OFI_LIVENESS_TIMEOUT=0 "$bin/idle_wait" 2 cold
     expect_failed_in_time
     # Its send stuck, or, if the receiver's watch (Engine::waiting_on)
     # reached it before the cut, that peer's silence: either names rank 1.
@@ -106,14 +122,44 @@ case "$scenario" in
   cold_wait_link_down)
     mh_setup 2
     cut_link_when_waiting 1 0.1
-    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=6 "$bin/idle_wait" 600 cold-wait
+    run 180 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=6 -x SONDE_OFI_LIVENESS_TIMEOUT=0 "$bin/idle_wait" 600 cold-wait
     expect_failed_in_time
     grep -qF "no sign of life from rank 1" "$out" || fail "Sonde did not report the silent peer"
     ;;
   idle_peer_alive)
     mh_setup 2
-    run 120 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=6 "$bin/idle_wait" 20
+    run 120 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=6 -x SONDE_OFI_LIVENESS_TIMEOUT=0 "$bin/idle_wait" 20
     ((RC == 0)) && grep -qF "idle_wait: received after" "$out" || fail "the quiet peer was taken for gone"
+    ;;
+  busy_peer_alive)
+    mh_setup 2
+    # Liveness at its default (60 s): what users get.
+    run 120 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=4 "$bin/idle_wait" 12 busy
+    ((RC == 0)) && grep -qF "idle_wait: received after" "$out" || fail "the busy peer was taken for gone"
+    ;;
+  liveness_idle_link_down | liveness_any_source_link_down | liveness_waitall_link_down)
+    mh_setup 2
+    live=(-x SONDE_OFI_STALL_TIMEOUT=600 -x SONDE_OFI_LIVENESS_TIMEOUT=6)
+    case "$scenario" in
+      liveness_idle_link_down)
+        cut_link_when_waiting 1 0.1
+        run 180 --host h0:1,h1:1 -np 2 "${live[@]}" "$bin/idle_wait" 600
+        lost=1
+        ;;
+      liveness_any_source_link_down)
+        cut_link_when_waiting 1 0.1
+        run 180 --host h0:1,h1:1 -np 2 "${live[@]}" "$bin/idle_wait" 600 any-source
+        lost=1
+        ;;
+      liveness_waitall_link_down)
+        cut_link_when_waiting 1 0.1 3
+        run 180 --host h0:2,h1:1 -np 3 "${live[@]}" "$bin/idle_wait" 600 waitall
+        lost=2
+        ;;
+    esac
+    expect_failed_in_time
+    grep -qF "sonde ofi: lost rank $lost: its host does not answer" "$out" ||
+      fail "Sonde's liveness check did not report rank $lost"
     ;;
   delay)
     mh_setup 2

@@ -7,6 +7,9 @@
 
 #include <rdma/fabric.h>
 
+#include <chrono>
+#include <thread>
+
 #include "tests/transports/shm_fixture.h"
 #include "transports/ofi/ofi_transport.h"
 
@@ -318,6 +321,95 @@ TEST_CASE("ofi tcp: rendezvous by RMA read, fragment by fragment, registration c
 TEST_CASE("ofi tcp;ofi_rxm: rendezvous by RMA read, fragment by fragment, registration cached") {
   RunResult run = run_ranks(2, [&](FakeExchange& ex) { rma_rendezvous(ex, "tcp;ofi_rxm"); }, Launch::kProcesses, std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
+}
+
+
+// TCP liveness (liveness.h) at the transport's seam: rank 1 stays away from
+// progress for three times the stall timeout after the two have talked.
+// Rank 0, progressing all along, must keep it for alive while its host
+// answers keepalives; with liveness off the same silence is taken for a
+// dead peer ("no sign of life"), as before. Returns what rank 0's
+// transport reported, empty if nothing.
+std::string busy_peer(FakeExchange& ex, double liveness_timeout_s) {
+  transport::OfiConfig config;
+  config.my_rank = ex.rank();
+  config.world_size = ex.size();
+  config.peers = {1 - ex.rank()};
+  config.provider = "tcp";
+  config.stall_timeout_s = 2;
+  config.liveness_timeout_s = liveness_timeout_s;
+  config.fatal = [](const std::string& m) { throw RankFailure(m); };
+  unsetenv("SONDE_OFI_STALL_TIMEOUT");
+  unsetenv("SONDE_OFI_LIVENESS_TIMEOUT");
+  Endpoint ofi(transport::make_ofi_transport(config, ex));
+  CheckingDelivery in(2);
+  if (ex.rank() == 0) ofi.send(0, 1, 0, 10, true);
+  wait_until(ex, [&] { ofi->progress(in); return in.received_from(1 - ex.rank()) == 1; }, "the first packet");
+  if (ex.rank() == 1) ofi.send(1, 0, 0, 10, true);
+  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.received_from(1) == 1; }, "the answer");
+  settle(*ofi, in);
+  ex.fence();
+  std::string reported;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(6);
+  if (ex.rank() == 1) {
+    std::this_thread::sleep_until(until);  // busy: no progress at all
+  } else {
+    try {
+      while (std::chrono::steady_clock::now() < until) ofi->progress(in);
+    } catch (const RankFailure& e) {
+      reported = e.what();
+    }
+  }
+  ex.fence();
+  if (ex.rank() == 1 || reported.empty()) settle(*ofi, in);
+  return reported;
+}
+
+TEST_CASE("ofi tcp: a peer away from progress past the stall timeout stays alive while its host answers TCP") {
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+    std::string reported = busy_peer(ex, 2);
+    if (!reported.empty()) throw RankFailure("busy peer taken for gone: " + reported);
+  }, Launch::kProcesses, std::chrono::seconds(60));
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
+TEST_CASE("ofi tcp: with liveness off the same busy peer is taken for gone by its silence") {
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+    std::string reported = busy_peer(ex, 0);
+    if (ex.rank() == 0 && reported.find("no sign of life from rank 1") == std::string::npos) {
+      throw RankFailure("expected the silence check to fire, got: \"" + reported + "\"");
+    }
+  }, Launch::kProcesses, std::chrono::seconds(60));
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
+
+// Which providers get TCP liveness: those whose address is an IP address,
+// all of them here. (The shm provider, whose addresses are strings, does
+// not open in this forked harness: fi_domain ENODATA.)
+TEST_CASE("ofi: TCP liveness listens on the provider's IP address unless turned off") {
+  for (const char* provider : {"tcp", "tcp;ofi_rxm", "sockets", "udp"}) {
+    for (double timeout : {60.0, 0.0}) {
+      RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+        unsetenv("SONDE_OFI_LIVENESS_TIMEOUT");
+        transport::OfiConfig config;
+        config.my_rank = ex.rank();
+        config.world_size = 2;
+        config.peers = {1 - ex.rank()};
+        config.provider = provider;
+        config.liveness_timeout_s = timeout;
+        config.fatal = [](const std::string& m) { throw RankFailure(m); };
+        auto ofi = transport::make_ofi_transport(config, ex);
+        std::string live = transport::ofi_liveness_address(*ofi);
+        std::fprintf(stderr, "%s (%g s): \"%s\"\n", provider, timeout, live.c_str());
+        if (live.empty() == (timeout > 0)) throw RankFailure(std::string(provider) + ": liveness address \"" + live + "\"");
+        ex.fence();
+        ofi->shutdown();
+      }, Launch::kProcesses, std::chrono::seconds(60));
+      INFO(provider);
+      CHECK_MESSAGE(run.ok, run.report);
+    }
+  }
 }
 
 }  // namespace

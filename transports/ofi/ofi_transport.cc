@@ -2,6 +2,8 @@
 // flow-control argument.
 #include "transports/ofi/ofi_transport.h"
 
+#include "transports/ofi/liveness.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
@@ -34,6 +36,7 @@ TransportChoice transport_choice_from_env() {
 namespace {
 
 constexpr const char* kAddrKey = "ofi.addr";
+constexpr const char* kLiveKey = "ofi.live";  // Liveness::address(), empty: none
 
 // kCredit frames carry no packet and use no credit: credit returns, and
 // keepalives (an idle connection's sign of life, see check_idle()).
@@ -315,6 +318,7 @@ class OfiTransport final : public Transport {
     if (const char* s = std::getenv("SONDE_OFI_FRAME_BYTES"); s && *s) cfg_.frame_bytes = std::atol(s);
     if (cfg_.frame_bytes < 1024) throw std::invalid_argument("sonde ofi: frame_bytes too small");
     if (const char* s = std::getenv("SONDE_OFI_STALL_TIMEOUT"); s && *s) cfg_.stall_timeout_s = std::atof(s);
+    if (const char* s = std::getenv("SONDE_OFI_LIVENESS_TIMEOUT"); s && *s) cfg_.liveness_timeout_s = std::atof(s);
     if (const char* s = std::getenv("SONDE_OFI_READ_BYTES"); s && *s) cfg_.read_bytes = std::max<size_t>(4096, std::atol(s));
     if (const char* s = std::getenv("SONDE_OFI_READS_PER_MESSAGE"); s && *s) cfg_.reads_per_message = std::max(1, std::atoi(s));
     if (const char* s = std::getenv("SONDE_OFI_READS_IN_FLIGHT"); s && *s) cfg_.reads_in_flight = std::max(1, std::atoi(s));
@@ -339,6 +343,7 @@ class OfiTransport final : public Transport {
     }
     // Collective whatever happened here: an empty address tells the peers.
     exchange.put(kAddrKey, addr);
+    exchange.put(kLiveKey, error.empty() ? start_liveness() : std::string());
     exchange.commit();
     exchange.fence();
     if (!error.empty()) {
@@ -355,6 +360,7 @@ class OfiTransport final : public Transport {
   }
 
   ~OfiTransport() override {
+    live_.reset();
     for (auto& p : peer_) {
       while (!p.queue.empty()) p.queue.pop_front();
     }
@@ -368,6 +374,7 @@ class OfiTransport final : public Transport {
   std::string selected() const { return selected_; }
   bool rma() const { return rma_; }
   uint64_t registrations() const { return mr_cache_.registrations(); }
+  std::string liveness_address() const { return live_ ? live_->address() : std::string(); }
 
   bool reaches(int peer) const override {
     return peer >= 0 && size_t(peer) < peer_.size() && peer_[size_t(peer)].reached;
@@ -536,6 +543,7 @@ class OfiTransport final : public Transport {
       }
     }
     shut_down_ = true;
+    live_.reset();  // our watchers see this process end (closed, not lost)
     // The engine is never destroyed, so this is where providers get to
     // remove what they own outside the process (the shm provider's
     // regions in /dev/shm).
@@ -577,6 +585,12 @@ class OfiTransport final : public Transport {
     bool keepalive_out = false;
     uint32_t consumed_by_peer = 0;
     bool watched = false;  // watch(): checked even before any traffic
+    // TCP-keepalive liveness (check_liveness): the peer's Liveness address
+    // (empty: none, or given up after the connection closed), and what
+    // we know. While kHealthy its host answers, so silence and stalls are
+    // a busy peer, never a dead one.
+    std::string live_addr;
+    enum class Live : uint8_t { kNone, kPending, kHealthy } live = Live::kNone;
   };
 
   // ------------------------------------------------------------- set-up
@@ -729,6 +743,7 @@ class OfiTransport final : public Transport {
       p.addr = fa;
       p.credits = cfg_.credits;
       p.last_heard = p.last_sent = now_s();
+      if (live_) p.live_addr = exchange.get(peer, kLiveKey).value_or("");
     }
   }
 
@@ -1103,18 +1118,94 @@ class OfiTransport final : public Transport {
       Peer& p = peer_[size_t(peer)];
       // Only connections in use: keepalives to every rank of a large job
       // would make the provider connect all to all.
-      if (p.send_seq == 0 && p.recv_seq == 0 && !p.watched) continue;
+      bool fresh = p.send_seq == 0 && p.recv_seq == 0;
+      if (fresh && !p.watched) continue;
+      // (liveness) Its host answers: silence is a busy peer, not a dead one.
+      if (p.live == Peer::Live::kHealthy) p.last_heard = t;
       if (t - p.last_heard > cfg_.stall_timeout_s) {
         fatal("sonde ofi: no sign of life from rank " + std::to_string(peer) + " for " +
               std::to_string(int(t - p.last_heard)) +
               " s (its host or the link is gone, or it stayed outside MPI; SONDE_OFI_STALL_TIMEOUT)");
       }
+      // (liveness) Keepalives still go to peers we talk to: a peer whose own
+      // liveness check fell back to silence must keep hearing from us. Not
+      // to one we only watch (a wait on MPI_ANY_SOURCE watches a whole
+      // communicator): they would make the provider connect all to all.
+      if (fresh && p.live != Peer::Live::kNone) continue;
       if (t - p.last_sent > every && !p.keepalive_out && !free_tx_.empty()) {
         uint32_t seq = p.send_seq;
         if (post_frame(peer, free_tx_.back(), FrameKind::kCredit, sizeof(FrameHeader))) {
           p.keepalive_seq = seq;
           p.keepalive_out = true;
         }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------- TCP liveness
+  // liveness.h: the peer's kernel answers TCP keepalives whether or not the
+  // peer calls MPI, so a peer whose liveness connection is healthy is
+  // never taken for dead by the silence and stall checks; its host or link
+  // failing is reported in about liveness_timeout_s instead. Providers
+  // without an IP address (shm...) and liveness_timeout_s <= 0: none, the
+  // silence checks alone as before.
+
+  // Listens on the provider's own IP address; returns the address for the
+  // peers, empty when liveness is off.
+  std::string start_liveness() {
+    if (cfg_.liveness_timeout_s <= 0 || !info_) return {};
+    sockaddr_storage ip{};
+    size_t len = 0;
+    auto usable = [](const void* a, size_t n) {
+      if (!a || n < sizeof(sockaddr_in) || n > sizeof(sockaddr_storage)) return false;
+      int family = static_cast<const sockaddr*>(a)->sa_family;
+      return family == AF_INET || family == AF_INET6;
+    };
+    bool sockaddr_format = info_->addr_format == FI_SOCKADDR || info_->addr_format == FI_SOCKADDR_IN ||
+                           info_->addr_format == FI_SOCKADDR_IN6;
+    if (sockaddr_format && usable(info_->src_addr, info_->src_addrlen)) {
+      std::memcpy(&ip, info_->src_addr, info_->src_addrlen);
+      len = info_->src_addrlen;
+    } else if (sockaddr_format) {
+      size_t n = sizeof ip;
+      if (fi_getname(&ep_->fid, &ip, &n) == 0 && usable(&ip, n)) len = n;
+    }
+    if (!len) return {};
+    auto live = std::make_unique<Liveness>(cfg_.liveness_timeout_s);
+    if (!live->listen(reinterpret_cast<const sockaddr*>(&ip), socklen_t(len))) return {};
+    live_ = std::move(live);
+    return live_->address();
+  }
+
+  bool alive(int peer) const { return peer >= 0 && peer_[size_t(peer)].live == Peer::Live::kHealthy; }
+
+  // From the idle check: connects to peers we talk to or watch (lazily, so
+  // nothing on the message path), then one poll() for news.
+  void check_liveness(double t) {
+    for (int peer : cfg_.peers) {
+      Peer& p = peer_[size_t(peer)];
+      if (p.live != Peer::Live::kNone || p.live_addr.empty()) continue;
+      if (p.send_seq == 0 && p.recv_seq == 0 && !p.watched) continue;
+      p.live = Peer::Live::kPending;
+      live_->watch(peer, p.live_addr, t);
+    }
+    for (const Liveness::Change& c : live_->poll(t)) {
+      Peer& p = peer_[size_t(c.peer)];
+      if (c.state == Liveness::State::kHealthy) {
+        p.live = Peer::Live::kHealthy;
+      } else if (c.state == Liveness::State::kError) {
+        fatal("sonde ofi: lost rank " + std::to_string(c.peer) + ": its host does not answer TCP keepalives for ~" +
+              std::to_string(int(cfg_.liveness_timeout_s)) + " s (" + c.reason +
+              "; link or host gone; SONDE_OFI_LIVENESS_TIMEOUT)");
+      } else {
+        // Closed: the peer process ended (normally, after MPI_Finalize,
+        // with its last frames maybe still in flight) or we could not
+        // watch it. Back to the silence checks, from now on: the time
+        // liveness vouched for is not silence.
+        p.live = Peer::Live::kNone;
+        p.live_addr.clear();
+        p.last_heard = std::max(p.last_heard, t);
+        if (p.waiting_since != 0) p.waiting_since = t;
       }
     }
   }
@@ -1138,11 +1229,13 @@ class OfiTransport final : public Transport {
   }
 
   void check_stalls() {
-    if (cfg_.stall_timeout_s <= 0) return;
     if (++idle_checks_ % 256) return;
     double t = now_s();
+    if (live_) check_liveness(t);
+    if (cfg_.stall_timeout_s <= 0) return;
     check_idle(t);
     for (const auto& op : reads_) {
+      if (alive(op->peer)) continue;  // (liveness) a busy sender may serve reads late
       for (const ReadFrag& f : op->frags) {
         if (f.busy && !f.done && t - f.posted_at > cfg_.stall_timeout_s) {
           fatal("sonde ofi: a read of a message of rank " + std::to_string(op->peer) + " has not completed for " +
@@ -1151,14 +1244,15 @@ class OfiTransport final : public Transport {
       }
     }
     for (const Buffer& b : tx_) {
-      if (b.in_flight && t - b.posted_at > cfg_.stall_timeout_s) {
+      if (b.in_flight && !alive(b.peer) && t - b.posted_at > cfg_.stall_timeout_s) {
         fatal("sonde ofi: a send to rank " + std::to_string(b.peer) + " has not completed for " +
               std::to_string(int(t - b.posted_at)) + " s (the peer or the link is gone; SONDE_OFI_STALL_TIMEOUT)");
       }
     }
     for (int peer : cfg_.peers) {
       Peer& p = peer_[size_t(peer)];
-      if (p.waiting_since != 0 && t - p.waiting_since > cfg_.stall_timeout_s) {
+      // (liveness) A busy receiver legitimately returns no credits.
+      if (p.waiting_since != 0 && !alive(peer) && t - p.waiting_since > cfg_.stall_timeout_s) {
         fatal("sonde ofi: no progress sending to rank " + std::to_string(peer) + " for " +
               std::to_string(int(t - p.waiting_since)) +
               " s (the peer or the link is gone; SONDE_OFI_STALL_TIMEOUT)");
@@ -1205,6 +1299,7 @@ class OfiTransport final : public Transport {
   bool pumping_ = false;
   bool shut_down_ = false;
   uint64_t idle_checks_ = 0;
+  std::unique_ptr<Liveness> live_;  // null: liveness off (check_liveness)
 };
 
 }  // namespace
@@ -1226,6 +1321,11 @@ bool ofi_has_rma(const Transport& t) {
 uint64_t ofi_registrations(const Transport& t) {
   auto* o = dynamic_cast<const OfiTransport*>(&t);
   return o ? o->registrations() : 0;
+}
+
+std::string ofi_liveness_address(const Transport& t) {
+  auto* o = dynamic_cast<const OfiTransport*>(&t);
+  return o ? o->liveness_address() : std::string();
 }
 
 }  // namespace sonde::transport

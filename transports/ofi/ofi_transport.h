@@ -45,7 +45,11 @@
 // Faults: an error completion (peer died, connection reset) or a peer that
 // neither returns credits nor sends anything for `stall_timeout_s` seconds
 // while we wait to send to it is fatal: OfiConfig::fatal is called with a
-// message naming the peer (the engine aborts the job through PMIx).
+// message naming the peer (the engine aborts the job through PMIx). Where
+// the provider has an IP address, peers we talk to or wait on are also
+// watched through TCP keepalives their kernel answers (liveness.h,
+// OfiConfig::liveness_timeout_s): a host or link that stops answering is
+// fatal, and a peer that answers is never taken for dead by silence.
 //
 // Re-entrancy as for shm: Delivery and SendItem callbacks may call
 // try_send_now(), enqueue() and dequeue(); a progress() called from inside a
@@ -91,11 +95,20 @@ struct OfiConfig {
   size_t frame_bytes = 64 * 1024 + 64;  // largest frame, FrameHeader included (+64: a 64 KiB eager message and its headers fit one frame)
   int credits = 8;                 // frames in flight per peer (even, >= 2)
   int tx_buffers = 64;             // frames being sent at once, all peers
-  // SONDE_OFI_STALL_TIMEOUT overrides. A peer that merely computes outside
-  // MPI looks the same as one whose link died, so the default is long: about
-  // as long as the kernel retransmits before giving up on a TCP connection
-  // (tcp_retries2 = 15), the time any TCP-based MPI takes to notice.
+  // SONDE_OFI_STALL_TIMEOUT overrides. Silence and stalls of a peer whose
+  // TCP liveness connection is healthy (below) never count: its host
+  // answers, it is busy. For the others (providers without an IP address,
+  // liveness off, a peer whose liveness connection closed) a peer that
+  // merely computes outside MPI looks the same as one whose link died, so
+  // the default is long: about as long as the kernel retransmits before
+  // giving up on a TCP connection (tcp_retries2 = 15).
   double stall_timeout_s = 900;
+  // SONDE_OFI_LIVENESS_TIMEOUT overrides; <= 0: off. Peers we talk to or
+  // wait on get a TCP connection with keepalives to a socket of theirs on
+  // the provider's IP address (liveness.h), answered by their kernel even
+  // while they compute: a host or link that answers nothing for about this
+  // long ends the job ("lost rank N").
+  double liveness_timeout_s = 60;
   // Rendezvous by RMA read: fragment size, fragments in flight per message
   // and in all (SONDE_OFI_READ_BYTES overrides the first).
   size_t read_bytes = 128 * 1024;  // measured against 256 KiB and 1 MiB: docs/ofi.md
@@ -110,8 +123,8 @@ struct OfiConfig {
 };
 
 // Wires up the ofi transport. Collective over EVERY rank of the job: each
-// calls exchange.put("ofi.addr") and commit() once, then fence() once. Throws
-// std::runtime_error if libfabric offers no usable provider (after taking
+// calls exchange.put("ofi.addr") and put("ofi.live"), commit() once, then
+// fence() once. Throws std::runtime_error if libfabric offers no usable provider (after taking
 // part in the fence, so that no peer is left waiting).
 std::unique_ptr<Transport> make_ofi_transport(const OfiConfig& config, Exchange& exchange);
 
@@ -124,5 +137,9 @@ std::string ofi_selected_provider(const Transport& ofi);
 // misses), for tests.
 bool ofi_has_rma(const Transport& ofi);
 uint64_t ofi_registrations(const Transport& ofi);
+
+// This rank's TCP liveness address ("ip:port"), empty when liveness is off
+// (provider without an IP address, or liveness_timeout_s <= 0); for tests.
+std::string ofi_liveness_address(const Transport& ofi);
 
 }  // namespace sonde::transport
