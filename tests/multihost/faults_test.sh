@@ -34,6 +34,9 @@
 #                      h1:1): rank 0 waits in MPI_Waitall on receives from
 #                      rank 1 (its own host) and rank 2 (across the link):
 #                      "lost rank 2"
+#     liveness_test_loop_link_down  no traffic before the cut, rank 0 polls
+#                      its receive with MPI_Test in a loop (never idle inside
+#                      MPI): the fruitless tests watch the peer all the same
 #     delay            one host's link delays every frame 25 ms each way
 #                      and drops 2 % (delay_link.py: this kernel has no
 #                      sch_netem); all data correct, the job ends cleanly
@@ -137,7 +140,7 @@ case "$scenario" in
     run 120 --host h0:1,h1:1 -np 2 -x SONDE_OFI_STALL_TIMEOUT=4 "$bin/idle_wait" 12 busy
     ((RC == 0)) && grep -qF "idle_wait: received after" "$out" || fail "the busy peer was taken for gone"
     ;;
-  liveness_idle_link_down | liveness_any_source_link_down | liveness_waitall_link_down)
+  liveness_idle_link_down | liveness_any_source_link_down | liveness_waitall_link_down | liveness_test_loop_link_down)
     mh_setup 2
     live=(-x SONDE_OFI_STALL_TIMEOUT=600 -x SONDE_OFI_LIVENESS_TIMEOUT=6)
     case "$scenario" in
@@ -149,6 +152,11 @@ case "$scenario" in
       liveness_any_source_link_down)
         cut_link_when_waiting 1 0.1
         run 180 --host h0:1,h1:1 -np 2 "${live[@]}" "$bin/idle_wait" 600 any-source
+        lost=1
+        ;;
+      liveness_test_loop_link_down)
+        cut_link_when_waiting 1 0.1
+        run 180 --host h0:1,h1:1 -np 2 "${live[@]}" "$bin/idle_wait" 600 test-loop
         lost=1
         ;;
       liveness_waitall_link_down)

@@ -1,6 +1,6 @@
 /* A receive waiting on a peer with nothing in flight.
  *
- *   idle_wait SECONDS [cold|cold-wait|any-source|waitall|busy]
+ *   idle_wait SECONDS [cold|cold-wait|any-source|waitall|test-loop|busy]
  *
  * Rank 0 blocks in MPI_Recv from rank 1; rank 1 stays inside MPI (polling
  * MPI_Iprobe) for SECONDS, then sends 42. Every rank prints
@@ -23,7 +23,10 @@
  * posts one receive from every other rank, in rank order, and waits for
  * all with MPI_Waitall; the others send after SECONDS (run with rank 1 on
  * rank 0's host and the last rank across the link: going idle must watch
- * every pending receive's peer, not only the first one's).
+ * every pending receive's peer, not only the first one's). "test-loop":
+ * cold-wait, but rank 0 polls its MPI_Irecv with MPI_Test (and a short
+ * sleep) instead of waiting: the engine never goes idle inside MPI, and
+ * must watch the peer after enough fruitless tests all the same.
  *
  * "busy": a peer that computes outside MPI. After a barrier rank 1 sends
  * 42, then sleeps SECONDS without calling MPI while rank 0 keeps sending
@@ -125,14 +128,24 @@ int main(int argc, char** argv) {
   } else {
     int cold = strcmp(mode, "cold") == 0;
     int any_source = strcmp(mode, "any-source") == 0;
-    int no_barrier = cold || any_source || strcmp(mode, "cold-wait") == 0;
+    int no_barrier = cold || any_source || strcmp(mode, "cold-wait") == 0 || strcmp(mode, "test-loop") == 0;
     if (!no_barrier) MPI_Barrier(MPI_COMM_WORLD); /* the connection exists; from here nothing is in flight */
     waiting(rank);
     double t0 = MPI_Wtime();
     int value = 0;
     int receiver = cold ? 1 : 0, sender = 1 - receiver;
     if (rank == receiver) {
-      MPI_Recv(&value, 1, MPI_INT, any_source ? MPI_ANY_SOURCE : sender, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (strcmp(mode, "test-loop") == 0) {
+        MPI_Request req;
+        int done = 0;
+        MPI_Irecv(&value, 1, MPI_INT, sender, 5, MPI_COMM_WORLD, &req);
+        while (!done) {
+          MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+          if (!done) usleep(100);
+        }
+      } else {
+        MPI_Recv(&value, 1, MPI_INT, any_source ? MPI_ANY_SOURCE : sender, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
       check(value, 42);
       printf("idle_wait: received after %.0f s\n", MPI_Wtime() - t0);
     } else if (rank == sender) {
