@@ -7,6 +7,11 @@
 
 #include <rdma/fabric.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
@@ -410,6 +415,110 @@ TEST_CASE("ofi: TCP liveness listens on the provider's IP address unless turned 
       CHECK_MESSAGE(run.ok, run.report);
     }
   }
+}
+
+
+// The exchange as the transport sees it, but rank 1's liveness address
+// replaced by `fake`.
+class FakeLiveAddress final : public transport::Exchange {
+ public:
+  FakeLiveAddress(FakeExchange& ex, std::string fake) : ex_(ex), fake_(std::move(fake)) {}
+  void put(std::string_view key, std::string_view value) override { ex_.put(key, value); }
+  void commit() override { ex_.commit(); }
+  void fence() override { ex_.fence(); }
+  std::optional<std::string> get(int rank, std::string_view key) override {
+    if (key == "ofi.live" && rank == 1) return fake_;
+    return ex_.get(rank, key);
+  }
+
+ private:
+  FakeExchange& ex_;
+  std::string fake_;
+};
+
+// Rank 0 is given, as rank 1's liveness address, a port whose SYNs are
+// dropped (a listener with a full accept queue): the liveness connection
+// never forms. If rank 1's frames keep arriving meanwhile (`peer_talks`),
+// that is a filtered port, not a dead host: no fatal, silence checks only.
+// If rank 1 falls silent, a host that answers neither frames nor TCP is
+// lost. Returns what rank 0's transport reported, empty if nothing.
+std::string filtered_port(FakeExchange& ex, bool peer_talks) {
+  int hole = -1;
+  std::vector<int> fillers;
+  std::string fake = "127.0.0.1:1";
+  if (ex.rank() == 0) {
+    hole = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    RANK_CHECK(bind(hole, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(hole, 0) == 0 &&
+               getsockname(hole, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    for (int i = 0; i < 2; ++i) {
+      int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      fillers.push_back(c);
+    }
+    fake = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  }
+  FakeLiveAddress live_ex(ex, fake);
+  transport::OfiConfig config;
+  config.my_rank = ex.rank();
+  config.world_size = ex.size();
+  config.peers = {1 - ex.rank()};
+  config.provider = "tcp";
+  config.stall_timeout_s = 600;
+  config.liveness_timeout_s = 2;
+  config.fatal = [](const std::string& m) { throw RankFailure(m); };
+  unsetenv("SONDE_OFI_STALL_TIMEOUT");
+  unsetenv("SONDE_OFI_LIVENESS_TIMEOUT");
+  Endpoint ofi(transport::make_ofi_transport(config, live_ex));
+  CheckingDelivery in(2);
+  if (ex.rank() == 0) ofi.send(0, 1, 0, 10, true);
+  wait_until(ex, [&] { ofi->progress(in); return in.received_from(1 - ex.rank()) == 1; }, "the first packet");
+  if (ex.rank() == 1) ofi.send(1, 0, 0, 10, true);
+  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.received_from(1) == 1; }, "the answer");
+  ex.fence();
+  std::string reported;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  if (ex.rank() == 1) {
+    uint32_t seq = 1;
+    while (peer_talks && std::chrono::steady_clock::now() < until) {
+      ofi.send(1, 0, seq++, 10, true);
+      auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      while (std::chrono::steady_clock::now() < next) ofi->progress(in);
+    }
+    std::this_thread::sleep_until(until);
+  } else {
+    try {
+      while (std::chrono::steady_clock::now() < until) ofi->progress(in);
+    } catch (const RankFailure& e) {
+      reported = e.what();
+    }
+  }
+  ex.fence();
+  if (ex.rank() == 1 || reported.empty()) settle(*ofi, in);
+  for (int c : fillers) close(c);
+  if (hole >= 0) close(hole);
+  return reported;
+}
+
+TEST_CASE("ofi tcp: a liveness port that never answers while the peer's frames arrive is a firewall, not a death") {
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+    std::string reported = filtered_port(ex, true);
+    if (!reported.empty()) throw RankFailure("talking peer taken for gone: " + reported);
+  }, Launch::kProcesses, std::chrono::seconds(60));
+  CHECK_MESSAGE(run.ok, run.report);
+}
+
+TEST_CASE("ofi tcp: a peer that answers neither frames nor TCP connection attempts is lost") {
+  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
+    std::string reported = filtered_port(ex, false);
+    if (ex.rank() == 0 && reported.find("lost rank 1") == std::string::npos) {
+      throw RankFailure("expected \"lost rank 1\", got: \"" + reported + "\"");
+    }
+  }, Launch::kProcesses, std::chrono::seconds(60));
+  CHECK_MESSAGE(run.ok, run.report);
 }
 
 }  // namespace

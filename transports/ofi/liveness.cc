@@ -175,12 +175,13 @@ void Liveness::start_connect(Watch& w, double now) {
   }
 }
 
-void Liveness::settle(int peer, Watch& w, State state, const std::string& reason, std::vector<Change>& out) {
+void Liveness::settle(int peer, Watch& w, State state, const std::string& reason, std::vector<Change>& out,
+                      bool never_connected) {
   if (w.fd >= 0) ::close(w.fd);
   w.fd = -1;
   w.state = state;
   w.reason = reason;
-  out.push_back({peer, state, reason});
+  out.push_back({peer, state, reason, never_connected});
 }
 
 std::vector<Liveness::Change> Liveness::poll(double now) {
@@ -193,7 +194,7 @@ std::vector<Liveness::Change> Liveness::poll(double now) {
       if (now >= w.deadline) {
         settle(peer, w, State::kError, "no connection within " + std::to_string(int(timeout_s_)) + " s (" +
                                            (w.reason.empty() ? "no answer" : w.reason) + ")",
-               out);
+               out, true);
         continue;
       }
       if (now >= w.retry_at) start_connect(w, now);
@@ -224,7 +225,7 @@ std::vector<Liveness::Change> Liveness::poll(double now) {
     if (w.state == State::kConnecting) {
       if (!ev) {
         if (now >= w.deadline) {
-          settle(peer, w, State::kError, "no connection within " + std::to_string(int(timeout_s_)) + " s", out);
+          settle(peer, w, State::kError, "no connection within " + std::to_string(int(timeout_s_)) + " s", out, true);
         }
         continue;
       }
@@ -238,7 +239,7 @@ std::vector<Liveness::Change> Liveness::poll(double now) {
         w.reason = std::strerror(err);
         w.retry_at = now + 1;
       } else {
-        settle(peer, w, host_lost(err) ? State::kError : State::kClosed, std::strerror(err), out);
+        settle(peer, w, host_lost(err) ? State::kError : State::kClosed, std::strerror(err), out, true);
       }
       continue;
     }

@@ -40,6 +40,10 @@ class Liveness {
     int peer;
     State state;         // kHealthy, kClosed or kError
     std::string reason;  // kClosed / kError: what the kernel said
+    // kError before any connection was made (no answer to the handshake
+    // within the timeout, or no route until then): the host, or only this
+    // port (a firewall that drops it), does not answer.
+    bool never_connected = false;
   };
 
   // `timeout_s` (> 0): a peer's host that answers nothing for about that
@@ -99,7 +103,8 @@ class Liveness {
   };
 
   void start_connect(Watch& w, double now);
-  void settle(int peer, Watch& w, State state, const std::string& reason, std::vector<Change>& out);
+  void settle(int peer, Watch& w, State state, const std::string& reason, std::vector<Change>& out,
+              bool never_connected = false);
 
   double timeout_s_;
   int listener_ = -1;

@@ -591,6 +591,11 @@ class OfiTransport final : public Transport {
     // a busy peer, never a dead one.
     std::string live_addr;
     enum class Live : uint8_t { kNone, kPending, kHealthy } live = Live::kNone;
+    // While kPending: recv_seq at the last check, and when it last moved
+    // (0: no frame since the watch began), to tell a filtered port from a
+    // dead host (check_liveness).
+    uint32_t live_recv_seq = 0;
+    double live_heard_at = 0;
   };
 
   // ------------------------------------------------------------- set-up
@@ -1182,18 +1187,39 @@ class OfiTransport final : public Transport {
   // From the idle check: connects to peers we talk to or watch (lazily, so
   // nothing on the message path), then one poll() for news.
   void check_liveness(double t) {
+    // News matter on a scale of seconds: at most one look per 10 ms.
+    if (t < live_next_) return;
+    live_next_ = t + 0.01;
     for (int peer : cfg_.peers) {
       Peer& p = peer_[size_t(peer)];
+      if (p.live == Peer::Live::kPending && p.recv_seq != p.live_recv_seq) {
+        p.live_recv_seq = p.recv_seq;
+        p.live_heard_at = t;
+      }
       if (p.live != Peer::Live::kNone || p.live_addr.empty()) continue;
       if (p.send_seq == 0 && p.recv_seq == 0 && !p.watched) continue;
       p.live = Peer::Live::kPending;
+      p.live_recv_seq = p.recv_seq;
+      p.live_heard_at = 0;
       live_->watch(peer, p.live_addr, t);
     }
     for (const Liveness::Change& c : live_->poll(t)) {
       Peer& p = peer_[size_t(c.peer)];
+      // Its frames still reach us (within the last half timeout) while its
+      // liveness port never answered: the host is up and something (a
+      // firewall) drops that port. Not a death; this peer keeps the
+      // silence checks.
+      bool filtered = c.state == Liveness::State::kError && c.never_connected && p.live_heard_at > 0 &&
+                      t - p.live_heard_at < cfg_.liveness_timeout_s / 2;
+      if (filtered) {
+        std::fprintf(stderr,
+                     "sonde ofi: rank %d: no TCP connection to rank %d's liveness port (%s) though its frames "
+                     "arrive (a firewall?); silence checks only for it (SONDE_OFI_LIVENESS_TIMEOUT)\n",
+                     cfg_.my_rank, c.peer, p.live_addr.c_str());
+      }
       if (c.state == Liveness::State::kHealthy) {
         p.live = Peer::Live::kHealthy;
-      } else if (c.state == Liveness::State::kError) {
+      } else if (c.state == Liveness::State::kError && !filtered) {
         fatal("sonde ofi: lost rank " + std::to_string(c.peer) + ": its host does not answer TCP keepalives for ~" +
               std::to_string(int(cfg_.liveness_timeout_s)) + " s (" + c.reason +
               "; link or host gone; SONDE_OFI_LIVENESS_TIMEOUT)");
@@ -1300,6 +1326,7 @@ class OfiTransport final : public Transport {
   bool shut_down_ = false;
   uint64_t idle_checks_ = 0;
   std::unique_ptr<Liveness> live_;  // null: liveness off (check_liveness)
+  double live_next_ = 0;            // check_liveness: next poll not before
 };
 
 }  // namespace
