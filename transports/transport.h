@@ -179,9 +179,12 @@ class Transport {
   // so memory later allocated at the same addresses is registered afresh.
   virtual void forget_memory(const void* addr, size_t len) {}
   // --- liveness of a peer not yet talked to (added by the ofi transport) ---
-  // The engine has been blocked for a while on a receive from `peer`: a
-  // transport that checks the liveness of peers it exchanged traffic with
-  // starts checking this one too. Called rarely (once per long wait).
+  // The engine has been waiting for a while on `peer` (a receive from it or
+  // from MPI_ANY_SOURCE on a communicator holding it, a send to it, a
+  // request of a Waitall/any/some, or a user's loop of tests or probes
+  // that keeps finding nothing): a transport that checks the liveness of
+  // peers it exchanged traffic with starts checking this one too. Called
+  // rarely (once per long wait), possibly again for a peer already watched.
   virtual void watch(int peer) {}
 };
 

@@ -455,10 +455,12 @@ class OfiTransport final : public Transport {
 
   bool read_remote(int, uint64_t, void*, size_t) override { return false; }
 
-  // A rank blocked on a receive from `peer` (Engine::waiting_on): watch it
-  // like a peer we have talked to. One never talked to gets its silence
-  // clock started now and a keepalive at the next check, which also opens
-  // the connection; the peer, having heard from us, keeps us posted.
+  // A rank waiting on `peer` (Engine::waiting_on): watch it like a peer we
+  // have talked to. The next idle check connects to its liveness port
+  // where it has one (check_liveness). Without: one never talked to gets
+  // its silence clock started now and a keepalive at the next check, which
+  // also opens the connection; the peer, having heard from us, keeps us
+  // posted.
   void watch(int peer) override {
     if (!reaches(peer)) return;
     Peer& p = peer_[size_t(peer)];
