@@ -329,6 +329,31 @@ TEST_CASE("ofi tcp;ofi_rxm: rendezvous by RMA read, fragment by fragment, regist
 }
 
 
+// A two-rank tcp transport with these timeouts (the environment's
+// overrides cleared), its fatal errors thrown as RankFailure.
+transport::OfiConfig timed_pair(FakeExchange& ex, double stall_timeout_s, double liveness_timeout_s) {
+  transport::OfiConfig config;
+  config.my_rank = ex.rank();
+  config.world_size = ex.size();
+  config.peers = {1 - ex.rank()};
+  config.provider = "tcp";
+  config.stall_timeout_s = stall_timeout_s;
+  config.liveness_timeout_s = liveness_timeout_s;
+  config.fatal = [](const std::string& m) { throw RankFailure(m); };
+  unsetenv("SONDE_OFI_STALL_TIMEOUT");
+  unsetenv("SONDE_OFI_LIVENESS_TIMEOUT");
+  return config;
+}
+
+// Rank 0 sends a packet and rank 1 answers it: the two have talked, so
+// each watches the other.
+void greet(FakeExchange& ex, Endpoint& ofi, CheckingDelivery& in) {
+  if (ex.rank() == 0) ofi.send(0, 1, 0, 10, true);
+  wait_until(ex, [&] { ofi->progress(in); return in.received_from(1 - ex.rank()) == 1; }, "the first packet");
+  if (ex.rank() == 1) ofi.send(1, 0, 0, 10, true);
+  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.received_from(1) == 1; }, "the answer");
+}
+
 // TCP liveness (liveness.h) at the transport's seam: rank 1 stays away from
 // progress for three times the stall timeout after the two have talked.
 // Rank 0, progressing all along, must keep it for alive while its host
@@ -336,22 +361,9 @@ TEST_CASE("ofi tcp;ofi_rxm: rendezvous by RMA read, fragment by fragment, regist
 // dead peer ("no sign of life"), as before. Returns what rank 0's
 // transport reported, empty if nothing.
 std::string busy_peer(FakeExchange& ex, double liveness_timeout_s) {
-  transport::OfiConfig config;
-  config.my_rank = ex.rank();
-  config.world_size = ex.size();
-  config.peers = {1 - ex.rank()};
-  config.provider = "tcp";
-  config.stall_timeout_s = 2;
-  config.liveness_timeout_s = liveness_timeout_s;
-  config.fatal = [](const std::string& m) { throw RankFailure(m); };
-  unsetenv("SONDE_OFI_STALL_TIMEOUT");
-  unsetenv("SONDE_OFI_LIVENESS_TIMEOUT");
-  Endpoint ofi(transport::make_ofi_transport(config, ex));
+  Endpoint ofi(transport::make_ofi_transport(timed_pair(ex, 2, liveness_timeout_s), ex));
   CheckingDelivery in(2);
-  if (ex.rank() == 0) ofi.send(0, 1, 0, 10, true);
-  wait_until(ex, [&] { ofi->progress(in); return in.received_from(1 - ex.rank()) == 1; }, "the first packet");
-  if (ex.rank() == 1) ofi.send(1, 0, 0, 10, true);
-  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.received_from(1) == 1; }, "the answer");
+  greet(ex, ofi, in);
   settle(*ofi, in);
   ex.fence();
   std::string reported;
@@ -462,22 +474,9 @@ std::string filtered_port(FakeExchange& ex, bool peer_talks) {
     fake = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
   }
   FakeLiveAddress live_ex(ex, fake);
-  transport::OfiConfig config;
-  config.my_rank = ex.rank();
-  config.world_size = ex.size();
-  config.peers = {1 - ex.rank()};
-  config.provider = "tcp";
-  config.stall_timeout_s = 600;
-  config.liveness_timeout_s = 2;
-  config.fatal = [](const std::string& m) { throw RankFailure(m); };
-  unsetenv("SONDE_OFI_STALL_TIMEOUT");
-  unsetenv("SONDE_OFI_LIVENESS_TIMEOUT");
-  Endpoint ofi(transport::make_ofi_transport(config, live_ex));
+  Endpoint ofi(transport::make_ofi_transport(timed_pair(ex, 600, 2), live_ex));
   CheckingDelivery in(2);
-  if (ex.rank() == 0) ofi.send(0, 1, 0, 10, true);
-  wait_until(ex, [&] { ofi->progress(in); return in.received_from(1 - ex.rank()) == 1; }, "the first packet");
-  if (ex.rank() == 1) ofi.send(1, 0, 0, 10, true);
-  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.received_from(1) == 1; }, "the answer");
+  greet(ex, ofi, in);
   ex.fence();
   std::string reported;
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
