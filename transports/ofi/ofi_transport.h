@@ -142,4 +142,8 @@ uint64_t ofi_registrations(const Transport& ofi);
 // (provider without an IP address, or liveness_timeout_s <= 0); for tests.
 std::string ofi_liveness_address(const Transport& ofi);
 
+// Whether the provider's data progress is manual (driven by the engine's
+// completion-queue reads) rather than a thread of its own; for tests.
+bool ofi_manual_progress(const Transport& ofi);
+
 }  // namespace sonde::transport
