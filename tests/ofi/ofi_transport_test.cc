@@ -354,6 +354,17 @@ void greet(FakeExchange& ex, Endpoint& ofi, CheckingDelivery& in) {
   if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.received_from(1) == 1; }, "the answer");
 }
 
+// Progresses until `until`; what the transport reported fatal, empty if
+// nothing.
+std::string progress_until(Endpoint& ofi, CheckingDelivery& in, std::chrono::steady_clock::time_point until) {
+  try {
+    while (std::chrono::steady_clock::now() < until) ofi->progress(in);
+  } catch (const RankFailure& e) {
+    return e.what();
+  }
+  return {};
+}
+
 // TCP liveness (liveness.h) at the transport's seam: rank 1 stays away from
 // progress for three times the stall timeout after the two have talked.
 // Rank 0, progressing all along, must keep it for alive while its host
@@ -371,11 +382,7 @@ std::string busy_peer(FakeExchange& ex, double liveness_timeout_s) {
   if (ex.rank() == 1) {
     std::this_thread::sleep_until(until);  // busy: no progress at all
   } else {
-    try {
-      while (std::chrono::steady_clock::now() < until) ofi->progress(in);
-    } catch (const RankFailure& e) {
-      reported = e.what();
-    }
+    reported = progress_until(ofi, in, until);
   }
   ex.fence();
   if (ex.rank() == 1 || reported.empty()) settle(*ofi, in);
@@ -535,11 +542,7 @@ std::string filtered_port(FakeExchange& ex, bool peer_talks) {
     }
     std::this_thread::sleep_until(until);
   } else {
-    try {
-      while (std::chrono::steady_clock::now() < until) ofi->progress(in);
-    } catch (const RankFailure& e) {
-      reported = e.what();
-    }
+    reported = progress_until(ofi, in, until);
   }
   ex.fence();
   if (ex.rank() == 1 || reported.empty()) settle(*ofi, in);
