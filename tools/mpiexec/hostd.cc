@@ -251,16 +251,7 @@ void HostDaemon::start(const JobMessage& job) {
   pmix_->register_job(layout);
 
   // This host's ranks, bound from this host's topology.
-  std::vector<cpu_set_t> masks;
-  for (const RankBinding& b : local_bindings(job.binding, static_cast<int>(mine.size()))) {
-    if (job.report_bindings) {
-      std::fprintf(stderr, "%s\n",
-                   binding_report(job.launcher, mine[masks.size()], hostname_, b).c_str());
-    }
-    masks.push_back(cpu_mask_of(b));
-  }
-  if (job.report_bindings) std::fflush(stderr);
-  if (job.binding.bind == Unit::kNone) masks.clear();
+  std::vector<cpu_set_t> masks = host_binding_masks(job.binding, mine, job.report_bindings, job.launcher, hostname_);
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   int relay[2] = {-1, -1};
   if (opt_.stdin_relay && find(0) != nullptr && pipe2(relay, O_CLOEXEC) == 0) {

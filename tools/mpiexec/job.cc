@@ -100,16 +100,9 @@ int Job::run() {
   }
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  std::vector<cpu_set_t> masks;
-  for (const RankBinding& b : local_bindings(spec_.binding, spec_.ranks)) {
-    if (spec_.report_bindings) {
-      std::fprintf(stderr, "%s\n",
-                   binding_report(spec_.program_name, static_cast<int>(masks.size()), host, b).c_str());
-    }
-    masks.push_back(cpu_mask_of(b));
-  }
-  if (spec_.report_bindings) std::fflush(stderr);
-  if (spec_.binding.bind == Unit::kNone) masks.clear();
+  std::vector<int> all(static_cast<size_t>(spec_.ranks));
+  for (int r = 0; r < spec_.ranks; ++r) all[static_cast<size_t>(r)] = r;
+  std::vector<cpu_set_t> masks = host_binding_masks(spec_.binding, all, spec_.report_bindings, spec_.program_name, host);
 
   host_ = std::make_unique<PmixHost>(spec_.tmpdir, this);
   JobLayout layout;

@@ -1,5 +1,6 @@
 #include "tools/mpiexec/placement.h"
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -175,6 +176,18 @@ std::string binding_report(const std::string& launcher, int rank, const std::str
     line += ", shared by " + std::to_string(b.sharers) + " ranks (more ranks than " + plural + ")";
   }
   return line;
+}
+
+std::vector<cpu_set_t> host_binding_masks(const BindPolicy& policy, const std::vector<int>& ranks, bool report,
+                                          const std::string& launcher, const std::string& host) {
+  std::vector<cpu_set_t> masks;
+  const std::vector<RankBinding> bindings = local_bindings(policy, static_cast<int>(ranks.size()));
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    if (report) std::fprintf(stderr, "%s\n", binding_report(launcher, ranks[i], host, bindings[i]).c_str());
+    if (policy.bind != Unit::kNone) masks.push_back(cpu_mask_of(bindings[i]));
+  }
+  if (report) std::fflush(stderr);
+  return masks;
 }
 
 }  // namespace sonde::mpiexec

@@ -91,4 +91,11 @@ std::string cpu_list(const std::vector<unsigned>& cpus);
 std::string binding_report(const std::string& launcher, int rank, const std::string& host,
                            const RankBinding& b);
 
+// What a launcher does with a host's bindings before it starts the ranks:
+// one mask per local rank for sched_setaffinity (empty when the policy does
+// not bind), after writing the --report-bindings lines to stderr when
+// `report` is set. `ranks[i]` is local rank i's rank in the job.
+std::vector<cpu_set_t> host_binding_masks(const BindPolicy& policy, const std::vector<int>& ranks, bool report,
+                                          const std::string& launcher, const std::string& host);
+
 }  // namespace sonde::mpiexec
