@@ -329,12 +329,7 @@ void wait_until(Request* r) {
   Engine& e = engine();
   int idle = 0;
   while (!r->complete) {
-    if (e.progress() == 0) {
-      e.idle(idle);
-      if (idle == e.settings.spin_before_yield) e.waiting_on(r);  // (ofi) liveness
-    } else {
-      idle = 0;
-    }
+    if (e.wait_pass(idle)) e.waiting_on(r);  // (ofi) liveness
   }
 }
 
@@ -628,12 +623,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
     Request* r = nullptr;
     if (classify(array_of_requests[i], &r) != Slot::kLive) continue;
     while (!r->complete) {
-      if (e.progress() == 0) {
-        e.idle(idle);
-        if (idle == e.settings.spin_before_yield) watch_pending(count, array_of_requests);  // (ofi) liveness
-      } else {
-        idle = 0;
-      }
+      if (e.wait_pass(idle)) watch_pending(count, array_of_requests);  // (ofi) liveness
     }
   }
   return finish(nullptr, complete_all(count, array_of_requests, array_of_statuses, fn), fn);
@@ -691,12 +681,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Sta
       Comm* c = r->comm;
       return finish(c, retire(&array_of_requests[i], r, status), fn);
     }
-    if (e.progress() == 0) {
-      e.idle(idle);
-      if (idle == e.settings.spin_before_yield) watch_pending(count, array_of_requests);  // (ofi) liveness
-    } else {
-      idle = 0;
-    }
+    if (e.wait_pass(idle)) watch_pending(count, array_of_requests);  // (ofi) liveness
   }
 }
 SONDE_WEAK_ALIAS(Waitany)
@@ -758,12 +743,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount, i
     bool all_null;
     int i = first_complete(incount, array_of_requests, &all_null);
     if (all_null || i >= 0) break;
-    if (e.progress() == 0) {
-      e.idle(idle);
-      if (idle == e.settings.spin_before_yield) watch_pending(incount, array_of_requests);  // (ofi) liveness
-    } else {
-      idle = 0;
-    }
+    if (e.wait_pass(idle)) watch_pending(incount, array_of_requests);  // (ofi) liveness
   }
   return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses),
                 fn);
@@ -904,12 +884,7 @@ static Message* probe_loop(Comm* c, int source, int tag, bool block) {
       if (moved == 0) return nullptr;
       return e.probe(c, source, tag);
     }
-    if (e.progress() == 0) {
-      e.idle(idle);
-      if (idle == e.settings.spin_before_yield) e.watch_peer(c, source);  // (ofi) liveness
-    } else {
-      idle = 0;
-    }
+    if (e.wait_pass(idle)) e.watch_peer(c, source);  // (ofi) liveness
   }
 }
 

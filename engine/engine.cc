@@ -1492,12 +1492,7 @@ int wait(Request* r, MPI_Status* status) {
   Engine& e = engine();
   int idle = 0;
   while (!r->complete) {
-    if (e.progress() == 0) {
-      e.idle(idle);
-      if (idle == e.settings.spin_before_yield) e.waiting_on(r);  // (ofi) liveness
-    } else {
-      idle = 0;
-    }
+    if (e.wait_pass(idle)) e.waiting_on(r);  // (ofi) liveness
   }
   Engine::notify(r);
   Engine::fill_status(r, status);

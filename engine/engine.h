@@ -107,6 +107,18 @@ class Engine final : public transport::Delivery {
   int progress();
   // Spin / yield policy for a waiting loop; call once per idle pass.
   void idle(int& idle_passes);
+  // One pass of a blocking wait: progress, and the spin/yield policy when
+  // nothing moved. True once per wait, on the pass where it has been idle
+  // for spin_before_yield passes: the caller then asks for the peers it
+  // waits on to be watched (waiting_on / watch_peer).
+  bool wait_pass(int& idle_passes) {
+    if (progress() != 0) {
+      idle_passes = 0;
+      return false;
+    }
+    idle(idle_passes);
+    return idle_passes == settings.spin_before_yield;
+  }
   // (ofi) A blocking wait on `r` has been idle for spin_before_yield passes:
   // the transports reaching the peers it waits on are asked to watch their
   // liveness (Transport::watch), so a link that died before the two ever
