@@ -12,7 +12,7 @@ rounds=${1:-7}
 cd "$top"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-bazel build //engine:libsonde.so //tools/mpiexec >/dev/null 2>&1
+bazel build //lib:libsonde.so //tools/mpiexec >/dev/null 2>&1
 bin=$(bazel info bazel-bin 2>/dev/null)
 cp "$bin/engine/libsonde.so" "$bin/tools/mpiexec/mpiexec" "$work/"
 chmod u+w "$work/libsonde.so"

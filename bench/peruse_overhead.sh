@@ -29,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 for variant in on off; do
   flags=()
   [ $variant = off ] && flags=(--config=noperuse)
-  bazel build "${flags[@]}" //engine:libsonde.so //tools/mpiexec >/dev/null 2>&1
+  bazel build "${flags[@]}" //lib:libsonde.so //tools/mpiexec >/dev/null 2>&1
   bin=$(bazel info "${flags[@]}" bazel-bin 2>/dev/null)
   mkdir -p "$work/$variant"
   cp "$bin/engine/libsonde.so" "$work/$variant/"

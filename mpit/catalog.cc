@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cstddef>
 
-#include "engine/abi.h"
-#include "engine/engine.h"
+#include "base/weak_alias.h"
+#include "core/lookup.h"
+#include "core/process.h"
+#include "core/engine.h"
 #include "mpit/state.h"
 #include "peruse/events.h"
 

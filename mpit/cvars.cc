@@ -8,8 +8,10 @@
 // always answer MPI_T_ERR_CVAR_SET_NEVER.
 #include <climits>
 
-#include "engine/abi.h"
-#include "engine/engine.h"
+#include "base/weak_alias.h"
+#include "core/lookup.h"
+#include "core/process.h"
+#include "core/engine.h"
 #include "mpit/state.h"
 
 namespace sonde::mpit {

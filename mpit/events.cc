@@ -20,8 +20,10 @@
 #include <atomic>
 #include <deque>
 
-#include "engine/abi.h"
-#include "engine/engine.h"
+#include "base/weak_alias.h"
+#include "core/lookup.h"
+#include "core/process.h"
+#include "core/engine.h"
 #include "mpit/state.h"
 #include "peruse/registry.h"
 

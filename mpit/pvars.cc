@@ -8,8 +8,10 @@
 // straight from the engine.
 #include <algorithm>
 
-#include "engine/abi.h"
-#include "engine/engine.h"
+#include "base/weak_alias.h"
+#include "core/lookup.h"
+#include "core/process.h"
+#include "core/engine.h"
 #include "mpit/bridge.h"
 #include "mpit/state.h"
 

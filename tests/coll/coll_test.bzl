@@ -9,7 +9,7 @@ def coll_program_test(name, ranks, timeout_s = 60, visibility = None):
         srcs = [name + ".c", "check.h"],
         copts = SONDE_TEST_COPTS,
         visibility = visibility,
-        deps = ["//engine:sonde"],
+        deps = ["//lib:sonde"],
     )
     for n in ranks:
         mpi_test(

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/datatype.h"
+#include "datatype/datatype.h"
 #include "include/mpi.h"
 
 using namespace sonde::engine;

@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "engine/handles.h"
+#include "base/handles.h"
 
 using sonde::engine::HandleTable;
 using sonde::engine::handle_index;

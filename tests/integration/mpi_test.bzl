@@ -44,7 +44,7 @@ def mpi_program_test(name, ranks, args = []):
         name = name,
         srcs = [name + ".c"],
         copts = SONDE_TEST_COPTS,
-        deps = ["//engine:sonde", "//tests/integration:itest"],
+        deps = ["//lib:sonde", "//tests/integration:itest"],
     )
     for n in ranks:
         mpi_test(

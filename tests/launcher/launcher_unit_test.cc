@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/wireup_job_id.h"
+#include "pmi/wireup_job_id.h"
 #include "tools/mpiexec/cleanup.h"
 #include "tools/mpiexec/job.h"
 #include "tools/mpiexec/options.h"

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "engine/op.h"
+#include "datatype/op.h"
 
 using namespace sonde::engine;
 

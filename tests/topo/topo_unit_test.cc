@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "engine/topo.h"
+#include "comm/topo.h"
 #include "include/mpi.h"
 
 using sonde::engine::Topology;

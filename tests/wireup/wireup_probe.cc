@@ -24,7 +24,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/wireup.h"
+#include "pmi/wireup.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/wireup.h"
+#include "pmi/wireup.h"
 
 extern char** environ;
 

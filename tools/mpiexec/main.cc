@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/wireup_job_id.h"
+#include "pmi/wireup_job_id.h"
 #include "tools/mpiexec/cleanup.h"
 #include "tools/mpiexec/hosts.h"
 #include "tools/mpiexec/job.h"

@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "engine/wireup_job_id.h"
+#include "pmi/wireup_job_id.h"
 #include "tools/mpiexec/spawn.h"
 
 namespace sonde::mpiexec {

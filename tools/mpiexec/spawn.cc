@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "engine/wireup_job_id.h"
+#include "pmi/wireup_job_id.h"
 
 extern char** environ;
 

@@ -1,0 +1,659 @@
+#include "comm/comm_build.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "comm/attributes.h"
+#include "core/engine.h"
+#include "comm/group.h"
+#include "core/p2p.h"
+#include "core/progress_hooks.h"
+
+namespace sonde::engine {
+
+namespace {
+
+Datatype* u64_type() { return &engine().datatypes.predefined(24); }  // MPI_UINT64_T
+Datatype* int_type() { return &engine().datatypes.predefined(8); }   // MPI_INT
+
+// Everyone's `n` ints, in rank order (linear through rank 0).
+int allgather_ints(Comm* c, const int* mine, int n, std::vector<int>& all) {
+  all.assign(size_t(n) * size_t(c->size), 0);
+  int tag = collective_tag(kTagKindCommSplit);
+  int rc;
+  if (c->rank == 0) {
+    std::copy(mine, mine + n, all.begin());
+    for (int p = 1; p < c->size; ++p) {
+      rc = recv(&all[size_t(p) * size_t(n)], n, int_type(), p, tag, c, MPI_STATUS_IGNORE);
+      if (rc) return rc;
+    }
+    for (int p = 1; p < c->size; ++p) {
+      rc = send(all.data(), int64_t(all.size()), int_type(), p, tag, c);
+      if (rc) return rc;
+    }
+    return MPI_SUCCESS;
+  }
+  rc = send(mine, n, int_type(), 0, tag, c);
+  if (rc) return rc;
+  return recv(all.data(), int64_t(all.size()), int_type(), 0, tag, c, MPI_STATUS_IGNORE);
+}
+
+std::vector<int> all_ranks(int n) {
+  std::vector<int> v(static_cast<size_t>(n), 0);
+  for (int i = 0; i < n; ++i) v[size_t(i)] = i;
+  return v;
+}
+
+}  // namespace
+
+int bcast_ints(Comm* via, const std::vector<int>& members, int me, int tag, std::vector<int>& v) {
+  int rc;
+  if (me == 0) {
+    int n = int(v.size());
+    for (size_t p = 1; p < members.size(); ++p) {
+      rc = send(&n, 1, int_type(), members[p], tag, via);
+      if (!rc && n) rc = send(v.data(), n, int_type(), members[p], tag, via);
+      if (rc) return rc;
+    }
+    return MPI_SUCCESS;
+  }
+  int n = 0;
+  rc = recv(&n, 1, int_type(), members[0], tag, via, MPI_STATUS_IGNORE);
+  if (rc) return rc;
+  v.assign(size_t(n), 0);
+  return n ? recv(v.data(), n, int_type(), members[0], tag, via, MPI_STATUS_IGNORE) : MPI_SUCCESS;
+}
+
+int swap_ints(Comm* via, int peer, int tag, const std::vector<int>& mine, std::vector<int>& theirs) {
+  int n = int(mine.size()), m = 0;
+  int rc = sendrecv(&n, 1, int_type(), peer, tag, &m, 1, int_type(), peer, tag, via, MPI_STATUS_IGNORE);
+  if (rc) return rc;
+  theirs.assign(size_t(m), 0);
+  return sendrecv(mine.data(), n, int_type(), peer, tag, theirs.data(), m, int_type(), peer, tag, via,
+                  MPI_STATUS_IGNORE);
+}
+
+void take_context(uint32_t id) { engine().free_contexts[id / 64] &= ~(uint64_t(1) << (id % 64)); }
+void give_back_context(uint32_t id) { engine().free_contexts[id / 64] |= uint64_t(1) << (id % 64); }
+
+namespace {
+
+int g_offers_out = 0;  // rounds in flight in this process holding an offer
+
+// A round's offer: free ids taken out of free_contexts, plus a last word
+// that is 1 when they are all this process has (no other round holds any,
+// none kept back). `give` false: an empty offer (an idup that is not this
+// process's first in line). `keep`: that many of the lowest free ids stay
+// behind -- an idup keeps a few for blocking constructions, which may have
+// to finish before the idup's other members even start it.
+std::vector<uint64_t> make_offer(bool give, int keep = 0) {
+  Engine& e = engine();
+  std::vector<uint64_t> words(e.free_contexts.size() + 1, 0);
+  if (!give) return words;
+  int total = 0;
+  for (uint64_t w : e.free_contexts) total += __builtin_popcountll(w);
+  if (total <= 2 * keep) keep = 0;  // nearly used up: everything is offered
+  int kept = 0;
+  for (size_t i = 0; i < e.free_contexts.size(); ++i) {
+    uint64_t w = e.free_contexts[i];
+    while (w && kept < keep) {
+      w &= w - 1;  // the lowest free id stays
+      ++kept;
+    }
+    words[i] = w;
+    e.free_contexts[i] &= ~w;
+  }
+  int free_left = 0;
+  for (uint64_t w : e.free_contexts) free_left += __builtin_popcountll(w);
+  words.back() = g_offers_out == 0 && free_left == 0;
+  ++g_offers_out;
+  return words;
+}
+
+// End of a round: the offer goes back, except the pick (>= 0), now taken.
+void settle_offer(const std::vector<uint64_t>& words, bool gave, int pick) {
+  if (!gave) return;
+  Engine& e = engine();
+  for (size_t i = 0; i < e.free_contexts.size(); ++i) e.free_contexts[i] |= words[i];
+  if (pick >= 0) take_context(uint32_t(pick));
+  --g_offers_out;
+}
+
+// The leader's decision on the ANDed words: the lowest id, -2 when every
+// member offered everything and nothing is common (ids used up), -1 when
+// the round must be repeated.
+int decide(const std::vector<uint64_t>& words) {
+  for (size_t i = 0; i + 1 < words.size(); ++i)
+    if (words[i]) return int(i * 64) + __builtin_ctzll(words[i]);
+  return words.back() ? -2 : -1;
+}
+
+// decide() for two ids (an intercommunicator and its hidden local
+// communicator): the two lowest, or -2 / -1 as decide() says.
+void decide2(const std::vector<uint64_t>& words, int pick[2]) {
+  int found = 0;
+  for (size_t i = 0; i + 1 < words.size() && found < 2; ++i)
+    for (uint64_t w = words[i]; w && found < 2; w &= w - 1) pick[found++] = int(i * 64) + __builtin_ctzll(w);
+  if (found < 2) pick[0] = pick[1] = words.back() ? -2 : -1;
+}
+
+void and_into(std::vector<uint64_t>& acc, const uint64_t* other) {
+  for (size_t i = 0; i < acc.size(); ++i) acc[i] &= other[i];
+}
+
+}  // namespace
+
+int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out, LeaderSwap swap,
+                  void* swap_arg) {
+  for (int attempt = 0;; ++attempt) {
+    std::vector<uint64_t> words = make_offer(true);
+    std::vector<uint64_t> offer = words;
+    int n = int(words.size()), rc = MPI_SUCCESS;
+    std::vector<int> pick(1, -1);
+    if (me != 0) {
+      rc = send(words.data(), n, u64_type(), members[0], tag, via);
+    } else {
+      std::vector<uint64_t> other(words.size());
+      for (size_t p = 1; p < members.size() && !rc; ++p) {
+        rc = recv(other.data(), n, u64_type(), members[p], tag, via, MPI_STATUS_IGNORE);
+        and_into(words, other.data());
+      }
+      if (!rc && swap) rc = swap(swap_arg, words);
+      pick[0] = decide(words);
+    }
+    if (!rc) rc = bcast_ints(via, members, me, tag, pick);
+    int chosen = !rc && pick.size() == 1 ? pick[0] : -1;
+    settle_offer(offer, true, chosen);
+    if (rc) return rc;
+    if (chosen >= 0) {
+      *out = uint32_t(chosen);
+      return MPI_SUCCESS;
+    }
+    if (chosen == -2 || pick.size() != 1) return MPI_ERR_INTERN;
+    // Some member's ids were out on another round (an idup in flight): let
+    // that one move, then try again.
+    int idle = 0;
+    if (progress() == 0) engine().idle(idle);
+  }
+}
+
+namespace {
+// Leaders of an intercommunicator's groups (rank 0 of each) swap their
+// groups' ANDs over the intercommunicator itself.
+int swap_over_inter(void* arg, std::vector<uint64_t>& words) {
+  Comm* inter = static_cast<Comm*>(arg);
+  std::vector<uint64_t> other(words.size());
+  int tag = collective_tag(kTagKindInterLeaders);
+  int rc = sendrecv(words.data(), int64_t(words.size()), u64_type(), 0, tag, other.data(), int64_t(other.size()),
+                    u64_type(), 0, tag, inter, MPI_STATUS_IGNORE);
+  if (!rc) and_into(words, other.data());
+  return rc;
+}
+}  // namespace
+
+int agree_inter_context(Comm* inter, uint32_t* out) {
+  Comm* local = inter->local_comm;
+  return agree_context(local, all_ranks(local->size), local->rank, collective_tag(kTagKindInterLocal), out,
+                       swap_over_inter, inter);
+}
+
+namespace {
+
+// A new intercommunicator's two ids, agreed over the one at `handle`: its
+// hidden local communicator's, then the one both groups share. On failure
+// neither is kept. (Looked up by handle: the agreement runs the engine.)
+int allocate_inter_contexts(int handle, uint32_t* local_context, uint32_t* context) {
+  Engine& e = engine();
+  int rc = allocate_context(e.comms.lookup(handle)->local_comm, local_context);
+  if (rc) return rc;
+  rc = agree_inter_context(e.comms.lookup(handle), context);
+  if (rc) give_back_context(*local_context);
+  return rc;
+}
+
+// The leaders (local rank 0) swap `mine` over the intercommunicator `c`;
+// every member of the local group gets the other side's in `theirs`.
+int swap_between_groups(Comm* c, const std::vector<int>& mine, std::vector<int>& theirs) {
+  Comm* local = c->local_comm;
+  if (local->rank == 0) {
+    int rc = swap_ints(c, 0, collective_tag(kTagKindInterLeaders), mine, theirs);
+    if (rc) return rc;
+  }
+  return bcast_ints(local, all_ranks(local->size), local->rank, collective_tag(kTagKindInterLocal), theirs);
+}
+
+}  // namespace
+
+// ---- duplicates ----------------------------------------------------------------
+
+namespace {
+
+// The duplicate of c on agreed ids (`local_context`: its hidden local
+// communicator's, intercommunicators only): propagated PERUSE handles,
+// copied attributes (copy callbacks run), hints. Shared by dup_comm and the
+// idup.
+int dup_with_contexts(Comm* c, uint32_t context, uint32_t local_context, const InfoPairs* info, Comm** out) {
+  Engine& e = engine();
+  int handle = c->handle;
+  Comm* hidden = nullptr;
+  int rc;
+  if (c->inter) {
+    Comm* local = c->local_comm;
+    rc = e.create_comm(local, local->world, local->rank, local_context, &hidden);
+    if (rc) return rc;
+    c = e.comms.lookup(handle);
+  }
+  Comm* n;
+  rc = e.create_comm(c, c->world, c->rank, context, &n, /*duplicate=*/true);
+  if (rc) {
+    if (hidden) e.free_comm(hidden);
+    return rc;
+  }
+  c = e.comms.lookup(handle);
+  if (c->inter) {
+    n->inter = true;
+    n->size = c->size;
+    n->local_world = c->local_world;
+    n->local_comm = hidden;
+  }
+  n->info = info ? *info : c->info;
+  attr::AttrList from = c->attrs;
+  rc = attr::copy_all(attr::Kind::kComm, handle, from, n->handle, n->attrs);
+  if (rc) {
+    // MPI 7.7.2: a failing copy callback fails the dup; nothing is left behind.
+    if (n->local_comm) e.free_comm(n->local_comm);
+    e.free_comm(n);
+    return rc;
+  }
+  *out = n;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+// ---- nonblocking MPI_Comm_idup -------------------------------------------------
+
+namespace {
+
+// Ids an idup round leaves to blocking constructions (make_offer).
+constexpr int kKeptForBlocking = 64;
+
+struct Idup {
+  MPI_Comm parent;
+  bool inter = false;  // parent is an intercommunicator: two ids, a leader swap
+  uint64_t key;        // (parent context, sequence): the same on every member
+  int tag;
+  MPI_Comm* out;
+  Request* request;
+  bool has_info = false;
+  InfoPairs info;
+  std::vector<int> members;  // ranks of the gathering communicator (via())
+  int me = 0;
+  // The current round.
+  enum State { kGather, kSwap, kSent, kAwaitPick } state = kGather;
+  bool gave = false;
+  std::vector<uint64_t> offer, words, gathered, remote;
+  int pick[2] = {-1, -1};  // [1]: the hidden local communicator's (inter)
+  int error = MPI_SUCCESS;  // a transfer of the round that failed to start
+  std::vector<Request*> pending;
+};
+
+// The live parent, or null when it was freed under the idup (erroneous).
+Comm* parent_of(const Idup* d) {
+  Comm* c = engine().comms.lookup(d->parent);
+  return c && c->live ? c : nullptr;
+}
+// Where the group's offers travel: the parent, or an intercommunicator's
+// hidden local communicator.
+Comm* via(Comm* parent) { return parent->inter ? parent->local_comm : parent; }
+
+std::vector<Idup*>& idups() {
+  static auto* v = new std::vector<Idup*>;
+  return *v;
+}
+
+bool first_in_line(const Idup* d) {
+  for (const Idup* o : idups())
+    if (o->key < d->key) return false;
+  return true;
+}
+
+// Start one transfer of the round (the request pointer is read after the
+// call that fills it).
+void post_recv(Idup* d, void* buf, int64_t n, Datatype* t, int peer, Comm* c) {
+  Request* q = nullptr;
+  int rc = start_recv(buf, n, t, peer, d->tag, c, &q);
+  if (q) d->pending.push_back(q);
+  if (rc && !d->error) d->error = rc;
+}
+void post_send(Idup* d, const void* buf, int64_t n, Datatype* t, int peer, Comm* c) {
+  Request* q = nullptr;
+  int rc = start_send(buf, n, t, peer, d->tag, c, SendMode::kStandard, &q);
+  if (q) d->pending.push_back(q);
+  if (rc && !d->error) d->error = rc;
+}
+
+void start_round(Idup* d) {
+  Comm* c = parent_of(d);
+  d->gave = first_in_line(d);
+  if (!c) {
+    // The parent was freed under the idup (erroneous): fail, offering nothing.
+    d->gave = false;
+    d->words = d->offer = make_offer(false);
+    d->error = MPI_ERR_COMM;
+    d->state = Idup::kSent;
+    return;
+  }
+  Comm* v = via(c);
+  d->words = make_offer(d->gave, kKeptForBlocking);
+  d->offer = d->words;
+  int n = int(d->words.size());
+  if (d->me == 0) {
+    d->gathered.assign(d->words.size() * (d->members.size() - 1), 0);
+    for (size_t p = 1; p < d->members.size(); ++p)
+      post_recv(d, &d->gathered[(p - 1) * d->words.size()], n, u64_type(), d->members[p], v);
+    d->state = Idup::kGather;
+  } else {
+    post_send(d, d->words.data(), n, u64_type(), d->members[0], v);
+    post_recv(d, d->pick, 2, int_type(), d->members[0], v);
+    d->state = Idup::kAwaitPick;
+  }
+}
+
+// The round's requests are done: their first error, and they are released.
+int retire_round(Idup* d) {
+  int rc = d->pending.empty() ? MPI_SUCCESS : wait_all(int(d->pending.size()), d->pending.data());
+  d->pending.clear();
+  return std::exchange(d->error, MPI_SUCCESS) ?: rc;
+}
+
+// The leader's pick (d->words is the AND of everything), sent to the group.
+void send_pick(Idup* d) {
+  if (d->inter) decide2(d->words, d->pick);
+  else d->pick[0] = decide(d->words);
+  d->state = Idup::kSent;
+  Comm* c = parent_of(d);
+  if (!c) {
+    d->error = MPI_ERR_COMM;  // the parent was freed under the idup: erroneous
+    return;
+  }
+  for (size_t p = 1; p < d->members.size(); ++p) post_send(d, d->pick, 2, int_type(), d->members[p], via(c));
+}
+
+// Make the communicator (as dup_comm does) and complete the request.
+int finish(Idup* d) {
+  Comm* c = parent_of(d);
+  if (!c) {
+    give_back_context(uint32_t(d->pick[0]));
+    if (d->inter) give_back_context(uint32_t(d->pick[1]));
+    return MPI_ERR_COMM;  // the parent was freed under the idup: erroneous
+  }
+  Comm* n;
+  int rc = dup_with_contexts(c, uint32_t(d->pick[0]), d->inter ? uint32_t(d->pick[1]) : 0,
+                             d->has_info ? &d->info : nullptr, &n);
+  if (rc) return rc;
+  *d->out = n->handle;
+  return MPI_SUCCESS;
+}
+
+// Advance d as far as its requests allow. True when it is finished (the
+// user's request is then complete).
+bool advance(Idup* d) {
+  for (;;) {
+    for (Request* q : d->pending)
+      if (!q->complete) return false;
+    int rc = retire_round(d);
+    if (!rc && d->state == Idup::kGather) {
+      size_t w = d->words.size();
+      for (size_t p = 1; p < d->members.size(); ++p) and_into(d->words, &d->gathered[(p - 1) * w]);
+      if (d->inter) {
+        // The other group's AND, from its leader over the intercommunicator.
+        Comm* c = parent_of(d);
+        d->remote.assign(w, 0);
+        d->state = Idup::kSwap;
+        if (!c) {
+          d->error = MPI_ERR_COMM;
+          continue;
+        }
+        post_send(d, d->words.data(), int64_t(w), u64_type(), 0, c);
+        post_recv(d, d->remote.data(), int64_t(w), u64_type(), 0, c);
+      } else {
+        send_pick(d);
+      }
+      continue;
+    }
+    if (!rc && d->state == Idup::kSwap) {
+      and_into(d->words, d->remote.data());
+      send_pick(d);
+      continue;
+    }
+    int chosen = rc ? -1 : d->pick[0];
+    int second = rc || !d->inter ? -1 : d->pick[1];
+    settle_offer(d->offer, d->gave, chosen);
+    if (second >= 0) take_context(uint32_t(second));
+    if (!rc && chosen == -1) {
+      start_round(d);  // ids were out elsewhere: another round, on a later pass
+      return false;
+    }
+    if (!rc) rc = chosen >= 0 ? finish(d) : MPI_ERR_INTERN;
+    d->request->error = rc;
+    return true;
+  }
+}
+
+}  // namespace
+
+int allocate_context(Comm* parent, uint32_t* out) {
+  std::vector<int> members(size_t(parent->size));
+  for (int i = 0; i < parent->size; ++i) members[size_t(i)] = i;
+  return agree_context(parent, members, parent->rank, collective_tag(kTagKindContextId), out);
+}
+
+// Advances every idup in flight; completes the requests of those done.
+int progress_idups();
+
+namespace {
+ProgressHook g_idup_hook{progress_idups, 0};
+struct RegisterIdups {
+  RegisterIdups() { register_progress_hook(&g_idup_hook); }
+} g_register_idups;
+}  // namespace
+
+int start_idup(Comm* c, const InfoPairs* info, MPI_Comm* newcomm, Request* request) {
+  auto* d = new Idup;
+  d->parent = c->handle;
+  d->inter = c->inter;
+  uint32_t seq = c->idup_seq++;
+  d->key = (uint64_t(c->context) << 32) | seq;
+  d->tag = kCollectiveTagBase - kTagKindIdup - 64 * int(seq % (1u << 24));
+  d->out = newcomm;
+  d->request = request;
+  if (info) {
+    d->has_info = true;
+    d->info = *info;
+  }
+  Comm* v = via(c);
+  d->members = all_ranks(v->size);
+  d->me = v->rank;
+  request->active = true;
+  idups().push_back(d);
+  set_in_flight(&g_idup_hook, int(idups().size()));
+  start_round(d);
+  progress_idups();
+  return MPI_SUCCESS;
+}
+
+int progress_idups() {
+  static bool running = false;  // attribute copy callbacks may call MPI
+  if (running) return 0;
+  running = true;
+  int moved = 0;
+  std::vector<Idup*>& v = idups();
+  for (size_t i = 0; i < v.size();) {
+    Idup* d = v[i];
+    if (!advance(d)) {
+      ++i;
+      continue;
+    }
+    ++moved;
+    v.erase(v.begin() + long(i));
+    set_in_flight(&g_idup_hook, int(v.size()));
+    Request* q = d->request;
+    delete d;
+    engine().complete(q);
+  }
+  set_in_flight(&g_idup_hook, int(v.size()));
+  running = false;
+  return moved;
+}
+
+int make_intercomm(Comm* parent, std::vector<int> local, std::vector<int> remote, int my_rank, uint32_t context,
+                   Comm* local_comm, Comm** out) {
+  Comm* c = nullptr;
+  int rc = engine().create_comm(parent, std::move(remote), my_rank, context, &c);
+  if (rc) return rc;
+  c->inter = true;
+  c->size = int(local.size());
+  c->local_world = std::move(local);
+  c->local_comm = local_comm;
+  *out = c;
+  return MPI_SUCCESS;
+}
+
+int dup_comm(Comm* c, const InfoPairs* info, Comm** out) {
+  Engine& e = engine();
+  int handle = c->handle;
+  uint32_t context, local_context = 0;
+  int rc;
+  if (c->inter) {
+    rc = allocate_inter_contexts(handle, &local_context, &context);
+  } else {
+    rc = allocate_context(c, &context);
+  }
+  if (rc) return rc;
+  return dup_with_contexts(e.comms.lookup(handle), context, local_context, info, out);
+}
+
+// MPI 4.1 7.4.2: the two sides' parts are swapped by the leaders (rank 0 of
+// each whole group), so every process learns both; all processes of both
+// groups take part in the context agreements, as for a split.
+int create_intercomm(Comm* c, const std::vector<int>& group, Comm** out) {
+  Engine& e = engine();
+  int handle = c->handle;
+  std::vector<int> remote;
+  int rc = swap_between_groups(c, group, remote);
+  if (rc) return rc;
+  uint32_t local_context, context;
+  rc = allocate_inter_contexts(handle, &local_context, &context);
+  if (rc) return rc;
+  c = e.comms.lookup(handle);
+  int my_rank = rank_of(group, e.world_rank);
+  if (my_rank == MPI_UNDEFINED || group.empty() || remote.empty()) {
+    give_back_context(local_context);
+    give_back_context(context);
+    *out = nullptr;
+    return MPI_SUCCESS;
+  }
+  Comm* hidden;
+  rc = e.create_comm(c->local_comm, group, my_rank, local_context, &hidden);
+  if (rc) return rc;
+  return make_intercomm(e.comms.lookup(handle), group, std::move(remote), my_rank, context, hidden, out);
+}
+
+int split_comm(Comm* c, int color, int key, Comm** out) {
+  Engine& e = engine();
+  int handle = c->handle;
+  int mine[2] = {color, key};
+  std::vector<int> all;
+  int rc = allgather_ints(c, mine, 2, all);
+  if (rc) return rc;
+  uint32_t context;
+  rc = allocate_context(c, &context);
+  if (rc) return rc;
+  c = e.comms.lookup(handle);
+  if (color == MPI_UNDEFINED) {
+    give_back_context(context);  // we took the id like everyone else; it stays free for us
+    *out = nullptr;
+    return MPI_SUCCESS;
+  }
+  // Members of my color ordered by (key, rank in the parent).
+  std::vector<std::tuple<int, int>> members;
+  for (int p = 0; p < c->size; ++p)
+    if (all[size_t(2 * p)] == color) members.emplace_back(all[size_t(2 * p + 1)], p);
+  std::stable_sort(members.begin(), members.end());
+  std::vector<int> world;
+  int my_rank = -1;
+  for (auto& [k, p] : members) {
+    if (p == c->rank) my_rank = int(world.size());
+    world.push_back(c->world[size_t(p)]);
+  }
+  return e.create_comm(c, std::move(world), my_rank, context, out);
+}
+
+namespace {
+// Ranks of `table` (pairs color, key by rank) with color `color`, ordered
+// by (key, rank).
+std::vector<int> members_of(const std::vector<int>& table, int color) {
+  std::vector<std::tuple<int, int>> m;
+  for (size_t p = 0; 2 * p < table.size(); ++p)
+    if (table[2 * p] == color) m.emplace_back(table[2 * p + 1], int(p));
+  std::stable_sort(m.begin(), m.end());
+  std::vector<int> out;
+  for (auto& [k, p] : m) out.push_back(p);
+  return out;
+}
+}  // namespace
+
+// MPI 4.1 7.4.2 on an intercommunicator: the processes of each color form
+// an intercommunicator between their local and remote parts (MPI_COMM_NULL
+// when either part is empty). Colors are disjoint, so one context id free
+// on both groups serves every color, and one id free on the local group
+// serves every color's hidden local communicator.
+int split_intercomm(Comm* c, int color, int key, Comm** out) {
+  Engine& e = engine();
+  int handle = c->handle;
+  Comm* local = c->local_comm;
+  int mine[2] = {color, key};
+  std::vector<int> table, remote_table;
+  int rc = allgather_ints(local, mine, 2, table);
+  if (rc) return rc;
+  rc = swap_between_groups(c, table, remote_table);
+  if (rc) return rc;
+  uint32_t local_context, context;
+  rc = allocate_inter_contexts(handle, &local_context, &context);
+  if (rc) return rc;
+  c = e.comms.lookup(handle);
+  local = c->local_comm;
+  std::vector<int> mine_ranks = members_of(table, color), theirs = members_of(remote_table, color);
+  if (color == MPI_UNDEFINED || theirs.empty()) {
+    give_back_context(local_context);
+    give_back_context(context);
+    *out = nullptr;
+    return MPI_SUCCESS;
+  }
+  std::vector<int> local_world, remote_world;
+  int my_rank = 0;
+  for (int p : mine_ranks) {
+    if (p == local->rank) my_rank = int(local_world.size());
+    local_world.push_back(c->local_world[size_t(p)]);
+  }
+  for (int p : theirs) remote_world.push_back(c->world[size_t(p)]);
+  Comm* hidden;
+  rc = e.create_comm(local, local_world, my_rank, local_context, &hidden);
+  if (rc) return rc;
+  return make_intercomm(c, std::move(local_world), std::move(remote_world), my_rank, context, hidden, out);
+}
+
+int free_comm_checked(Comm* c) {
+  int rc = attr::delete_all(attr::Kind::kComm, c->handle, c->attrs);
+  if (rc) return rc;
+  Engine& e = engine();
+  Comm* hidden = c->local_comm;
+  c->local_comm = nullptr;
+  e.free_comm(c);
+  if (hidden) e.free_comm(hidden);
+  return MPI_SUCCESS;
+}
+
+}  // namespace sonde::engine

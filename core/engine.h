@@ -1,0 +1,258 @@
+// The engine's process-wide state and its life cycle (MPI_Init .. Finalize).
+//
+// Reading order for the send path: p2p.h (what callers ask for) ->
+// engine.cc start_send (protocol choice: eager / rendezvous) ->
+// transports/transport.h (the seam) -> transports/shm (the rings).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/handles.h"
+#include "core/objects.h"
+#include "include/mpi.h"
+#include "transports/transport.h"
+
+namespace sonde::engine {
+
+// Tunables, read from the environment (load_settings) and exposed as MPI_T
+// cvars (mpit/cvars.cc says which can change when). Query_environment
+// reports the ones that were set.
+struct Settings {
+  uint64_t eager_limit = 16 * 1024;  // SONDE_EAGER_LIMIT: larger messages use rendezvous
+  int spin_before_yield = 2000;      // SONDE_SPIN: idle polls before sched_yield()
+  bool single_copy = true;           // SONDE_SHM_SINGLE_COPY=0 disables process_vm_readv
+  bool fast_boxes = true;            // SONDE_SHM_FAST_BOXES=0: every shm packet through the ring
+  // SONDE_COOP_THRESHOLD: rendezvous messages at least this large are copied
+  // by both sides at once (sender writes the head, receiver reads the tail);
+  // 0 turns it off.
+  uint64_t coop_threshold = 256 * 1024;
+  size_t ring_bytes = 64 * 1024;  // shm ring per pair of ranks (MPI_T cvar only; one of shm::kRingSizes)
+  bool single_copy_at_init = true;  // single_copy when MPI_Init ran (the transport's choice)
+  std::vector<std::string> set_from_environment;  // "NAME=value" of each one given
+};
+
+struct Errhandler {
+  bool live = false;
+  // User handlers (helper `comm`, abi_errhandler.cc): the function, and the
+  // user's references (create and get add one, free drops one). The slot is
+  // never reused, so a communicator may keep using a handler its user freed.
+  MPI_Comm_errhandler_function* fn = nullptr;
+  int user_refs = 0;
+};
+
+class Engine;
+extern Engine* const g_engine;
+inline Engine& engine() { return *g_engine; }
+
+class Engine final : public transport::Delivery {
+ public:
+  Settings settings;
+  int world_rank = 0;
+  int world_size = 1;
+  int thread_level = MPI_THREAD_SINGLE;
+  std::string processor_name;
+
+  HandleTable<Comm, SONDE_KIND_COMM> comms{2};
+  HandleTable<Datatype, SONDE_KIND_DATATYPE> datatypes{SONDE_PREDEFINED_DATATYPES - 1};
+  HandleTable<Request, SONDE_KIND_REQUEST> requests{0};
+  HandleTable<Message, SONDE_KIND_MESSAGE> messages{1};  // 1: MPI_MESSAGE_NO_PROC
+  HandleTable<Errhandler, SONDE_KIND_ERRHANDLER> errhandlers{3};
+
+  // Transports; route[world rank] says which one reaches that rank.
+  std::vector<std::unique_ptr<transport::Transport>> transports;
+  std::vector<transport::Transport*> route;
+  // (ofi helper) Eager/rendezvous switch for a peer on transport `t`: the
+  // transport's own (ofi: SONDE_OFI_EAGER_LIMIT, docs/ofi.md), else
+  // settings.eager_limit (SONDE_EAGER_LIMIT, MPI_T cvar).
+  uint64_t eager_limit_of(const transport::Transport* t) const {
+    return t->eager_limit != transport::Transport::kEngineEagerLimit ? t->eager_limit : settings.eager_limit;
+  }
+
+  // Communicators by context id; messages for a context not created here yet
+  // wait in `early` (a peer may finish MPI_Comm_dup before we do).
+  std::vector<Comm*> by_context;
+  std::vector<uint64_t> free_contexts;  // bit set: 1 = free
+  boost::intrusive::list<matching::UnexpectedEntry> early;
+
+  // MPI_Buffer_attach state.
+  void* bsend_buffer = nullptr;
+  int64_t bsend_size = 0;
+  int64_t bsend_used = 0;
+
+  // Reads the SONDE_* environment into `settings` once, at MPI_T_init_thread
+  // or MPI_Init, whichever comes first: MPI_T cvar writes made before
+  // MPI_Init are not overwritten by it.
+  void load_settings();
+  bool settings_loaded = false;
+
+  // Life cycle, driven by the runtime (runtime/lifecycle.h), which wires the
+  // job up and builds the transports. start: this process is world rank
+  // `rank` of `size`; `transports` reach the ranks as `route` says (one
+  // entry per world rank, none null). Sets up the predefined datatypes and
+  // error handlers, the context ids (`reserved` are taken besides WORLD's
+  // and SELF's) and MPI_COMM_WORLD / MPI_COMM_SELF.
+  void start(int rank, int size, std::vector<std::unique_ptr<transport::Transport>> transports,
+             std::vector<transport::Transport*> route, const std::vector<uint32_t>& reserved);
+  // Progresses until every transport has pushed out what it was handed (or
+  // nothing has moved for two seconds): a network provider may still need
+  // this process's progress after its last send.
+  void drain();
+  // Stops every transport; no traffic after this.
+  void shutdown_transports();
+
+  Comm* world() { return &comms.predefined(1); }
+  Comm* self() { return &comms.predefined(2); }
+
+  // Delivery (transport -> engine).
+  transport::PayloadSink* on_header(int peer, const transport::PacketHeader& h) override;
+  void on_payload_done(int peer, const transport::PacketHeader& h, transport::PayloadSink* sink) override;
+
+  // PERUSE unique_ids that are not descriptor addresses: a counter tagged
+  // in the low 3 bits (addresses have them clear), so kinds never collide.
+  static constexpr unsigned kIdSearch = 1, kIdTransientRequest = 2, kIdTransientMessage = 3;
+  uint64_t new_id(unsigned kind) { return (++id_counter_ << 3) | kind; }
+
+  int progress();
+  // Spin / yield policy for a waiting loop; call once per idle pass.
+  void idle(int& idle_passes);
+  // One pass of a blocking wait: progress, and the spin/yield policy when
+  // nothing moved. True once per wait, on the pass where it has been idle
+  // for spin_before_yield passes: the caller then asks for the peers it
+  // waits on to be watched (waiting_on / watch_peer).
+  bool wait_pass(int& idle_passes) {
+    if (progress() != 0) {
+      idle_passes = 0;
+      return false;
+    }
+    idle(idle_passes);
+    return idle_passes == settings.spin_before_yield;
+  }
+  // (ofi) A blocking wait on `r` has been idle for spin_before_yield passes:
+  // the transports reaching the peers it waits on are asked to watch their
+  // liveness (Transport::watch), so a link that died before the two ever
+  // talked ends the wait with an error instead of a hang. A receive or send
+  // watches its peer; a receive from MPI_ANY_SOURCE every rank of its
+  // communicator (watch_peer). Rare: once per long wait.
+  void waiting_on(Request* r);
+  // (ofi) `peer` of `comm` (MPI_ANY_SOURCE: all of them), for waiting_on and
+  // for probes, which have no request.
+  void watch_peer(Comm* comm, int peer);
+  // (ofi) User loops of MPI_Test*/MPI_Iprobe never go idle inside MPI, so
+  // they count here: called with the result of the call's progress(),
+  // true on every kFruitlessPolls-th call in a row that moved nothing (any
+  // progress starts over), when the caller should watch the peers it
+  // polls for. No syscall, one counter: fine on the test path.
+  static constexpr uint32_t kFruitlessPolls = 2048;
+  bool fruitless(int progressed) {
+    if (progressed) {
+      fruitless_polls_ = 0;
+      return false;
+    }
+    return (++fruitless_polls_ & (kFruitlessPolls - 1)) == 0;
+  }
+
+  // Requests.
+  Request* new_request(RequestKind kind);
+  // A fresh, not yet started request carrying the user's arguments; null
+  // when the request table is full.
+  Request* new_request(RequestKind kind, const void* buf, int64_t count, Datatype* type, int peer, int tag, Comm* comm,
+                       SendMode mode = SendMode::kStandard);
+  void release(Request* r);
+  void complete(Request* r);
+  int issue_send(Request* r);
+  // Blocking-send fast path: a small contiguous standard send handed to the
+  // transport at once, without a request. False: take the general path.
+  bool send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm);
+  int issue_recv(Request* r);
+  bool cancel_recv(Request* r);
+  // MPI_Cancel of a send whose message already left (helper `conform`): asks
+  // the receiver to drop it while unmatched; its answer completes r,
+  // cancelled or not. False when r cannot be cancelled this way.
+  bool ask_cancel_send(Request* r);
+  // A user request with nothing left to do (MPI_Ibsend's: the data is
+  // already copied out): activated and completed in one go.
+  void complete_at_once(Request* r);
+  // Fill an MPI_Status from a completed request.
+  static void fill_status(const Request* r, MPI_Status* status);
+  // REQ_NOTIFY for r (wait/test/blocking calls): one load and one branch
+  // unless something watches it.
+  static void notify(Request* r) {
+    if (r->comm && __builtin_expect((SONDE_WATCHED_MASK(r->comm->peruse) & (1u << PERUSE_COMM_REQ_NOTIFY)) != 0, 0))
+      notify_watched(r);
+  }
+  [[gnu::noinline]] static void notify_watched(Request* r);
+
+  // Probe: the first waiting message on comm for (source, tag), or null.
+  Message* probe(Comm* comm, int source, int tag);
+  void take_message(Comm* comm, Message* m);  // matched probe: out of the queue
+  int receive_message(Request* r, Message* m);  // MPI_Mrecv: start r on a probed message
+
+  // Communicators.
+  // `duplicate`: the new communicator is a duplicate of parent (MPI_Comm_dup
+  // and friends), so parent's propagating PERUSE handles follow it.
+  int create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out,
+                  bool duplicate = false);
+  // MPI_Comm_free's end: unexpected messages dropped, the handle dead; the
+  // slot and context id are reused unless receives are still posted or
+  // operations still run on it (Comm::pending_ops).
+  void free_comm(Comm* c);
+
+ private:
+  // Twins of the hot operations: <false> has no PERUSE code and is inlined
+  // into its dispatcher; <true> fires events and lives out of line, so the
+  // fast path pays one load and one branch (see engine.cc). Not marked cold:
+  // that would compile the watched path for size.
+  // kFireComplete false: the caller fired REQ_COMPLETE itself.
+  template <bool kWatched, bool kFireComplete = true>
+  [[gnu::always_inline]] inline void complete_as(Request* r, uint32_t watched);
+  [[gnu::noinline]] void complete_watched(Request* r, uint32_t watched);
+  [[gnu::noinline]] void payload_done_watched(Request* r, uint32_t watched);  // on_payload_done's
+  template <bool kWatched>
+  [[gnu::always_inline]] inline bool send_now_as(const void* buf, int64_t count, Datatype* type, int dest, int tag,
+                                                 Comm* comm);
+  [[gnu::noinline]] bool send_now_watched(const void* buf, int64_t count, Datatype* type, int dest,
+                                                     int tag, Comm* comm);
+  template <bool kWatched>
+  [[gnu::always_inline]] inline int issue_recv_as(Request* r, uint32_t watched);
+  [[gnu::noinline]] int issue_recv_watched(Request* r, uint32_t watched);
+  template <bool kWatched>
+  [[gnu::always_inline]] inline transport::PayloadSink* on_message_as(int peer, const transport::PacketHeader& h,
+                                                                      Comm* comm, uint64_t id, uint32_t watched);
+  [[gnu::noinline]] transport::PayloadSink* on_message_watched(int peer, const transport::PacketHeader& h,
+                                                                          Comm* comm, uint64_t id, uint32_t watched);
+  void deliver_control(int peer, const transport::PacketHeader& h);
+  void drop_cancelled_message(int peer, const transport::PacketHeader& h);  // helper `conform`
+  void send_cancel_request(Request* r);
+  void on_cancel_answer(const transport::PacketHeader& h);
+  transport::PayloadSink* on_message(int peer, const transport::PacketHeader& h, Comm* comm);
+  Message* new_message(int peer, const transport::PacketHeader& h, Comm* comm);
+  void free_message(Message* m);
+  void match_message(Request* r, Message* m);
+  void setup_sink(Request* r, uint64_t payload);
+  void pull(Request* r, int peer, const transport::PacketHeader& h);
+  void send_control(int peer, transport::PacketType type, uint64_t send_cookie, uint64_t recv_cookie,
+                    uint64_t total = 0, uint8_t flags = 0, const uint64_t* word = nullptr);
+  void coop_write(Request* r, int peer, uint64_t recv_cookie);
+  void coop_part_done(Request* r);
+  void run_deferred();
+
+  // Work discovered inside a transport callback, done after progress()
+  // returns so a transport is never re-entered from its own callback.
+  struct Deferred {
+    enum Kind { kPull, kControl, kStreamData, kCoopWrite, kCancelAgain } kind;  // kCancelAgain: helper `conform`
+    int peer;
+    Request* request;
+    transport::PacketHeader header;
+  };
+  std::vector<Deferred> deferred_;
+  // Per world rank: has single copy worked (1), failed (-1), not tried (0)?
+  std::vector<int8_t> single_copy_state_;
+  bool in_progress_ = false;
+  uint64_t id_counter_ = 0;
+  uint32_t fruitless_polls_ = 0;  // (ofi) fruitless()
+};
+
+}  // namespace sonde::engine

@@ -1,0 +1,30 @@
+// Handle lookup for the layers above the core, and the reference counts
+// that keep a derived datatype alive while something uses it.
+//
+// Life cycle of a derived datatype: its slot holds references from the
+// user's handle, from every parent type whose envelope names it, and from
+// every request or nonblocking collective using it. MPI_Type_free drops the
+// handle's reference and makes the handle invalid at once; the object goes
+// when the last reference does.
+#pragma once
+
+#include "core/objects.h"
+#include "include/mpi.h"
+
+namespace sonde::engine {
+
+// A live communicator, or null.
+Comm* find_comm(MPI_Comm h);
+// A live, not user-freed datatype, or null.
+Datatype* find_datatype(MPI_Datatype h);
+// A committed datatype usable for communication, or null.
+Datatype* find_comm_datatype(MPI_Datatype h);
+// A request slot, or null (no liveness check: callers look at its state).
+Request* find_request(MPI_Request h);
+// References on derived types; no-ops on predefined types.
+void retain_datatype(Datatype* t);
+void release_datatype(Datatype* t);
+// MPI_BYTE.
+Datatype* byte_type();
+
+}  // namespace sonde::engine

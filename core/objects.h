@@ -1,0 +1,164 @@
+// The engine's objects: communicators, requests and arriving messages.
+//
+// A receive request *is* a posted-queue entry and an arrived message *is* an
+// unexpected-queue entry (intrusive hooks), so matching allocates nothing.
+// A send request *is* a transport SendItem, so queueing a send allocates
+// nothing either.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "datatype/datatype.h"
+#include "include/mpi.h"
+#include "matching/match_queues.h"
+#include "peruse/dispatch.h"
+#include "transports/transport.h"
+
+namespace sonde::engine {
+
+struct Request;
+struct Message;
+struct Topology;
+
+struct Comm {
+  int handle = MPI_COMM_NULL;
+  uint32_t context = 0;
+  int rank = 0;
+  int size = 0;
+  std::vector<int> world;  // comm rank -> world rank
+  matching::MatchQueues queues;
+  std::string name;
+  int errhandler = MPI_ERRORS_ARE_FATAL;
+  bool live = false;
+  uint32_t coll_seq = 0;  // collectives started on this communicator
+  // Nonblocking operations still running on this communicator (collectives
+  // count themselves in and out); MPI_Comm_free keeps its context matching
+  // while this is not zero.
+  uint32_t pending_ops = 0;
+  peruse::CommEvents peruse;  // active PERUSE handles, per event
+
+  // ---- groups, intercommunicators, attributes, info (helper `comm`) ----
+  // An intercommunicator addresses the remote group: `world` maps remote
+  // ranks to world ranks (so sends route unchanged) and `rank`/`size` are
+  // those of the local group, whose world ranks are in `local_world`.
+  bool inter = false;
+  std::vector<int> local_world;
+  Comm* local_comm = nullptr;  // inter: hidden intracomm over the local group (context agreement)
+  std::vector<std::pair<int, void*>> attrs;  // (keyval, value) in the order set (attributes.h)
+  std::vector<std::pair<std::string, std::string>> info;  // hints from Comm_set_info / dup_with_info
+  uint32_t idup_seq = 0;  // MPI_Comm_idup calls started on this communicator (their tags)
+  // Ranks a send or receive may name: the remote group's on an intercommunicator.
+  int peers() const { return inter ? int(world.size()) : size; }
+  // World ranks of the local group.
+  const std::vector<int>& group_world() const { return inter ? local_world : world; }
+
+  // ---- process topology (helper `conform`, topo.h) ----
+  // Null when the communicator has none; shared with its duplicates.
+  std::shared_ptr<const Topology> topo;
+};
+
+// kCollective: a nonblocking collective's user request (engine/coll.h); it
+// has no communicator or buffer of its own and completes with its schedule.
+// kSendrecv (helper `conform`): MPI_Isendrecv(_replace)'s user request; it
+// completes when its internal send and receive have (abi_p2p.cc) and carries
+// the receive's status.
+enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized, kCollective, kSendrecv };
+enum class SendMode : uint8_t { kStandard, kSync, kReady, kBuffered };
+inline constexpr uint8_t kCancelInFlight = 1, kCancelAfterComplete = 2;  // Request::cancel_state
+
+// Where an arriving payload goes, with a way back to its owner.
+struct EngineSink : transport::PayloadSink {
+  Request* request = nullptr;  // a matched receive
+  Message* message = nullptr;  // an unexpected message's own buffer
+};
+
+// Payload destination of a receive: the user buffer (through the datatype),
+// clipped at the buffer's capacity (the rest is dropped: MPI_ERR_TRUNCATE).
+struct RecvSink final : EngineSink {
+  void unpack(const uint8_t* bytes, size_t offset, size_t n) override;
+  void on_chunk(size_t received) override;  // PERUSE_COMM_REQ_XFER_CONTINUE
+};
+
+// A send request as the transport sees it.
+struct SendPart final : transport::SendItem {
+  Request* request = nullptr;
+  void pack(uint8_t* out, size_t offset, size_t n) override;
+  void on_first_byte() override;
+  void on_progress() override;
+  void on_handed() override;
+};
+
+struct Request : matching::PostedEntry {
+  int handle = MPI_REQUEST_NULL;  // 0 while the request is internal
+  RequestKind kind = RequestKind::kSend;
+  SendMode mode = SendMode::kStandard;
+  bool persistent = false;
+  bool active = false;      // started and not yet completed
+  bool complete = false;
+  bool user_freed = false;  // MPI_Request_free on an active request
+  bool cancelled = false;
+  bool handed = false;      // send: all data handed to the transport (or pulled)
+  bool matched = false;     // send: receiver matched (needed for Ssend / rendezvous)
+  bool xfer_started = false; // PERUSE REQ_XFER_BEGIN fired for this activation
+  // Send (helper `conform`): a kCancelSend is out and its kCancelAck awaited;
+  // kCancelInFlight: the send was not complete, kCancelAfterComplete: it was
+  // (eager, handed over) and waits for the answer before completing again.
+  uint8_t cancel_state = 0;
+  bool peruse_spec_ready = false;  // PERUSE (helper perf): peruse_spec below is built (reset() clears it)
+  int error = MPI_SUCCESS;
+
+  // The user's arguments.
+  void* buf = nullptr;
+  int64_t count = 0;
+  Datatype* type = nullptr;
+  int peer = 0;  // rank in comm (or wildcard)
+  int tag = 0;
+  Comm* comm = nullptr;
+  uint64_t bytes = 0;  // count * type->size
+
+  // Completion status.
+  int status_source = MPI_ANY_SOURCE;
+  int status_tag = MPI_ANY_TAG;
+  uint64_t status_bytes = 0;
+
+  // Protocol state.
+  int world_peer = -1;
+  uint8_t* staged = nullptr;  // packed copy (Bsend data, or rendezvous source of a non-contiguous send)
+  // Cooperative rendezvous (both sides copy part of a large message):
+  // sender: the receiver's buffer; receiver: the sender's buffer.
+  uint64_t coop_addr = 0;
+  uint64_t coop_split = 0;     // bytes [0, split) are the sender's to write
+  uint8_t coop_waiting = 0;    // coop events still owed before completion
+  RecvSink sink;
+  SendPart item;
+
+  // ---- PERUSE (helper perf) ----
+  // The spec of this request's events (the user's arguments), built by the
+  // first event that fires after new_request and copied for every callback
+  // (engine.cc, req_spec). Code that changes buf, count, type, peer, tag,
+  // comm or kind after an event has fired must clear peruse_spec_ready.
+  peruse_comm_spec_t peruse_spec;
+
+  void reset();
+};
+
+// A message that arrived before a receive matched it (or is being probed).
+struct Message : matching::UnexpectedEntry {
+  int handle = MPI_MESSAGE_NULL;  // set while owned by MPI_Mprobe's caller
+  transport::PacketHeader header{};
+  int world_peer = -1;
+  uint8_t* data = nullptr;  // eager payload (header.payload bytes)
+  size_t capacity = 0;
+  bool all_arrived = false;
+  bool claimed = false;  // taken by MPI_Mprobe/Improbe, awaiting MPI_Mrecv
+  Request* receiver = nullptr;  // matched while still arriving
+  Comm* comm = nullptr;
+  uint64_t uid = 0;  // PERUSE unique_id, fixed at MSG_ARRIVED
+  EngineSink sink;  // contiguous into `data`
+};
+
+}  // namespace sonde::engine
