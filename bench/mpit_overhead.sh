@@ -14,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bazel build //lib:libsonde.so //tools/mpiexec >/dev/null 2>&1
 bin=$(bazel info bazel-bin 2>/dev/null)
-cp "$bin/engine/libsonde.so" "$bin/tools/mpiexec/mpiexec" "$work/"
+cp "$bin/lib/libsonde.so" "$bin/tools/mpiexec/mpiexec" "$work/"
 chmod u+w "$work/libsonde.so"
 cc -O2 -I"$top/include" -o "$work/mpit_overhead" "$here/mpit_overhead.c" -L"$work" -lsonde
 run() { LD_LIBRARY_PATH="$work" "$work/mpiexec" --bind-to core -n 2 "$work/mpit_overhead"; }

@@ -32,7 +32,7 @@ for variant in on off; do
   bazel build "${flags[@]}" //lib:libsonde.so //tools/mpiexec >/dev/null 2>&1
   bin=$(bazel info "${flags[@]}" bazel-bin 2>/dev/null)
   mkdir -p "$work/$variant"
-  cp "$bin/engine/libsonde.so" "$work/$variant/"
+  cp "$bin/lib/libsonde.so" "$work/$variant/"
   cp "$bin/tools/mpiexec/mpiexec" "$work/mpiexec"
   chmod u+w "$work/$variant/libsonde.so"
 done

@@ -67,7 +67,7 @@ int on_type_dup(MPI_Datatype oldtype, MPI_Datatype newtype);
 int on_type_free(MPI_Datatype type);
 
 // MPI_Finalize: delete MPI_COMM_SELF's attributes, then MPI_COMM_WORLD's
-// (abi_attr.cc). Returns the first failing delete callback's code.
+// (binding/c/abi_attr.cc). Returns the first failing delete callback's code.
 int finalize_comm_attributes();
 
 }  // namespace sonde::engine::attr

@@ -1,7 +1,7 @@
 // Process topologies (MPI 4.1 chapter 8): the Cartesian, graph and
 // distributed-graph structure a communicator may carry, and the arithmetic
 // on it. Pure functions with no engine state; the MPI calls that build and
-// query topologies are in abi_topo.cc.
+// query topologies are in binding/c/abi_topo.cc.
 //
 // A communicator's topology is immutable once made and shared by its
 // duplicates (Comm::topo), as MPI_Comm_dup must keep it.

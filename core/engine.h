@@ -1,8 +1,15 @@
-// The engine's process-wide state and its life cycle (MPI_Init .. Finalize).
+// The point-to-point core: the Engine (handle tables, transports and routes,
+// communicators by context id) and its operations; started and stopped by
+// the runtime (runtime/lifecycle.h).
 //
-// Reading order for the send path: p2p.h (what callers ask for) ->
-// engine.cc start_send (protocol choice: eager / rendezvous) ->
-// transports/transport.h (the seam) -> transports/shm (the rings).
+// The core's files, in reading order: objects.h (communicators, requests,
+// messages) -> this file (the Engine) -> engine_internal.h (PERUSE firing and
+// the watched/plain dispatch) -> send.cc (protocol choice: eager, synchronous,
+// rendezvous) -> receive.cc (posting, matching, arrivals, pulls, probes) ->
+// request.cc (completion, wait, p2p.h's calls) -> cancel.cc -> engine.cc
+// (start, progress, communicators) -> transports/transport.h (the seam).
+// The send path of MPI_Send: binding/c/abi_p2p.cc -> send.cc (send_now,
+// issue_send) -> transports/transport.h -> transports/shm/shm_transport.cc.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +43,7 @@ struct Settings {
 
 struct Errhandler {
   bool live = false;
-  // User handlers (helper `comm`, abi_errhandler.cc): the function, and the
+  // User handlers (binding/c/abi_errhandler.cc): the function, and the
   // user's references (create and get add one, free drops one). The slot is
   // never reused, so a communicator may keep using a handler its user freed.
   MPI_Comm_errhandler_function* fn = nullptr;
@@ -64,7 +71,7 @@ class Engine final : public transport::Delivery {
   // Transports; route[world rank] says which one reaches that rank.
   std::vector<std::unique_ptr<transport::Transport>> transports;
   std::vector<transport::Transport*> route;
-  // (ofi helper) Eager/rendezvous switch for a peer on transport `t`: the
+  // Eager/rendezvous switch for a peer on transport `t`: the
   // transport's own (ofi: SONDE_OFI_EAGER_LIMIT, docs/ofi.md), else
   // settings.eager_limit (SONDE_EAGER_LIMIT, MPI_T cvar).
   uint64_t eager_limit_of(const transport::Transport* t) const {
@@ -130,17 +137,17 @@ class Engine final : public transport::Delivery {
     idle(idle_passes);
     return idle_passes == settings.spin_before_yield;
   }
-  // (ofi) A blocking wait on `r` has been idle for spin_before_yield passes:
+  // A blocking wait on `r` has been idle for spin_before_yield passes:
   // the transports reaching the peers it waits on are asked to watch their
   // liveness (Transport::watch), so a link that died before the two ever
   // talked ends the wait with an error instead of a hang. A receive or send
   // watches its peer; a receive from MPI_ANY_SOURCE every rank of its
   // communicator (watch_peer). Rare: once per long wait.
   void waiting_on(Request* r);
-  // (ofi) `peer` of `comm` (MPI_ANY_SOURCE: all of them), for waiting_on and
+  // `peer` of `comm` (MPI_ANY_SOURCE: all of them), for waiting_on and
   // for probes, which have no request.
   void watch_peer(Comm* comm, int peer);
-  // (ofi) User loops of MPI_Test*/MPI_Iprobe never go idle inside MPI, so
+  // User loops of MPI_Test*/MPI_Iprobe never go idle inside MPI, so
   // they count here: called with the result of the call's progress(),
   // true on every kFruitlessPolls-th call in a row that moved nothing (any
   // progress starts over), when the caller should watch the peers it
@@ -168,7 +175,7 @@ class Engine final : public transport::Delivery {
   bool send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm);
   int issue_recv(Request* r);
   bool cancel_recv(Request* r);
-  // MPI_Cancel of a send whose message already left (helper `conform`): asks
+  // MPI_Cancel of a send whose message already left: asks
   // the receiver to drop it while unmatched; its answer completes r,
   // cancelled or not. False when r cannot be cancelled this way.
   bool ask_cancel_send(Request* r);
@@ -203,7 +210,7 @@ class Engine final : public transport::Delivery {
  private:
   // Twins of the hot operations: <false> has no PERUSE code and is inlined
   // into its dispatcher; <true> fires events and lives out of line, so the
-  // fast path pays one load and one branch (see engine.cc). Not marked cold:
+  // fast path pays one load and one branch (engine_internal.h). Not marked cold:
   // that would compile the watched path for size.
   // kFireComplete false: the caller fired REQ_COMPLETE itself.
   template <bool kWatched, bool kFireComplete = true>
@@ -224,7 +231,7 @@ class Engine final : public transport::Delivery {
   [[gnu::noinline]] transport::PayloadSink* on_message_watched(int peer, const transport::PacketHeader& h,
                                                                           Comm* comm, uint64_t id, uint32_t watched);
   void deliver_control(int peer, const transport::PacketHeader& h);
-  void drop_cancelled_message(int peer, const transport::PacketHeader& h);  // helper `conform`
+  void drop_cancelled_message(int peer, const transport::PacketHeader& h);
   void send_cancel_request(Request* r);
   void on_cancel_answer(const transport::PacketHeader& h);
   transport::PayloadSink* on_message(int peer, const transport::PacketHeader& h, Comm* comm);
@@ -242,7 +249,7 @@ class Engine final : public transport::Delivery {
   // Work discovered inside a transport callback, done after progress()
   // returns so a transport is never re-entered from its own callback.
   struct Deferred {
-    enum Kind { kPull, kControl, kStreamData, kCoopWrite, kCancelAgain } kind;  // kCancelAgain: helper `conform`
+    enum Kind { kPull, kControl, kStreamData, kCoopWrite, kCancelAgain } kind;
     int peer;
     Request* request;
     transport::PacketHeader header;
@@ -252,7 +259,7 @@ class Engine final : public transport::Delivery {
   std::vector<int8_t> single_copy_state_;
   bool in_progress_ = false;
   uint64_t id_counter_ = 0;
-  uint32_t fruitless_polls_ = 0;  // (ofi) fruitless()
+  uint32_t fruitless_polls_ = 0;  // fruitless()
 };
 
 }  // namespace sonde::engine

@@ -41,7 +41,7 @@ struct Comm {
   uint32_t pending_ops = 0;
   peruse::CommEvents peruse;  // active PERUSE handles, per event
 
-  // ---- groups, intercommunicators, attributes, info (helper `comm`) ----
+  // ---- groups, intercommunicators, attributes, info (comm/) ----
   // An intercommunicator addresses the remote group: `world` maps remote
   // ranks to world ranks (so sends route unchanged) and `rank`/`size` are
   // those of the local group, whose world ranks are in `local_world`.
@@ -56,15 +56,15 @@ struct Comm {
   // World ranks of the local group.
   const std::vector<int>& group_world() const { return inter ? local_world : world; }
 
-  // ---- process topology (helper `conform`, topo.h) ----
+  // ---- process topology (comm/topo.h) ----
   // Null when the communicator has none; shared with its duplicates.
   std::shared_ptr<const Topology> topo;
 };
 
-// kCollective: a nonblocking collective's user request (engine/coll.h); it
+// kCollective: a nonblocking collective's user request (coll/coll.h); it
 // has no communicator or buffer of its own and completes with its schedule.
-// kSendrecv (helper `conform`): MPI_Isendrecv(_replace)'s user request; it
-// completes when its internal send and receive have (abi_p2p.cc) and carries
+// kSendrecv: MPI_Isendrecv(_replace)'s user request; it
+// completes when its internal send and receive have (sendrecv.cc) and carries
 // the receive's status.
 enum class RequestKind : uint8_t { kSend, kRecv, kGeneralized, kCollective, kSendrecv };
 enum class SendMode : uint8_t { kStandard, kSync, kReady, kBuffered };
@@ -104,11 +104,11 @@ struct Request : matching::PostedEntry {
   bool handed = false;      // send: all data handed to the transport (or pulled)
   bool matched = false;     // send: receiver matched (needed for Ssend / rendezvous)
   bool xfer_started = false; // PERUSE REQ_XFER_BEGIN fired for this activation
-  // Send (helper `conform`): a kCancelSend is out and its kCancelAck awaited;
+  // Send: a kCancelSend is out and its kCancelAck awaited;
   // kCancelInFlight: the send was not complete, kCancelAfterComplete: it was
   // (eager, handed over) and waits for the answer before completing again.
   uint8_t cancel_state = 0;
-  bool peruse_spec_ready = false;  // PERUSE (helper perf): peruse_spec below is built (reset() clears it)
+  bool peruse_spec_ready = false;  // PERUSE: peruse_spec below is built (reset() clears it)
   int error = MPI_SUCCESS;
 
   // The user's arguments.
@@ -127,7 +127,7 @@ struct Request : matching::PostedEntry {
 
   // Protocol state.
   int world_peer = -1;
-  uint8_t* staged = nullptr;  // packed copy (Bsend data, or rendezvous source of a non-contiguous send)
+  uint8_t* staged = nullptr;  // packed copy of a buffered send's data (MPI_Bsend)
   // Cooperative rendezvous (both sides copy part of a large message):
   // sender: the receiver's buffer; receiver: the sender's buffer.
   uint64_t coop_addr = 0;
@@ -136,10 +136,10 @@ struct Request : matching::PostedEntry {
   RecvSink sink;
   SendPart item;
 
-  // ---- PERUSE (helper perf) ----
+  // ---- PERUSE ----
   // The spec of this request's events (the user's arguments), built by the
   // first event that fires after new_request and copied for every callback
-  // (engine.cc, req_spec). Code that changes buf, count, type, peer, tag,
+  // (engine_internal.h, req_spec). Code that changes buf, count, type, peer, tag,
   // comm or kind after an event has fired must clear peruse_spec_ready.
   peruse_comm_spec_t peruse_spec;
 

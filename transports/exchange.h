@@ -2,7 +2,7 @@
 // until every rank has, read the peers' strings.
 //
 // The engine adapts sonde::Wireup (PMIx) to this; tests use an in-memory
-// fake. Keeping it here, not in engine/, keeps dependencies pointing one way
+// fake. Keeping it here, not in the runtime, keeps dependencies pointing one way
 // (engine -> transports).
 #pragma once
 

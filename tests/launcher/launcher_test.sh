@@ -281,7 +281,7 @@ case "$CASE" in
       fail "--bind-to none restricted the rank to $unbound (we have $all)"
     ;;
 
-  # ---- placement and binding (helper "launch"): --bind-to, --map-by OBJ,
+  # ---- placement and binding: --bind-to, --map-by OBJ,
   # --report-bindings. What the ranks got is checked by the ranks
   # (binding_check, also the binding_* mpi_tests); here: what is refused,
   # the report, and binding within mpiexec's own affinity.
@@ -378,7 +378,7 @@ case "$CASE" in
     [ "$RC" -ne 0 ] || fail "a bad flag was accepted"
     ;;
 
-  # ---- MPMD (helper "launch"): blocks separated by ':'.
+  # ---- MPMD: blocks separated by ':'.
   mpmd_environment)
     # Each block's -env/-x/-wdir reach its ranks only; -genv reaches all.
     # shellcheck disable=SC2016
@@ -472,7 +472,7 @@ case "$CASE" in
     expect_tmp_clean
     ;;
 
-  # ---- several hosts (helper "launch"): this machine and a fake second
+  # ---- several hosts: this machine and a fake second
   # host (FAKE_AGENT: the same machine under another UTS host name), each
   # served by its own sonde-hostd. The same outcomes as on one host.
   hosts_two_daemons)

@@ -234,7 +234,7 @@ case "$scenario" in
     expect_hosts_empty
     ;;
   mpmd)
-    # Two programs in one job across 3 hosts (helper "launch"): the blocks
+    # Two programs in one job across 3 hosts: the blocks
     # straddle hosts; ranks, sizes, MPI_APPNUM and data across blocks.
     mh_setup 3
     spec=a:2,b:3,a:1
