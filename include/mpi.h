@@ -1,4 +1,9 @@
-/* Sonde's MPI interface.
+/* Sonde's MPI interface (MPI 4.1) for C and C++.
+ *
+ * In this order: the version; handle types and MPI_Status; predefined
+ * handles; datatypes; reduction operations; other constants; error classes;
+ * callback function types; the MPI_T types and constants; then every
+ * function, grouped by the chapters of the MPI 4.1 standard.
  *
  * Handles are 32-bit integers: kind (4 bits) | generation (8 bits) | index
  * (20 bits). Null handles have index 0; predefined objects have generation 0;
@@ -6,9 +11,12 @@
  * each time a slot is reused, so a freed or forged handle is detected and
  * answered with the matching error class instead of being dereferenced.
  *
- * Every MPI_X function is a weak alias of a strong PMPI_X symbol, so a tool
- * that defines MPI_X (linked in or LD_PRELOADed) intercepts it and reaches the
- * library through PMPI_X (MPI 4.1, chapter 15.2).
+ * Every function MPI_X (MPIX_X) is declared with its profiling twin PMPI_X
+ * (PMPIX_X) right after it. MPI_X is a weak alias of the strong PMPI_X
+ * symbol, so a tool that defines MPI_X (linked in or LD_PRELOADed) intercepts
+ * it and reaches the library through PMPI_X (MPI 4.1, section 15.2). The
+ * predefined attribute callbacks (MPI_Comm_null_copy_fn and the like) are the
+ * only functions without a PMPI_ twin.
  */
 #ifndef SONDE_MPI_H
 #define SONDE_MPI_H
@@ -20,13 +28,15 @@
 extern "C" {
 #endif
 
+/* What libsonde.so exports. */
 #define SONDE_API __attribute__((visibility("default")))
 
+/* ---- version ----------------------------------------------------------- */
 #define MPI_VERSION 4
 #define MPI_SUBVERSION 1
 #define SONDE_VERSION_STRING "0.1.0"
 
-/* ---- handle types ------------------------------------------------------ */
+/* ---- handle types and status ------------------------------------------- */
 typedef int MPI_Comm;
 typedef int MPI_Group;
 typedef int MPI_Datatype;
@@ -42,6 +52,7 @@ typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
 
+/* A handle's kind is in its top 4 bits (see above). */
 #define SONDE_HANDLE(kind, index) ((int)(((unsigned)(kind) << 28) | (unsigned)(index)))
 #define SONDE_KIND_COMM 1
 #define SONDE_KIND_GROUP 2
@@ -62,7 +73,7 @@ typedef struct MPI_Status {
   long long sonde_count; /* private: bytes received */
 } MPI_Status;
 
-/* ---- null and predefined handles ------------------------------------- */
+/* ---- null and predefined handles --------------------------------------- */
 #define MPI_COMM_NULL SONDE_HANDLE(SONDE_KIND_COMM, 0)
 #define MPI_COMM_WORLD SONDE_HANDLE(SONDE_KIND_COMM, 1)
 #define MPI_COMM_SELF SONDE_HANDLE(SONDE_KIND_COMM, 2)
@@ -83,7 +94,8 @@ typedef struct MPI_Status {
 #define MPI_ERRORS_RETURN SONDE_HANDLE(SONDE_KIND_ERRHANDLER, 2)
 #define MPI_ERRORS_ABORT SONDE_HANDLE(SONDE_KIND_ERRHANDLER, 3)
 
-/* Predefined datatypes: indexes 1..63 are fixed (engine/datatype.cc lists them). */
+/* ---- datatypes --------------------------------------------------------- */
+/* Predefined datatypes: indexes 1..62 are fixed. */
 #define MPI_DATATYPE_NULL SONDE_HANDLE(SONDE_KIND_DATATYPE, 0)
 #define MPI_CHAR SONDE_HANDLE(SONDE_KIND_DATATYPE, 1)
 #define MPI_SIGNED_CHAR SONDE_HANDLE(SONDE_KIND_DATATYPE, 2)
@@ -186,6 +198,7 @@ typedef struct MPI_Status {
 #define MPI_TYPECLASS_INTEGER 2
 #define MPI_TYPECLASS_COMPLEX 3
 
+/* ---- reduction operations ---------------------------------------------- */
 #define MPI_OP_NULL SONDE_HANDLE(SONDE_KIND_OP, 0)
 #define MPI_MAX SONDE_HANDLE(SONDE_KIND_OP, 1)
 #define MPI_MIN SONDE_HANDLE(SONDE_KIND_OP, 2)
@@ -203,7 +216,7 @@ typedef struct MPI_Status {
 #define MPI_NO_OP SONDE_HANDLE(SONDE_KIND_OP, 14)
 #define SONDE_PREDEFINED_OPS 15
 
-/* ---- constants -------------------------------------------------------- */
+/* ---- other constants --------------------------------------------------- */
 #define MPI_PROC_NULL (-1)
 #define MPI_ANY_SOURCE (-2)
 #define MPI_ROOT (-3)
@@ -225,6 +238,8 @@ typedef struct MPI_Status {
 #define MPI_MAX_INFO_VAL 1024
 #define MPI_MAX_PORT_NAME 256
 #define MPI_MAX_DATAREP_STRING 128
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
 
 #define MPI_THREAD_SINGLE 0
 #define MPI_THREAD_FUNNELED 1
@@ -245,7 +260,22 @@ typedef struct MPI_Status {
 #define MPI_LASTUSEDCODE 0x6440000b
 #define MPI_APPNUM 0x6440000d
 
-/* ---- error classes ---------------------------------------------------- */
+/* Communicator split types (MPI_Comm_split_type). */
+#define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
+
+/* Topology types (MPI_Topo_test). */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+/* Sentinels for the weight arguments of the distributed-graph calls: the
+   addresses of objects in the library (as MPICH does), so compilers see no
+   out-of-bounds access where a program passes them for an array. */
+SONDE_API extern int *const MPI_UNWEIGHTED;
+SONDE_API extern int *const MPI_WEIGHTS_EMPTY;
+
+/* ---- error classes ----------------------------------------------------- */
 #define MPI_SUCCESS 0
 #define MPI_ERR_BUFFER 1
 #define MPI_ERR_COUNT 2
@@ -328,7 +358,7 @@ typedef struct MPI_Status {
 #define MPI_T_ERR_NOT_ACCESSIBLE 79
 #define MPI_ERR_LASTCODE 100
 
-/* ---- function types --------------------------------------------------- */
+/* ---- callback function types ------------------------------------------- */
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
@@ -336,18 +366,11 @@ typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void 
                                         void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
                                           void *extra_state);
-
-
-/* ---- groups, communicators, attributes, info, errors (helper `comm`) ---- */
-#define MPI_COMM_TYPE_SHARED 1
-#define MPI_COMM_TYPE_HW_GUIDED 2
-#define MPI_COMM_TYPE_HW_UNGUIDED 3
-
 typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
                                         void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val,
                                           void *extra_state);
-/* MPI-1 names (removed in MPI 3.0, still provided by MPICH). */
+/* MPI-1 names, removed from the standard in MPI 3.0 and still provided (as by MPICH). */
 typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
                               void *attribute_val_out, int *flag);
 typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
@@ -357,13 +380,7 @@ typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
 typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
 
-/* Predefined attribute callbacks (real functions, so they may be compared and called). */
-SONDE_API int MPI_Comm_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
-SONDE_API int MPI_Comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
-SONDE_API int MPI_Comm_null_delete_fn(MPI_Comm, int, void *, void *);
-SONDE_API int MPI_Type_null_copy_fn(MPI_Datatype, int, void *, void *, void *, int *);
-SONDE_API int MPI_Type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *);
-SONDE_API int MPI_Type_null_delete_fn(MPI_Datatype, int, void *, void *);
+/* The predefined attribute callbacks, declared with the functions of chapter 7. */
 #define MPI_COMM_NULL_COPY_FN MPI_Comm_null_copy_fn
 #define MPI_COMM_DUP_FN MPI_Comm_dup_fn
 #define MPI_COMM_NULL_DELETE_FN MPI_Comm_null_delete_fn
@@ -374,552 +391,10 @@ SONDE_API int MPI_Type_null_delete_fn(MPI_Datatype, int, void *, void *);
 #define MPI_DUP_FN MPI_Comm_dup_fn
 #define MPI_NULL_DELETE_FN MPI_Comm_null_delete_fn
 
-/* ---- process topologies (helper `conform`) ----------------------------- */
-#define MPI_GRAPH 1
-#define MPI_CART 2
-#define MPI_DIST_GRAPH 3
-/* Sentinels for the weight arguments of the distributed-graph calls: the
-   addresses of objects in the library (as MPICH does), so compilers see no
-   out-of-bounds access where a program passes them for an array. */
-SONDE_API extern int *const MPI_UNWEIGHTED;
-SONDE_API extern int *const MPI_WEIGHTS_EMPTY;
-
-/* ---- functions: each declared as MPI_X and PMPI_X --------------------- */
-#define SONDE_DECL(ret, name, args) SONDE_API ret MPI_##name args; SONDE_API ret PMPI_##name args;
-
-/* environment */
-SONDE_DECL(int, Init, (int *argc, char ***argv))
-SONDE_DECL(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
-SONDE_DECL(int, Finalize, (void))
-SONDE_DECL(int, Initialized, (int *flag))
-SONDE_DECL(int, Finalized, (int *flag))
-SONDE_DECL(int, Query_thread, (int *provided))
-SONDE_DECL(int, Is_thread_main, (int *flag))
-SONDE_DECL(int, Abort, (MPI_Comm comm, int errorcode))
-SONDE_DECL(double, Wtime, (void))
-SONDE_DECL(double, Wtick, (void))
-SONDE_DECL(int, Get_version, (int *version, int *subversion))
-SONDE_DECL(int, Get_library_version, (char *version, int *resultlen))
-SONDE_DECL(int, Get_processor_name, (char *name, int *resultlen))
-SONDE_DECL(int, Pcontrol, (const int level, ...))
-SONDE_DECL(int, Error_string, (int errorcode, char *string, int *resultlen))
-SONDE_DECL(int, Error_class, (int errorcode, int *errorclass))
-
-/* point-to-point */
-SONDE_DECL(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-SONDE_DECL(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-SONDE_DECL(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-SONDE_DECL(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-SONDE_DECL(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Buffer_attach, (void *buffer, int size))
-SONDE_DECL(int, Buffer_detach, (void *buffer_addr, int *size))
-SONDE_DECL(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status))
-SONDE_DECL(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                           MPI_Comm comm, MPI_Status *status))
-SONDE_DECL(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                                   int source, int recvtag, MPI_Comm comm, MPI_Status *status))
-SONDE_DECL(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Bsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Start, (MPI_Request *request))
-SONDE_DECL(int, Startall, (int count, MPI_Request array_of_requests[]))
-SONDE_DECL(int, Wait, (MPI_Request *request, MPI_Status *status))
-SONDE_DECL(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses))
-SONDE_DECL(int, Waitany, (int count, MPI_Request array_of_requests[], int *index, MPI_Status *status))
-SONDE_DECL(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses))
-SONDE_DECL(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
-SONDE_DECL(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses))
-SONDE_DECL(int, Testany, (int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status))
-SONDE_DECL(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses))
-SONDE_DECL(int, Request_free, (MPI_Request *request))
-SONDE_DECL(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
-SONDE_DECL(int, Cancel, (MPI_Request *request))
-SONDE_DECL(int, Test_cancelled, (const MPI_Status *status, int *flag))
-SONDE_DECL(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
-SONDE_DECL(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
-SONDE_DECL(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status))
-SONDE_DECL(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status))
-SONDE_DECL(int, Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status))
-SONDE_DECL(int, Imrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request))
-SONDE_DECL(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
-SONDE_DECL(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
-SONDE_DECL(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
-
-/* datatypes */
-SONDE_DECL(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_commit, (MPI_Datatype *datatype))
-SONDE_DECL(int, Type_free, (MPI_Datatype *datatype))
-SONDE_DECL(int, Type_size, (MPI_Datatype datatype, int *size))
-SONDE_DECL(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
-SONDE_DECL(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
-SONDE_DECL(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
-SONDE_DECL(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
-SONDE_DECL(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_indexed, (int count, const int array_of_blocklengths[], const int array_of_displacements[],
-                               MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
-                                       const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                       MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_indexed_block, (int count, int blocklength, const int array_of_displacements[],
-                                            MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint array_of_displacements[],
-                                             MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_struct, (int count, const int array_of_blocklengths[],
-                                     const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
-                                     MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                                       const int array_of_starts[], int order, MPI_Datatype oldtype,
-                                       MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_darray, (int size, int rank, int ndims, const int array_of_gsizes[],
-                                     const int array_of_distribs[], const int array_of_dargs[],
-                                     const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
-SONDE_DECL(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
-SONDE_DECL(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
-SONDE_DECL(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                                    int *num_datatypes, int *combiner))
-SONDE_DECL(int, Type_get_contents, (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
-                                    int array_of_integers[], MPI_Aint array_of_addresses[],
-                                    MPI_Datatype array_of_datatypes[]))
-SONDE_DECL(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype))
-SONDE_DECL(int, Get_address, (const void *location, MPI_Aint *address))
-SONDE_DECL(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
-SONDE_DECL(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
-SONDE_DECL(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-                       int *position, MPI_Comm comm))
-SONDE_DECL(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                         MPI_Datatype datatype, MPI_Comm comm))
-SONDE_DECL(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
-SONDE_DECL(int, Pack_external, (const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
-                                void *outbuf, MPI_Aint outsize, MPI_Aint *position))
-SONDE_DECL(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
-                                  void *outbuf, int outcount, MPI_Datatype datatype))
-SONDE_DECL(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size))
-/* Large-count (MPI 4.0) versions. */
-SONDE_DECL(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_vector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
-                                MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_hvector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                                        MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_indexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                 MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_hindexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                         MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_indexed_block_c, (MPI_Count count, MPI_Count blocklength,
-                                              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                              MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_hindexed_block_c, (MPI_Count count, MPI_Count blocklength,
-                                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                               MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_struct_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                       const MPI_Count array_of_displacements[],
-                                       const MPI_Datatype array_of_types[], MPI_Datatype *newtype))
-SONDE_DECL(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
-                                        MPI_Datatype *newtype))
-SONDE_DECL(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))
-SONDE_DECL(int, Type_get_extent_c, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
-SONDE_DECL(int, Type_get_true_extent_c, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
-SONDE_DECL(int, Type_get_envelope_c, (MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
-                                      MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner))
-SONDE_DECL(int, Type_get_contents_c, (MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
-                                      MPI_Count max_large_counts, MPI_Count max_datatypes,
-                                      int array_of_integers[], MPI_Aint array_of_addresses[],
-                                      MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]))
-SONDE_DECL(int, Pack_c, (const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                         MPI_Count outsize, MPI_Count *position, MPI_Comm comm))
-SONDE_DECL(int, Unpack_c, (const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                           MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm))
-SONDE_DECL(int, Pack_size_c, (MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size))
-SONDE_DECL(int, Pack_external_c, (const char datarep[], const void *inbuf, MPI_Count incount,
-                                  MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position))
-SONDE_DECL(int, Unpack_external_c, (const char datarep[], const void *inbuf, MPI_Count insize,
-                                    MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype))
-SONDE_DECL(int, Pack_external_size_c, (const char datarep[], MPI_Count incount, MPI_Datatype datatype,
-                                       MPI_Count *size))
-SONDE_DECL(int, Get_elements_c, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
-/* Removed in MPI-3.0; MPICH still provides them, old codes still call them. */
-SONDE_DECL(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_hindexed, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
-                                MPI_Datatype oldtype, MPI_Datatype *newtype))
-SONDE_DECL(int, Type_struct, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
-                              MPI_Datatype array_of_types[], MPI_Datatype *newtype))
-SONDE_DECL(int, Address, (void *location, MPI_Aint *address))
-SONDE_DECL(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
-SONDE_DECL(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
-SONDE_DECL(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
-
-/* communicators */
-SONDE_DECL(int, Comm_size, (MPI_Comm comm, int *size))
-SONDE_DECL(int, Comm_rank, (MPI_Comm comm, int *rank))
-SONDE_DECL(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
-SONDE_DECL(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
-SONDE_DECL(int, Comm_free, (MPI_Comm *comm))
-SONDE_DECL(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
-SONDE_DECL(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
-SONDE_DECL(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
-SONDE_DECL(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
-SONDE_DECL(int, Errhandler_free, (MPI_Errhandler *errhandler))
-
-/* groups, communicators, attributes, info, errors (helper `comm`) */
-SONDE_DECL(int, Group_size, (MPI_Group group, int *size))
-SONDE_DECL(int, Group_rank, (MPI_Group group, int *rank))
-SONDE_DECL(int, Group_free, (MPI_Group *group))
-SONDE_DECL(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
-SONDE_DECL(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
-SONDE_DECL(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
-SONDE_DECL(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
-SONDE_DECL(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]))
-SONDE_DECL(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
-SONDE_DECL(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
-SONDE_DECL(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
-SONDE_DECL(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
-SONDE_DECL(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
-SONDE_DECL(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
-SONDE_DECL(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
-SONDE_DECL(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
-SONDE_DECL(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request))
-SONDE_DECL(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
-SONDE_DECL(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
-SONDE_DECL(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
-SONDE_DECL(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
-SONDE_DECL(int, Comm_test_inter, (MPI_Comm comm, int *flag))
-SONDE_DECL(int, Comm_remote_size, (MPI_Comm comm, int *size))
-SONDE_DECL(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
-SONDE_DECL(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
-SONDE_DECL(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
-                                   int tag, MPI_Comm *newintercomm))
-SONDE_DECL(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
-
-SONDE_DECL(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                                     MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                                     void *extra_state))
-SONDE_DECL(int, Comm_free_keyval, (int *comm_keyval))
-SONDE_DECL(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
-SONDE_DECL(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag))
-SONDE_DECL(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
-SONDE_DECL(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn,
-                                     MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
-                                     void *extra_state))
-SONDE_DECL(int, Type_free_keyval, (int *type_keyval))
-SONDE_DECL(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val))
-SONDE_DECL(int, Type_get_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag))
-SONDE_DECL(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
-SONDE_DECL(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
-                                void *extra_state))
-SONDE_DECL(int, Keyval_free, (int *keyval))
-SONDE_DECL(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
-SONDE_DECL(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
-SONDE_DECL(int, Attr_delete, (MPI_Comm comm, int keyval))
-
-SONDE_DECL(int, Info_create, (MPI_Info *info))
-SONDE_DECL(int, Info_set, (MPI_Info info, const char *key, const char *value))
-SONDE_DECL(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
-SONDE_DECL(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
-SONDE_DECL(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value, int *flag))
-SONDE_DECL(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
-SONDE_DECL(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
-SONDE_DECL(int, Info_delete, (MPI_Info info, const char *key))
-SONDE_DECL(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
-SONDE_DECL(int, Info_free, (MPI_Info *info))
-SONDE_DECL(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
-
-SONDE_DECL(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler))
-SONDE_DECL(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
-SONDE_DECL(int, Errhandler_create, (MPI_Handler_function *function, MPI_Errhandler *errhandler))
-SONDE_DECL(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
-SONDE_DECL(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
-SONDE_DECL(int, Add_error_class, (int *errorclass))
-SONDE_DECL(int, Add_error_code, (int errorclass, int *errorcode))
-SONDE_DECL(int, Add_error_string, (int errorcode, const char *string))
-SONDE_DECL(int, Remove_error_class, (int errorclass))
-SONDE_DECL(int, Remove_error_code, (int errorcode))
-SONDE_DECL(int, Remove_error_string, (int errorcode))
-/* MPICH 4.0's names for the three calls above (its test suite calls them). */
-SONDE_API int MPIX_Delete_error_class(int errorclass);
-SONDE_API int PMPIX_Delete_error_class(int errorclass);
-SONDE_API int MPIX_Delete_error_code(int errorcode);
-SONDE_API int PMPIX_Delete_error_code(int errorcode);
-SONDE_API int MPIX_Delete_error_string(int errorcode);
-SONDE_API int PMPIX_Delete_error_string(int errorcode);
-SONDE_DECL(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
-SONDE_DECL(int, Free_mem, (void *base))
-SONDE_DECL(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
-SONDE_DECL(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count))
-SONDE_DECL(int, Status_set_cancelled, (MPI_Status *status, int flag))
-SONDE_DECL(int, Grequest_start, (MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
-                                 MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request))
-SONDE_DECL(int, Grequest_complete, (MPI_Request request))
-
-/* collectives */
-SONDE_DECL(int, Barrier, (MPI_Comm comm))
-SONDE_DECL(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
-SONDE_DECL(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
-SONDE_DECL(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm))
-SONDE_DECL(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm))
-/* ---- collectives and reduction operations (helper `coll`) ---- */
-SONDE_DECL(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
-SONDE_DECL(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, int root, MPI_Comm comm))
-SONDE_DECL(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
-SONDE_DECL(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                            MPI_Comm comm))
-SONDE_DECL(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
-SONDE_DECL(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                                 MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                       MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm))
-SONDE_DECL(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
-SONDE_DECL(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
-SONDE_DECL(int, Op_free, (MPI_Op *op))
-SONDE_DECL(int, Op_commutative, (MPI_Op op, int *commute))
-
-/* nonblocking collectives */
-SONDE_DECL(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                         MPI_Request *request))
-SONDE_DECL(int, Ireduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                          MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                             MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
-                           MPI_Request *request))
-SONDE_DECL(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                            MPI_Request *request))
-SONDE_DECL(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                              MPI_Request *request))
-SONDE_DECL(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                             MPI_Request *request))
-SONDE_DECL(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                                  MPI_Op op, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                        MPI_Op op, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm, MPI_Request *request))
-/* large-count forms (MPI 4) */
-SONDE_DECL(int, Bcast_c, (void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm))
-SONDE_DECL(int, Ibcast_c, (void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Reduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
-SONDE_DECL(int, Ireduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Allreduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Iallreduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Gather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
-SONDE_DECL(int, Igather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Allgather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Iallgather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Gatherv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
-SONDE_DECL(int, Igatherv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Scatter_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
-SONDE_DECL(int, Iscatter_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Scatterv_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
-SONDE_DECL(int, Iscatterv_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Allgatherv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Iallgatherv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Alltoall_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ialltoall_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Alltoallv_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ialltoallv_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Alltoallw_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
-SONDE_DECL(int, Ialltoallw_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Reduce_scatter_c, (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Ireduce_scatter_c, (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Reduce_scatter_block_c, (const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Ireduce_scatter_block_c, (const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Scan_c, (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Iscan_c, (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Exscan_c, (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-SONDE_DECL(int, Iexscan_c, (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Reduce_local_c, (const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op))
-/* neighbourhood collectives (process topologies) */
-SONDE_DECL(int, Neighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_allgather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_allgather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_allgatherv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_allgatherv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_alltoall_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_alltoall_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_alltoallv_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_alltoallv_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Neighbor_alltoallw_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
-SONDE_DECL(int, Ineighbor_alltoallw_c, (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request))
-/* ---- end of helper `coll`'s section ---- */
-
-/* process topologies (helper `conform`) */
-SONDE_DECL(int, Dims_create, (int nnodes, int ndims, int dims[]))
-SONDE_DECL(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
-                              MPI_Comm *comm_cart))
-SONDE_DECL(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
-SONDE_DECL(int, Cartdim_get, (MPI_Comm comm, int *ndims))
-SONDE_DECL(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
-SONDE_DECL(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
-SONDE_DECL(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
-SONDE_DECL(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
-SONDE_DECL(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank))
-SONDE_DECL(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
-                               MPI_Comm *comm_graph))
-SONDE_DECL(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
-SONDE_DECL(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]))
-SONDE_DECL(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors))
-SONDE_DECL(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]))
-SONDE_DECL(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank))
-SONDE_DECL(int, Dist_graph_create_adjacent, (MPI_Comm comm_old, int indegree, const int sources[],
-                                             const int sourceweights[], int outdegree, const int destinations[],
-                                             const int destweights[], MPI_Info info, int reorder,
-                                             MPI_Comm *comm_dist_graph))
-SONDE_DECL(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                                    const int destinations[], const int weights[], MPI_Info info, int reorder,
-                                    MPI_Comm *comm_dist_graph))
-SONDE_DECL(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree, int *weighted))
-SONDE_DECL(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                                       int maxoutdegree, int destinations[], int destweights[]))
-SONDE_DECL(int, Topo_test, (MPI_Comm comm, int *status))
-
-/* C <-> Fortran handle conversions (helper `conform`): the identity */
-SONDE_DECL(MPI_Fint, Comm_c2f, (MPI_Comm comm))
-SONDE_DECL(MPI_Comm, Comm_f2c, (MPI_Fint comm))
-SONDE_DECL(MPI_Fint, Type_c2f, (MPI_Datatype datatype))
-SONDE_DECL(MPI_Datatype, Type_f2c, (MPI_Fint datatype))
-SONDE_DECL(MPI_Fint, Group_c2f, (MPI_Group group))
-SONDE_DECL(MPI_Group, Group_f2c, (MPI_Fint group))
-SONDE_DECL(MPI_Fint, Request_c2f, (MPI_Request request))
-SONDE_DECL(MPI_Request, Request_f2c, (MPI_Fint request))
-SONDE_DECL(MPI_Fint, Op_c2f, (MPI_Op op))
-SONDE_DECL(MPI_Op, Op_f2c, (MPI_Fint op))
-SONDE_DECL(MPI_Fint, Info_c2f, (MPI_Info info))
-SONDE_DECL(MPI_Info, Info_f2c, (MPI_Fint info))
-SONDE_DECL(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
-SONDE_DECL(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
-SONDE_DECL(MPI_Fint, Message_c2f, (MPI_Message message))
-SONDE_DECL(MPI_Message, Message_f2c, (MPI_Fint message))
-SONDE_DECL(MPI_Fint, Win_c2f, (MPI_Win win))
-SONDE_DECL(MPI_Win, Win_f2c, (MPI_Fint win))
-
-/* MPI 4.0 nonblocking send-receive and large-count point-to-point (helper `conform`) */
-SONDE_DECL(int, Isendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                            MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Isendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                    int recvtag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Send_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-SONDE_DECL(int, Ssend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-SONDE_DECL(int, Rsend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-SONDE_DECL(int, Bsend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-SONDE_DECL(int, Isend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request *request))
-SONDE_DECL(int, Issend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request))
-SONDE_DECL(int, Irsend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request))
-SONDE_DECL(int, Ibsend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request))
-SONDE_DECL(int, Send_init_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                              MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Ssend_init_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                               MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Rsend_init_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                               MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Bsend_init_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                               MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Recv_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                         MPI_Status *status))
-SONDE_DECL(int, Irecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                          MPI_Request *request))
-SONDE_DECL(int, Recv_init_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                              MPI_Request *request))
-SONDE_DECL(int, Sendrecv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                             MPI_Comm comm, MPI_Status *status))
-SONDE_DECL(int, Sendrecv_replace_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
-                                     int source, int recvtag, MPI_Comm comm, MPI_Status *status))
-SONDE_DECL(int, Isendrecv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                              MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Isendrecv_replace_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
-                                      int source, int recvtag, MPI_Comm comm, MPI_Request *request))
-SONDE_DECL(int, Mrecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                          MPI_Status *status))
-SONDE_DECL(int, Imrecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                           MPI_Request *request))
-SONDE_DECL(int, Get_count_c, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
-SONDE_DECL(int, Buffer_attach_c, (void *buffer, MPI_Count size))
-SONDE_DECL(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
-
-/* MPI 4.0 sessions (helper `conform`, engine/session.h) */
-#define MPI_MAX_PSET_NAME_LEN 256
-#define MPI_MAX_STRINGTAG_LEN 256
-SONDE_DECL(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session))
-SONDE_DECL(int, Session_finalize, (MPI_Session *session))
-SONDE_DECL(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
-SONDE_DECL(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, int *npset_names))
-SONDE_DECL(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name))
-SONDE_DECL(int, Session_get_pset_info, (MPI_Session session, const char *pset_name, MPI_Info *info))
-SONDE_DECL(int, Group_from_session_pset, (MPI_Session session, const char *pset_name, MPI_Group *newgroup))
-SONDE_DECL(int, Comm_create_from_group, (MPI_Group group, const char *stringtag, MPI_Info info,
-                                         MPI_Errhandler errhandler, MPI_Comm *newcomm))
-SONDE_DECL(int, Intercomm_create_from_groups, (MPI_Group local_group, int local_leader, MPI_Group remote_group,
-                                               int remote_leader, const char *stringtag, MPI_Info info,
-                                               MPI_Errhandler errhandler, MPI_Comm *newintercomm))
-
-#undef SONDE_DECL
-
-/* ---- MPI tool information interface (MPI_T, MPI 4.1 section 15.3) ------- *
- * Owned by the mpit module (mpit/, docs/mpit.md). MPI_T handles are opaque
- * pointers that encode an index and a generation, never dereferenced by the
- * library: a freed or forged handle answers MPI_T_ERR_INVALID_HANDLE. */
+/* ---- MPI_T tool information interface: types and constants ------------- */
+/* MPI_T handles are opaque pointers that encode an index and a generation and
+   are never dereferenced by the library: a freed or forged handle answers
+   MPI_T_ERR_INVALID_HANDLE. */
 typedef struct sonde_T_enum_s *MPI_T_enum;
 typedef struct sonde_T_cvar_handle_s *MPI_T_cvar_handle;
 typedef struct sonde_T_pvar_handle_s *MPI_T_pvar_handle;
@@ -991,77 +466,1372 @@ typedef void MPI_T_event_free_cb_function(MPI_T_event_registration event_registr
 typedef void MPI_T_event_dropped_cb_function(MPI_Count count, MPI_T_event_registration event_registration,
                                              int source_index, MPI_T_cb_safety cb_safety, void *user_data);
 
-#define SONDE_T_DECL(ret, name, args) SONDE_API ret MPI_T_##name args; SONDE_API ret PMPI_T_##name args;
-SONDE_T_DECL(int, init_thread, (int required, int *provided))
-SONDE_T_DECL(int, finalize, (void))
-SONDE_T_DECL(int, enum_get_info, (MPI_T_enum enumtype, int *num, char *name, int *name_len))
-SONDE_T_DECL(int, enum_get_item, (MPI_T_enum enumtype, int index, int *value, char *name, int *name_len))
-SONDE_T_DECL(int, cvar_get_num, (int *num_cvar))
-SONDE_T_DECL(int, cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
-                                  MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope))
-SONDE_T_DECL(int, cvar_get_index, (const char *name, int *cvar_index))
-SONDE_T_DECL(int, cvar_handle_alloc, (int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count))
-SONDE_T_DECL(int, cvar_handle_free, (MPI_T_cvar_handle *handle))
-SONDE_T_DECL(int, cvar_read, (MPI_T_cvar_handle handle, void *buf))
-SONDE_T_DECL(int, cvar_write, (MPI_T_cvar_handle handle, const void *buf))
-SONDE_T_DECL(int, pvar_get_num, (int *num_pvar))
-SONDE_T_DECL(int, pvar_get_info, (int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
-                                  MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
-                                  int *readonly, int *continuous, int *atomic))
-SONDE_T_DECL(int, pvar_get_index, (const char *name, int var_class, int *pvar_index))
-SONDE_T_DECL(int, pvar_session_create, (MPI_T_pvar_session *session))
-SONDE_T_DECL(int, pvar_session_free, (MPI_T_pvar_session *session))
-SONDE_T_DECL(int, pvar_handle_alloc, (MPI_T_pvar_session session, int pvar_index, void *obj_handle,
-                                      MPI_T_pvar_handle *handle, int *count))
-SONDE_T_DECL(int, pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle *handle))
-SONDE_T_DECL(int, pvar_start, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
-SONDE_T_DECL(int, pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
-SONDE_T_DECL(int, pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
-SONDE_T_DECL(int, pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf))
-SONDE_T_DECL(int, pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
-SONDE_T_DECL(int, pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
-SONDE_T_DECL(int, category_get_num, (int *num_cat))
-SONDE_T_DECL(int, category_get_info, (int cat_index, char *name, int *name_len, char *desc, int *desc_len,
-                                      int *num_cvars, int *num_pvars, int *num_categories))
-SONDE_T_DECL(int, category_get_index, (const char *name, int *cat_index))
-SONDE_T_DECL(int, category_get_cvars, (int cat_index, int len, int indices[]))
-SONDE_T_DECL(int, category_get_pvars, (int cat_index, int len, int indices[]))
-SONDE_T_DECL(int, category_get_categories, (int cat_index, int len, int indices[]))
-SONDE_T_DECL(int, category_get_num_events, (int cat_index, int *num_events))
-SONDE_T_DECL(int, category_get_events, (int cat_index, int len, int indices[]))
-SONDE_T_DECL(int, category_changed, (int *update_number))
-SONDE_T_DECL(int, source_get_num, (int *num_sources))
-SONDE_T_DECL(int, source_get_info, (int source_index, char *name, int *name_len, char *desc, int *desc_len,
-                                    MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks,
-                                    MPI_Info *info))
-SONDE_T_DECL(int, source_get_timestamp, (int source_index, MPI_Count *timestamp))
-SONDE_T_DECL(int, event_get_num, (int *num_events))
-SONDE_T_DECL(int, event_get_info, (int event_index, char *name, int *name_len, int *verbosity,
-                                   MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
-                                   int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
-                                   int *desc_len, int *bind))
-SONDE_T_DECL(int, event_get_index, (const char *name, int *event_index))
-SONDE_T_DECL(int, event_handle_alloc, (int event_index, void *obj_handle, MPI_Info info,
-                                       MPI_T_event_registration *event_registration))
-SONDE_T_DECL(int, event_handle_set_info, (MPI_T_event_registration event_registration, MPI_Info info))
-SONDE_T_DECL(int, event_handle_get_info, (MPI_T_event_registration event_registration, MPI_Info *info_used))
-SONDE_T_DECL(int, event_register_callback, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
-                                            MPI_Info info, void *user_data, MPI_T_event_cb_function *event_cb_function))
-SONDE_T_DECL(int, event_callback_set_info, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
-                                            MPI_Info info))
-SONDE_T_DECL(int, event_callback_get_info, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
-                                            MPI_Info *info_used))
-SONDE_T_DECL(int, event_handle_free, (MPI_T_event_registration event_registration, void *user_data,
-                                      MPI_T_event_free_cb_function *free_cb_function))
-SONDE_T_DECL(int, event_set_dropped_handler, (MPI_T_event_registration event_registration,
-                                              MPI_T_event_dropped_cb_function *dropped_cb_function))
-SONDE_T_DECL(int, event_read, (MPI_T_event_instance event_instance, int element_index, void *buffer))
-SONDE_T_DECL(int, event_copy, (MPI_T_event_instance event_instance, void *buffer))
-SONDE_T_DECL(int, event_get_timestamp, (MPI_T_event_instance event_instance, MPI_Count *event_timestamp))
-SONDE_T_DECL(int, event_get_source, (MPI_T_event_instance event_instance, int *source_index))
-#undef SONDE_T_DECL
-/* ---- end of MPI_T -------------------------------------------------------- */
+/* ---- BEGIN GENERATED by tools/mpi_h/gen_mpi_h.py from tools/mpi_h/functions.txt (edit that) ---- */
 
+/* ---- Point-to-point communication (MPI 4.1 chapter 3) ------------------ */
+SONDE_API int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                       MPI_Status *status);
+SONDE_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                        MPI_Status *status);
+SONDE_API int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Status *status);
+SONDE_API int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Status *status);
+SONDE_API int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+SONDE_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+SONDE_API int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+SONDE_API int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+SONDE_API int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+SONDE_API int MPI_Buffer_attach(void *buffer, int size);
+SONDE_API int PMPI_Buffer_attach(void *buffer, int size);
+SONDE_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
+SONDE_API int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
+SONDE_API int MPI_Buffer_detach(void *buffer_addr, int *size);
+SONDE_API int PMPI_Buffer_detach(void *buffer_addr, int *size);
+SONDE_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+SONDE_API int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
+SONDE_API int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request);
+SONDE_API int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request);
+SONDE_API int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request);
+SONDE_API int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request);
+SONDE_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request);
+SONDE_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request);
+SONDE_API int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request);
+SONDE_API int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                            MPI_Request *request);
+SONDE_API int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request);
+SONDE_API int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request);
+SONDE_API int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request);
+SONDE_API int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                            MPI_Request *request);
+SONDE_API int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request);
+SONDE_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request);
+SONDE_API int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request);
+SONDE_API int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                            MPI_Request *request);
+SONDE_API int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                        MPI_Request *request);
+SONDE_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Request *request);
+SONDE_API int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request *request);
+SONDE_API int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                           MPI_Request *request);
+
+SONDE_API int MPI_Wait(MPI_Request *request, MPI_Status *status);
+SONDE_API int PMPI_Wait(MPI_Request *request, MPI_Status *status);
+SONDE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+SONDE_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+SONDE_API int MPI_Request_free(MPI_Request *request);
+SONDE_API int PMPI_Request_free(MPI_Request *request);
+SONDE_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status);
+SONDE_API int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status);
+SONDE_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
+SONDE_API int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
+SONDE_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
+SONDE_API int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
+SONDE_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses);
+SONDE_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses);
+SONDE_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                           MPI_Status *array_of_statuses);
+SONDE_API int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                            MPI_Status *array_of_statuses);
+SONDE_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                           MPI_Status *array_of_statuses);
+SONDE_API int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                            MPI_Status *array_of_statuses);
+SONDE_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+SONDE_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+
+SONDE_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+SONDE_API int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+SONDE_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+SONDE_API int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+SONDE_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+SONDE_API int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+SONDE_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+SONDE_API int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+SONDE_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+SONDE_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+SONDE_API int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+SONDE_API int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+SONDE_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
+SONDE_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
+SONDE_API int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                           MPI_Request *request);
+SONDE_API int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                            MPI_Request *request);
+SONDE_API int MPI_Cancel(MPI_Request *request);
+SONDE_API int PMPI_Cancel(MPI_Request *request);
+SONDE_API int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+SONDE_API int PMPI_Test_cancelled(const MPI_Status *status, int *flag);
+
+SONDE_API int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                            MPI_Request *request);
+SONDE_API int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                             MPI_Request *request);
+SONDE_API int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                              MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                             MPI_Request *request);
+SONDE_API int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                              MPI_Request *request);
+SONDE_API int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                                MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                             MPI_Request *request);
+SONDE_API int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                              MPI_Request *request);
+SONDE_API int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                                MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                             MPI_Request *request);
+SONDE_API int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                              MPI_Request *request);
+SONDE_API int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                                MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                            MPI_Request *request);
+SONDE_API int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                             MPI_Request *request);
+SONDE_API int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                              MPI_Request *request);
+SONDE_API int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                               MPI_Request *request);
+SONDE_API int MPI_Start(MPI_Request *request);
+SONDE_API int PMPI_Start(MPI_Request *request);
+SONDE_API int MPI_Startall(int count, MPI_Request array_of_requests[]);
+SONDE_API int PMPI_Startall(int count, MPI_Request array_of_requests[]);
+
+SONDE_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                           MPI_Status *status);
+SONDE_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                            MPI_Comm comm, MPI_Status *status);
+SONDE_API int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status *status);
+SONDE_API int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                              MPI_Comm comm, MPI_Status *status);
+SONDE_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                            MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                              MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                               MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                   int recvtag, MPI_Comm comm, MPI_Status *status);
+SONDE_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                    int recvtag, MPI_Comm comm, MPI_Status *status);
+SONDE_API int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                                     int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+SONDE_API int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                                      int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+SONDE_API int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                    int recvtag, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                     int recvtag, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                                      int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                                       int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+
+/* ---- Datatypes (MPI 4.1 chapter 5) ------------------------------------- */
+SONDE_API int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                                 MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                       MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                                        MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                                         MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                               MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                  const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                                       const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                       MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                                        const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                        MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                         MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                          const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                          MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                            MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                             MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                              MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                               MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                             MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                              MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                               MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                                MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                                     const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                                     MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                                      const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                                      MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                       const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
+                                       MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                        const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
+                                        MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                                       const int array_of_starts[], int order, MPI_Datatype oldtype,
+                                       MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                                        const int array_of_starts[], int order, MPI_Datatype oldtype,
+                                        MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                                     const int array_of_distribs[], const int array_of_dargs[],
+                                     const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                                      const int array_of_distribs[], const int array_of_dargs[],
+                                      const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype);
+
+SONDE_API int MPI_Get_address(const void *location, MPI_Aint *address);
+SONDE_API int PMPI_Get_address(const void *location, MPI_Aint *address);
+SONDE_API MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+SONDE_API MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+SONDE_API MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+SONDE_API MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+SONDE_API int MPI_Type_size(MPI_Datatype datatype, int *size);
+SONDE_API int PMPI_Type_size(MPI_Datatype datatype, int *size);
+SONDE_API int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+SONDE_API int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+SONDE_API int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+SONDE_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+SONDE_API int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+SONDE_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+SONDE_API int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+SONDE_API int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+SONDE_API int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+SONDE_API int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+SONDE_API int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+SONDE_API int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+SONDE_API int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+SONDE_API int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+SONDE_API int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+SONDE_API int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+SONDE_API int MPI_Type_commit(MPI_Datatype *datatype);
+SONDE_API int PMPI_Type_commit(MPI_Datatype *datatype);
+SONDE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_free(MPI_Datatype *datatype);
+SONDE_API int PMPI_Type_free(MPI_Datatype *datatype);
+SONDE_API int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+SONDE_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+SONDE_API int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+SONDE_API int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+SONDE_API int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+SONDE_API int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+SONDE_API int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+                                    int *combiner);
+SONDE_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+                                     int *combiner);
+SONDE_API int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                                      MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner);
+SONDE_API int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                                       MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner);
+SONDE_API int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                                    int array_of_integers[], MPI_Aint array_of_addresses[],
+                                    MPI_Datatype array_of_datatypes[]);
+SONDE_API int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                                     int array_of_integers[], MPI_Aint array_of_addresses[],
+                                     MPI_Datatype array_of_datatypes[]);
+SONDE_API int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                                      MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
+                                      MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                                      MPI_Datatype array_of_datatypes[]);
+SONDE_API int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                                       MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
+                                       MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                                       MPI_Datatype array_of_datatypes[]);
+
+SONDE_API int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+                       MPI_Comm comm);
+SONDE_API int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+                        int *position, MPI_Comm comm);
+SONDE_API int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position, MPI_Comm comm);
+SONDE_API int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                          MPI_Count *position, MPI_Comm comm);
+SONDE_API int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                         MPI_Datatype datatype, MPI_Comm comm);
+SONDE_API int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                          MPI_Datatype datatype, MPI_Comm comm);
+SONDE_API int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype, MPI_Comm comm);
+SONDE_API int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
+                            MPI_Datatype datatype, MPI_Comm comm);
+SONDE_API int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+SONDE_API int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+SONDE_API int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+SONDE_API int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+SONDE_API int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                                void *outbuf, MPI_Aint outsize, MPI_Aint *position);
+SONDE_API int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                                 void *outbuf, MPI_Aint outsize, MPI_Aint *position);
+SONDE_API int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                                  void *outbuf, MPI_Count outsize, MPI_Count *position);
+SONDE_API int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                                   void *outbuf, MPI_Count outsize, MPI_Count *position);
+SONDE_API int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                                  void *outbuf, int outcount, MPI_Datatype datatype);
+SONDE_API int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                                   void *outbuf, int outcount, MPI_Datatype datatype);
+SONDE_API int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position,
+                                    void *outbuf, MPI_Count outcount, MPI_Datatype datatype);
+SONDE_API int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position,
+                                     void *outbuf, MPI_Count outcount, MPI_Datatype datatype);
+SONDE_API int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size);
+SONDE_API int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size);
+SONDE_API int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size);
+SONDE_API int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                                        MPI_Count *size);
+
+/* ---- Collective communication (MPI 4.1 chapter 6) ---------------------- */
+SONDE_API int MPI_Barrier(MPI_Comm comm);
+SONDE_API int PMPI_Barrier(MPI_Comm comm);
+SONDE_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+SONDE_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+SONDE_API int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+SONDE_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+SONDE_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                            MPI_Comm comm);
+SONDE_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                             MPI_Comm comm);
+SONDE_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+SONDE_API int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                             MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             int root, MPI_Comm comm);
+SONDE_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                              MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              int root, MPI_Comm comm);
+SONDE_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                               MPI_Comm comm);
+SONDE_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                                MPI_Comm comm);
+SONDE_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm);
+SONDE_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm);
+SONDE_API int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                              MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm);
+SONDE_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+SONDE_API int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                              const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+SONDE_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                               const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+SONDE_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                         MPI_Comm comm);
+SONDE_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                          MPI_Comm comm);
+SONDE_API int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                           int root, MPI_Comm comm);
+SONDE_API int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                            int root, MPI_Comm comm);
+SONDE_API int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+SONDE_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+SONDE_API int MPI_Op_free(MPI_Op *op);
+SONDE_API int PMPI_Op_free(MPI_Op *op);
+SONDE_API int MPI_Op_commutative(MPI_Op op, int *commute);
+SONDE_API int PMPI_Op_commutative(MPI_Op op, int *commute);
+SONDE_API int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op);
+SONDE_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op);
+SONDE_API int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op);
+SONDE_API int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op);
+SONDE_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm);
+SONDE_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm);
+SONDE_API int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm);
+SONDE_API int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm);
+SONDE_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                       MPI_Op op, MPI_Comm comm);
+SONDE_API int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                        MPI_Op op, MPI_Comm comm);
+SONDE_API int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+SONDE_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+SONDE_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm);
+SONDE_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm);
+SONDE_API int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+SONDE_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+SONDE_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+SONDE_API int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+SONDE_API int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm);
+SONDE_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm);
+SONDE_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm);
+SONDE_API int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm);
+SONDE_API int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm);
+SONDE_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm);
+
+/* Nonblocking collectives */
+SONDE_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                          MPI_Request *request);
+SONDE_API int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                           MPI_Request *request);
+SONDE_API int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                            MPI_Request *request);
+SONDE_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                           MPI_Request *request);
+SONDE_API int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request);
+SONDE_API int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                             MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                              MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                              MPI_Request *request);
+SONDE_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request);
+SONDE_API int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             MPI_Request *request);
+SONDE_API int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                              MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                               MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request);
+SONDE_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request);
+SONDE_API int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                               const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                               MPI_Request *request);
+SONDE_API int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                MPI_Request *request);
+SONDE_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                          MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                           MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                            int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                             int root, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                        MPI_Op op, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                         MPI_Op op, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                   MPI_Op op, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *request);
+SONDE_API int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm, MPI_Request *request);
+
+/* ---- Groups, contexts, communicators and caching (MPI 4.1 chapter 7) ---- */
+SONDE_API int MPI_Group_size(MPI_Group group, int *size);
+SONDE_API int PMPI_Group_size(MPI_Group group, int *size);
+SONDE_API int MPI_Group_rank(MPI_Group group, int *rank);
+SONDE_API int PMPI_Group_rank(MPI_Group group, int *rank);
+SONDE_API int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
+SONDE_API int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
+SONDE_API int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+SONDE_API int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+SONDE_API int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+SONDE_API int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+SONDE_API int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+SONDE_API int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+SONDE_API int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+SONDE_API int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+SONDE_API int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+SONDE_API int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+SONDE_API int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+SONDE_API int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+SONDE_API int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+SONDE_API int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+SONDE_API int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+SONDE_API int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+SONDE_API int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+SONDE_API int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+SONDE_API int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+SONDE_API int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+SONDE_API int MPI_Group_free(MPI_Group *group);
+SONDE_API int PMPI_Group_free(MPI_Group *group);
+
+SONDE_API int MPI_Comm_size(MPI_Comm comm, int *size);
+SONDE_API int PMPI_Comm_size(MPI_Comm comm, int *size);
+SONDE_API int MPI_Comm_rank(MPI_Comm comm, int *rank);
+SONDE_API int PMPI_Comm_rank(MPI_Comm comm, int *rank);
+SONDE_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+SONDE_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+SONDE_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+SONDE_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+SONDE_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+SONDE_API int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+SONDE_API int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+SONDE_API int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+SONDE_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+SONDE_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+SONDE_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                         MPI_Errhandler errhandler, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                          MPI_Errhandler errhandler, MPI_Comm *newcomm);
+SONDE_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+SONDE_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+SONDE_API int MPI_Comm_free(MPI_Comm *comm);
+SONDE_API int PMPI_Comm_free(MPI_Comm *comm);
+SONDE_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+SONDE_API int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+SONDE_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+SONDE_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+SONDE_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+SONDE_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
+SONDE_API int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+SONDE_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
+SONDE_API int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+SONDE_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+SONDE_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                                   int tag, MPI_Comm *newintercomm);
+SONDE_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                                    int tag, MPI_Comm *newintercomm);
+SONDE_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                               int remote_leader, const char *stringtag, MPI_Info info,
+                                               MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+SONDE_API int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                                int remote_leader, const char *stringtag, MPI_Info info,
+                                                MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+SONDE_API int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+SONDE_API int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+
+SONDE_API int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                     MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                                     void *extra_state);
+SONDE_API int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                      MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                                      void *extra_state);
+SONDE_API int MPI_Comm_free_keyval(int *comm_keyval);
+SONDE_API int PMPI_Comm_free_keyval(int *comm_keyval);
+SONDE_API int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+SONDE_API int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+SONDE_API int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+SONDE_API int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+SONDE_API int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+SONDE_API int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+SONDE_API int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                                     MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                                     void *extra_state);
+SONDE_API int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                                      MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                                      void *extra_state);
+SONDE_API int MPI_Type_free_keyval(int *type_keyval);
+SONDE_API int PMPI_Type_free_keyval(int *type_keyval);
+SONDE_API int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+SONDE_API int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+SONDE_API int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+SONDE_API int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+SONDE_API int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+SONDE_API int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+
+/* Predefined attribute callbacks (MPI_COMM_NULL_COPY_FN etc.); no PMPI_ versions. */
+SONDE_API int MPI_Comm_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
+SONDE_API int MPI_Comm_null_delete_fn(MPI_Comm, int, void *, void *);
+SONDE_API int MPI_Comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
+SONDE_API int MPI_Type_null_copy_fn(MPI_Datatype, int, void *, void *, void *, int *);
+SONDE_API int MPI_Type_null_delete_fn(MPI_Datatype, int, void *, void *);
+SONDE_API int MPI_Type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *);
+
+SONDE_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+SONDE_API int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+SONDE_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+SONDE_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+SONDE_API int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+SONDE_API int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+SONDE_API int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+SONDE_API int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+
+/* ---- Process topologies (MPI 4.1 chapter 8) ---------------------------- */
+SONDE_API int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                              MPI_Comm *comm_cart);
+SONDE_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                               MPI_Comm *comm_cart);
+SONDE_API int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+SONDE_API int PMPI_Dims_create(int nnodes, int ndims, int dims[]);
+SONDE_API int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                               MPI_Comm *comm_graph);
+SONDE_API int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                                MPI_Comm *comm_graph);
+SONDE_API int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                             const int sourceweights[], int outdegree, const int destinations[],
+                                             const int destweights[], MPI_Info info, int reorder,
+                                             MPI_Comm *comm_dist_graph);
+SONDE_API int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                              const int sourceweights[], int outdegree, const int destinations[],
+                                              const int destweights[], MPI_Info info, int reorder,
+                                              MPI_Comm *comm_dist_graph);
+SONDE_API int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                                    const int destinations[], const int weights[], MPI_Info info, int reorder,
+                                    MPI_Comm *comm_dist_graph);
+SONDE_API int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                                     const int destinations[], const int weights[], MPI_Info info, int reorder,
+                                     MPI_Comm *comm_dist_graph);
+SONDE_API int MPI_Topo_test(MPI_Comm comm, int *status);
+SONDE_API int PMPI_Topo_test(MPI_Comm comm, int *status);
+SONDE_API int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+SONDE_API int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+SONDE_API int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+SONDE_API int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+SONDE_API int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+SONDE_API int PMPI_Cartdim_get(MPI_Comm comm, int *ndims);
+SONDE_API int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+SONDE_API int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+SONDE_API int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+SONDE_API int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+SONDE_API int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+SONDE_API int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+SONDE_API int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+SONDE_API int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+SONDE_API int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+SONDE_API int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+SONDE_API int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+SONDE_API int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+SONDE_API int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                                       int maxoutdegree, int destinations[], int destweights[]);
+SONDE_API int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                                        int maxoutdegree, int destinations[], int destweights[]);
+SONDE_API int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+SONDE_API int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+SONDE_API int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+SONDE_API int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+SONDE_API int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+SONDE_API int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+SONDE_API int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
+SONDE_API int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
+
+/* Neighborhood collectives */
+SONDE_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                       MPI_Comm comm);
+SONDE_API int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                        const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                                        MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                       MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                                       const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                        MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+SONDE_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                     const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                      const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+SONDE_API int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                       const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+SONDE_API int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                        const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+SONDE_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                         MPI_Request *request);
+SONDE_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                       MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                        MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request *request);
+SONDE_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+SONDE_API int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                        MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                                         const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                         MPI_Request *request);
+SONDE_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                      const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                      MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                       MPI_Request *request);
+SONDE_API int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                        const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                        MPI_Request *request);
+SONDE_API int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                         MPI_Request *request);
+
+/* ---- Environmental management (MPI 4.1 chapter 9) ---------------------- */
+SONDE_API int MPI_Get_version(int *version, int *subversion);
+SONDE_API int PMPI_Get_version(int *version, int *subversion);
+SONDE_API int MPI_Get_library_version(char *version, int *resultlen);
+SONDE_API int PMPI_Get_library_version(char *version, int *resultlen);
+SONDE_API int MPI_Get_processor_name(char *name, int *resultlen);
+SONDE_API int PMPI_Get_processor_name(char *name, int *resultlen);
+SONDE_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+SONDE_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+SONDE_API int MPI_Free_mem(void *base);
+SONDE_API int PMPI_Free_mem(void *base);
+
+/* Error handlers and error codes */
+SONDE_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler);
+SONDE_API int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler);
+SONDE_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+SONDE_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+SONDE_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+SONDE_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+SONDE_API int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+SONDE_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
+SONDE_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+SONDE_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+SONDE_API int MPI_Error_string(int errorcode, char *string, int *resultlen);
+SONDE_API int PMPI_Error_string(int errorcode, char *string, int *resultlen);
+SONDE_API int MPI_Error_class(int errorcode, int *errorclass);
+SONDE_API int PMPI_Error_class(int errorcode, int *errorclass);
+SONDE_API int MPI_Add_error_class(int *errorclass);
+SONDE_API int PMPI_Add_error_class(int *errorclass);
+SONDE_API int MPI_Remove_error_class(int errorclass);
+SONDE_API int PMPI_Remove_error_class(int errorclass);
+SONDE_API int MPI_Add_error_code(int errorclass, int *errorcode);
+SONDE_API int PMPI_Add_error_code(int errorclass, int *errorcode);
+SONDE_API int MPI_Remove_error_code(int errorcode);
+SONDE_API int PMPI_Remove_error_code(int errorcode);
+SONDE_API int MPI_Add_error_string(int errorcode, const char *string);
+SONDE_API int PMPI_Add_error_string(int errorcode, const char *string);
+SONDE_API int MPI_Remove_error_string(int errorcode);
+SONDE_API int PMPI_Remove_error_string(int errorcode);
+/* MPICH's names for MPI_Remove_error_class, MPI_Remove_error_code and MPI_Remove_error_string. */
+SONDE_API int MPIX_Delete_error_class(int errorclass);
+SONDE_API int PMPIX_Delete_error_class(int errorclass);
+SONDE_API int MPIX_Delete_error_code(int errorcode);
+SONDE_API int PMPIX_Delete_error_code(int errorcode);
+SONDE_API int MPIX_Delete_error_string(int errorcode);
+SONDE_API int PMPIX_Delete_error_string(int errorcode);
+
+SONDE_API double MPI_Wtime(void);
+SONDE_API double PMPI_Wtime(void);
+SONDE_API double MPI_Wtick(void);
+SONDE_API double PMPI_Wtick(void);
+
+/* ---- Info objects (MPI 4.1 chapter 10) --------------------------------- */
+SONDE_API int MPI_Info_create(MPI_Info *info);
+SONDE_API int PMPI_Info_create(MPI_Info *info);
+SONDE_API int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+SONDE_API int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
+SONDE_API int MPI_Info_delete(MPI_Info info, const char *key);
+SONDE_API int PMPI_Info_delete(MPI_Info info, const char *key);
+SONDE_API int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+SONDE_API int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+SONDE_API int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+SONDE_API int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+SONDE_API int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+SONDE_API int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+SONDE_API int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+SONDE_API int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+SONDE_API int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+SONDE_API int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+SONDE_API int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+SONDE_API int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+SONDE_API int MPI_Info_free(MPI_Info *info);
+SONDE_API int PMPI_Info_free(MPI_Info *info);
+SONDE_API int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+SONDE_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+
+/* ---- Process initialization, threads and sessions (MPI 4.1 chapter 11) ---- */
+SONDE_API int MPI_Init(int *argc, char ***argv);
+SONDE_API int PMPI_Init(int *argc, char ***argv);
+SONDE_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+SONDE_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+SONDE_API int MPI_Initialized(int *flag);
+SONDE_API int PMPI_Initialized(int *flag);
+SONDE_API int MPI_Finalize(void);
+SONDE_API int PMPI_Finalize(void);
+SONDE_API int MPI_Finalized(int *flag);
+SONDE_API int PMPI_Finalized(int *flag);
+SONDE_API int MPI_Query_thread(int *provided);
+SONDE_API int PMPI_Query_thread(int *provided);
+SONDE_API int MPI_Is_thread_main(int *flag);
+SONDE_API int PMPI_Is_thread_main(int *flag);
+SONDE_API int MPI_Abort(MPI_Comm comm, int errorcode);
+SONDE_API int PMPI_Abort(MPI_Comm comm, int errorcode);
+
+SONDE_API int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+SONDE_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+SONDE_API int MPI_Session_finalize(MPI_Session *session);
+SONDE_API int PMPI_Session_finalize(MPI_Session *session);
+SONDE_API int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+SONDE_API int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+SONDE_API int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+SONDE_API int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+SONDE_API int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
+SONDE_API int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
+SONDE_API int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+SONDE_API int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+
+/* ---- External interfaces (MPI 4.1 chapter 13) -------------------------- */
+SONDE_API int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                                 MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
+SONDE_API int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                                  MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
+SONDE_API int MPI_Grequest_complete(MPI_Request request);
+SONDE_API int PMPI_Grequest_complete(MPI_Request request);
+SONDE_API int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+SONDE_API int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+SONDE_API int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+SONDE_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+SONDE_API int MPI_Status_set_cancelled(MPI_Status *status, int flag);
+SONDE_API int PMPI_Status_set_cancelled(MPI_Status *status, int flag);
+
+/* ---- Profiling interface (MPI 4.1 section 15.2) ------------------------ */
+SONDE_API int MPI_Pcontrol(const int level, ...);
+SONDE_API int PMPI_Pcontrol(const int level, ...);
+
+/* ---- Tool information interface MPI_T (MPI 4.1 section 15.3) ----------- */
+SONDE_API int MPI_T_init_thread(int required, int *provided);
+SONDE_API int PMPI_T_init_thread(int required, int *provided);
+SONDE_API int MPI_T_finalize(void);
+SONDE_API int PMPI_T_finalize(void);
+
+SONDE_API int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+SONDE_API int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+SONDE_API int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+SONDE_API int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+
+SONDE_API int MPI_T_cvar_get_num(int *num_cvar);
+SONDE_API int PMPI_T_cvar_get_num(int *num_cvar);
+SONDE_API int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
+                                  MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope);
+SONDE_API int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
+                                   MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope);
+SONDE_API int MPI_T_cvar_get_index(const char *name, int *cvar_index);
+SONDE_API int PMPI_T_cvar_get_index(const char *name, int *cvar_index);
+SONDE_API int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count);
+SONDE_API int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count);
+SONDE_API int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+SONDE_API int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+SONDE_API int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+SONDE_API int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+SONDE_API int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+SONDE_API int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+
+SONDE_API int MPI_T_pvar_get_num(int *num_pvar);
+SONDE_API int PMPI_T_pvar_get_num(int *num_pvar);
+SONDE_API int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                                  MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+                                  int *readonly, int *continuous, int *atomic);
+SONDE_API int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                                   MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+                                   int *readonly, int *continuous, int *atomic);
+SONDE_API int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+SONDE_API int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+SONDE_API int MPI_T_pvar_session_create(MPI_T_pvar_session *session);
+SONDE_API int PMPI_T_pvar_session_create(MPI_T_pvar_session *session);
+SONDE_API int MPI_T_pvar_session_free(MPI_T_pvar_session *session);
+SONDE_API int PMPI_T_pvar_session_free(MPI_T_pvar_session *session);
+SONDE_API int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                                      MPI_T_pvar_handle *handle, int *count);
+SONDE_API int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                                       MPI_T_pvar_handle *handle, int *count);
+SONDE_API int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+SONDE_API int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+SONDE_API int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+SONDE_API int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+SONDE_API int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+SONDE_API int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+SONDE_API int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+SONDE_API int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+SONDE_API int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+SONDE_API int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+SONDE_API int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+SONDE_API int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+SONDE_API int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+SONDE_API int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+
+SONDE_API int MPI_T_category_get_num(int *num_cat);
+SONDE_API int PMPI_T_category_get_num(int *num_cat);
+SONDE_API int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                                      int *num_cvars, int *num_pvars, int *num_categories);
+SONDE_API int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                                       int *num_cvars, int *num_pvars, int *num_categories);
+SONDE_API int MPI_T_category_get_index(const char *name, int *cat_index);
+SONDE_API int PMPI_T_category_get_index(const char *name, int *cat_index);
+SONDE_API int MPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+SONDE_API int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+SONDE_API int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+SONDE_API int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+SONDE_API int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
+SONDE_API int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+SONDE_API int MPI_T_category_get_num_events(int cat_index, int *num_events);
+SONDE_API int PMPI_T_category_get_num_events(int cat_index, int *num_events);
+SONDE_API int MPI_T_category_get_events(int cat_index, int len, int indices[]);
+SONDE_API int PMPI_T_category_get_events(int cat_index, int len, int indices[]);
+SONDE_API int MPI_T_category_changed(int *update_number);
+SONDE_API int PMPI_T_category_changed(int *update_number);
+
+SONDE_API int MPI_T_source_get_num(int *num_sources);
+SONDE_API int PMPI_T_source_get_num(int *num_sources);
+SONDE_API int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                                    MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks,
+                                    MPI_Info *info);
+SONDE_API int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                                     MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks,
+                                     MPI_Info *info);
+SONDE_API int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+SONDE_API int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+
+SONDE_API int MPI_T_event_get_num(int *num_events);
+SONDE_API int PMPI_T_event_get_num(int *num_events);
+SONDE_API int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                                   MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                                   int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len,
+                                   int *bind);
+SONDE_API int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                                    MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                                    int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len,
+                                    int *bind);
+SONDE_API int MPI_T_event_get_index(const char *name, int *event_index);
+SONDE_API int PMPI_T_event_get_index(const char *name, int *event_index);
+SONDE_API int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                                       MPI_T_event_registration *event_registration);
+SONDE_API int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                                        MPI_T_event_registration *event_registration);
+SONDE_API int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+SONDE_API int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+SONDE_API int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+SONDE_API int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+SONDE_API int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                            MPI_Info info, void *user_data, MPI_T_event_cb_function *event_cb_function);
+SONDE_API int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                             MPI_Info info, void *user_data,
+                                             MPI_T_event_cb_function *event_cb_function);
+SONDE_API int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                            MPI_Info info);
+SONDE_API int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                             MPI_Info info);
+SONDE_API int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                            MPI_Info *info_used);
+SONDE_API int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                             MPI_Info *info_used);
+SONDE_API int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                                      MPI_T_event_free_cb_function *free_cb_function);
+SONDE_API int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                                       MPI_T_event_free_cb_function *free_cb_function);
+SONDE_API int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                              MPI_T_event_dropped_cb_function *dropped_cb_function);
+SONDE_API int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                               MPI_T_event_dropped_cb_function *dropped_cb_function);
+SONDE_API int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+SONDE_API int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+SONDE_API int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+SONDE_API int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+SONDE_API int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+SONDE_API int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+SONDE_API int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+SONDE_API int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+
+/* ---- Deprecated and removed interfaces (MPI 4.1 chapters 16 and 17) ---- */
+/* Deprecated since MPI 2.0 */
+SONDE_API int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                                void *extra_state);
+SONDE_API int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                                 void *extra_state);
+SONDE_API int MPI_Keyval_free(int *keyval);
+SONDE_API int PMPI_Keyval_free(int *keyval);
+SONDE_API int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+SONDE_API int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+SONDE_API int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+SONDE_API int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+SONDE_API int MPI_Attr_delete(MPI_Comm comm, int keyval);
+SONDE_API int PMPI_Attr_delete(MPI_Comm comm, int keyval);
+
+/* Removed in MPI 3.0; still provided, as by MPICH */
+SONDE_API int MPI_Address(void *location, MPI_Aint *address);
+SONDE_API int PMPI_Address(void *location, MPI_Aint *address);
+SONDE_API int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+SONDE_API int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                                 MPI_Datatype oldtype, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                              MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                               MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+SONDE_API int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+SONDE_API int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+SONDE_API int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+SONDE_API int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+SONDE_API int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+SONDE_API int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+SONDE_API int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+SONDE_API int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+SONDE_API int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+SONDE_API int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+SONDE_API int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+SONDE_API int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+/* ---- Language bindings (MPI 4.1 chapter 19) ---------------------------- */
+/* Size-specific types and Fortran handle conversions (a Fortran handle is the C handle) */
+SONDE_API int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+SONDE_API int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+
+SONDE_API MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+SONDE_API MPI_Fint PMPI_Comm_c2f(MPI_Comm comm);
+SONDE_API MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+SONDE_API MPI_Comm PMPI_Comm_f2c(MPI_Fint comm);
+SONDE_API MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+SONDE_API MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype);
+SONDE_API MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+SONDE_API MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype);
+SONDE_API MPI_Fint MPI_Group_c2f(MPI_Group group);
+SONDE_API MPI_Fint PMPI_Group_c2f(MPI_Group group);
+SONDE_API MPI_Group MPI_Group_f2c(MPI_Fint group);
+SONDE_API MPI_Group PMPI_Group_f2c(MPI_Fint group);
+SONDE_API MPI_Fint MPI_Request_c2f(MPI_Request request);
+SONDE_API MPI_Fint PMPI_Request_c2f(MPI_Request request);
+SONDE_API MPI_Request MPI_Request_f2c(MPI_Fint request);
+SONDE_API MPI_Request PMPI_Request_f2c(MPI_Fint request);
+SONDE_API MPI_Fint MPI_Op_c2f(MPI_Op op);
+SONDE_API MPI_Fint PMPI_Op_c2f(MPI_Op op);
+SONDE_API MPI_Op MPI_Op_f2c(MPI_Fint op);
+SONDE_API MPI_Op PMPI_Op_f2c(MPI_Fint op);
+SONDE_API MPI_Fint MPI_Info_c2f(MPI_Info info);
+SONDE_API MPI_Fint PMPI_Info_c2f(MPI_Info info);
+SONDE_API MPI_Info MPI_Info_f2c(MPI_Fint info);
+SONDE_API MPI_Info PMPI_Info_f2c(MPI_Fint info);
+SONDE_API MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+SONDE_API MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler);
+SONDE_API MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+SONDE_API MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler);
+SONDE_API MPI_Fint MPI_Message_c2f(MPI_Message message);
+SONDE_API MPI_Fint PMPI_Message_c2f(MPI_Message message);
+SONDE_API MPI_Message MPI_Message_f2c(MPI_Fint message);
+SONDE_API MPI_Message PMPI_Message_f2c(MPI_Fint message);
+SONDE_API MPI_Fint MPI_Win_c2f(MPI_Win win);
+SONDE_API MPI_Fint PMPI_Win_c2f(MPI_Win win);
+SONDE_API MPI_Win MPI_Win_f2c(MPI_Fint win);
+SONDE_API MPI_Win PMPI_Win_f2c(MPI_Fint win);
+
+/* ---- END GENERATED ---------------------------------------------------- */
 
 #ifdef __cplusplus
 }
