@@ -114,8 +114,8 @@ TEST_CASE("ofi tcp: two credits and two send buffers still move everything, no d
   CHECK_MESSAGE(run.ok, run.report);
 }
 
-// The layered endpoint stays available by its full name (and is what
-// libfabric 1.17 offers first): the same traffic through it.
+// The layered endpoint, asked for by its full name (libfabric 1.17 offers
+// it first): the same traffic through it.
 TEST_CASE("ofi tcp;ofi_rxm asked by name: packets of many frames arrive in order, both sink kinds") {
   RunResult run = run_ranks(3, [&](FakeExchange& ex) { flood(ex, "tcp;ofi_rxm", 24, 200000, 8, 64, 64 * 1024); }, Launch::kProcesses, std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
@@ -369,8 +369,8 @@ std::string progress_until(Endpoint& ofi, CheckingDelivery& in, std::chrono::ste
 // progress for three times the stall timeout after the two have talked.
 // Rank 0, progressing all along, must keep it for alive while its host
 // answers keepalives; with liveness off the same silence is taken for a
-// dead peer ("no sign of life"), as before. Returns what rank 0's
-// transport reported, empty if nothing.
+// dead peer ("no sign of life"). Returns what rank 0's transport reported,
+// empty if nothing.
 std::string busy_peer(FakeExchange& ex, double liveness_timeout_s) {
   Endpoint ofi(transport::make_ofi_transport(timed_pair(ex, 2, liveness_timeout_s), ex));
   CheckingDelivery in(2);

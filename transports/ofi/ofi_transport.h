@@ -18,10 +18,11 @@
 //   - credits: a sender has at most `credits` frames in flight to a peer; the
 //     receiver returns credits piggy-backed on its own frames, or in a
 //     credit-only frame once it owes half of them. The shared pool of posted
-//     receive buffers holds peers * (credits + 2) frames, enough for every
-//     frame and credit-only frame that can be in flight (each credit-only
-//     frame answers credits/2 consumed frames, so at most 2 are unread), so
-//     a frame never arrives without a posted buffer;
+//     receive buffers holds peers * (credits + 3) frames, enough for every
+//     frame, credit-only frame and keepalive that can be in flight (each
+//     credit-only frame answers credits/2 consumed frames, so at most 2 are
+//     unread; at most one keepalive per peer is unconsumed), so a frame
+//     never arrives without a posted buffer;
 //   - at most `tx_buffers` frames are being sent at once (bounce buffers);
 //     a packet that cannot go now stays in the per-peer FIFO of SendItems
 //     and moves during progress(); -FI_EAGAIN from the provider is retried
@@ -67,8 +68,8 @@
 
 namespace sonde::transport {
 
-// The knobs that choose transports, read from the environment (helper
-// `mpit` exposes them as MPI_T cvars; keep them readable through here).
+// The knobs that choose transports, read from the environment (the engine
+// reads them at MPI_Init).
 struct TransportChoice {
   // SONDE_TRANSPORT: "auto" (default: shm between ranks of one host, ofi
   // between hosts), "ofi" (ofi to every other rank, even on one host), "shm"
@@ -124,8 +125,8 @@ struct OfiConfig {
 
 // Wires up the ofi transport. Collective over EVERY rank of the job: each
 // calls exchange.put("ofi.addr") and put("ofi.live"), commit() once, then
-// fence() once. Throws std::runtime_error if libfabric offers no usable provider (after taking
-// part in the fence, so that no peer is left waiting).
+// fence() once. Throws std::runtime_error if libfabric offers no usable
+// provider (after taking part in the fence, so that no peer is left waiting).
 std::unique_ptr<Transport> make_ofi_transport(const OfiConfig& config, Exchange& exchange);
 
 // "provider;fabric;domain" the transport picked (after make_ofi_transport),
