@@ -1,4 +1,5 @@
-// C ABI: communicators (datatypes: engine/abi_datatype.cc).
+// C ABI: communicators: size, rank, dup, split, free, names and error
+// handlers (the other constructors and queries: abi_comm_create.cc).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "binding/c/abi.h"
+#include "binding/c/object_name.h"
 #include "comm/attributes.h"
 #include "comm/comm_build.h"
 #include "core/engine.h"
@@ -13,18 +15,7 @@
 #include "peruse/registry.h"
 
 using namespace sonde::engine;
-
-namespace {
-
-int copy_name(const std::string& name, char* out, int* resultlen) {
-  int n = int(std::min<size_t>(name.size(), MPI_MAX_OBJECT_NAME - 1));
-  std::memcpy(out, name.data(), size_t(n));
-  out[n] = '\0';
-  *resultlen = n;
-  return MPI_SUCCESS;
-}
-
-}  // namespace
+using namespace sonde::engine::object_name;
 
 extern "C" {
 

@@ -72,7 +72,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
 SONDE_WEAK_ALIAS(Comm_dup_with_info)
 
 // Nonblocking: the new communicator's context is agreed on in the
-// background (engine/comm_build.h); *newcomm is written when the request
+// background (comm/comm_build.h); *newcomm is written when the request
 // completes, so it must stay valid until then.
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   SONDE_ENTER("MPI_Comm_idup");
@@ -263,7 +263,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
 SONDE_WEAK_ALIAS(Comm_set_info)
 
 // The hints set on the communicator (by set_info, dup_with_info, or inherited
-// through dup). Sonde acts on none of them yet; returning them lets layered
+// through dup). Sonde acts on none of them; returning them lets layered
 // libraries keep their own settings on a communicator.
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
   SONDE_ENTER("MPI_Comm_get_info");

@@ -146,8 +146,9 @@ SONDE_WEAK_ALIAS(Alloc_mem)
 
 int PMPI_Free_mem(void* base) {
   SONDE_ENTER("MPI_Free_mem");
-  // (ofi) Registrations cached for this memory must not serve whatever is
-  // allocated at these addresses next (transport.h, forget_memory).
+  // Registrations a transport cached for this memory must not serve whatever
+  // is allocated at these addresses next (transports/transport.h,
+  // Transport::forget_memory).
   if (base) {
     for (auto& t : engine().transports) t->forget_memory(base, malloc_usable_size(base));
   }

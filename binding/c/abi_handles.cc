@@ -6,20 +6,51 @@
 // converts to one that names nothing, and calls using it fail as usual.
 #include "binding/c/abi.h"
 
-#define SONDE_HANDLE_CONVERSIONS(Name, CType)                              \
-  MPI_Fint PMPI_##Name##_c2f(CType handle) { return MPI_Fint(handle); }  \
-  SONDE_WEAK_ALIAS(Name##_c2f)                                           \
-  CType PMPI_##Name##_f2c(MPI_Fint handle) { return CType(handle); }     \
-  SONDE_WEAK_ALIAS(Name##_f2c)
-
 extern "C" {
-SONDE_HANDLE_CONVERSIONS(Comm, MPI_Comm)
-SONDE_HANDLE_CONVERSIONS(Type, MPI_Datatype)
-SONDE_HANDLE_CONVERSIONS(Group, MPI_Group)
-SONDE_HANDLE_CONVERSIONS(Request, MPI_Request)
-SONDE_HANDLE_CONVERSIONS(Op, MPI_Op)
-SONDE_HANDLE_CONVERSIONS(Info, MPI_Info)
-SONDE_HANDLE_CONVERSIONS(Errhandler, MPI_Errhandler)
-SONDE_HANDLE_CONVERSIONS(Message, MPI_Message)
-SONDE_HANDLE_CONVERSIONS(Win, MPI_Win)
+
+MPI_Fint PMPI_Comm_c2f(MPI_Comm handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Comm_c2f)
+MPI_Comm PMPI_Comm_f2c(MPI_Fint handle) { return MPI_Comm(handle); }
+SONDE_WEAK_ALIAS(Comm_f2c)
+
+MPI_Fint PMPI_Type_c2f(MPI_Datatype handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Type_c2f)
+MPI_Datatype PMPI_Type_f2c(MPI_Fint handle) { return MPI_Datatype(handle); }
+SONDE_WEAK_ALIAS(Type_f2c)
+
+MPI_Fint PMPI_Group_c2f(MPI_Group handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Group_c2f)
+MPI_Group PMPI_Group_f2c(MPI_Fint handle) { return MPI_Group(handle); }
+SONDE_WEAK_ALIAS(Group_f2c)
+
+MPI_Fint PMPI_Request_c2f(MPI_Request handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Request_c2f)
+MPI_Request PMPI_Request_f2c(MPI_Fint handle) { return MPI_Request(handle); }
+SONDE_WEAK_ALIAS(Request_f2c)
+
+MPI_Fint PMPI_Op_c2f(MPI_Op handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Op_c2f)
+MPI_Op PMPI_Op_f2c(MPI_Fint handle) { return MPI_Op(handle); }
+SONDE_WEAK_ALIAS(Op_f2c)
+
+MPI_Fint PMPI_Info_c2f(MPI_Info handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Info_c2f)
+MPI_Info PMPI_Info_f2c(MPI_Fint handle) { return MPI_Info(handle); }
+SONDE_WEAK_ALIAS(Info_f2c)
+
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Errhandler_c2f)
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint handle) { return MPI_Errhandler(handle); }
+SONDE_WEAK_ALIAS(Errhandler_f2c)
+
+MPI_Fint PMPI_Message_c2f(MPI_Message handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Message_c2f)
+MPI_Message PMPI_Message_f2c(MPI_Fint handle) { return MPI_Message(handle); }
+SONDE_WEAK_ALIAS(Message_f2c)
+
+MPI_Fint PMPI_Win_c2f(MPI_Win handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Win_c2f)
+MPI_Win PMPI_Win_f2c(MPI_Fint handle) { return MPI_Win(handle); }
+SONDE_WEAK_ALIAS(Win_f2c)
+
 }  // extern "C"

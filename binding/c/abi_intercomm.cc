@@ -1,6 +1,6 @@
 // C ABI: intercommunicators (MPI 4.1 section 7.6): MPI_Intercomm_create and
 // MPI_Intercomm_merge. Point-to-point on them needs nothing special: an
-// intercommunicator's `world` lists the remote group (objects.h), so ranks
+// intercommunicator's `world` lists the remote group (core/objects.h), so ranks
 // in sends and receives name remote processes, and a message carries the
 // sender's rank in its own group, which is the receiver's remote rank.
 #include <vector>

@@ -1,5 +1,5 @@
 // C ABI: MPI 4.0 sessions, process sets, communicators from groups
-// (engine/session.h).
+// (comm/session.h).
 #include <strings.h>
 
 #include <algorithm>

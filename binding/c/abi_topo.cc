@@ -4,7 +4,7 @@
 // Reordering is never done (reorder is allowed to be ignored): a process
 // keeps its rank in the new communicator. Constructors build the new
 // communicator with split_comm, so it gets a fresh context and no
-// attributes, then attach an immutable Topology (topo.h).
+// attributes, then attach an immutable Topology (comm/topo.h).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
