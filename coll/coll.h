@@ -1,12 +1,14 @@
 // Collectives on intra- and intercommunicators, built only on the internal
-// point-to-point interface (p2p.h). Each algorithm is written once, as a
-// C++20 coroutine over rounds of sends and receives (coll.cc); the blocking
-// call drives it to the end on the spot, the nonblocking call attaches it to
-// an MPI request that progress() advances (through a progress hook, core/progress_hooks.h, and
+// point-to-point interface (core/p2p.h). Each algorithm is written once, as a
+// C++20 coroutine over rounds of sends and receives (one file per family:
+// barrier_bcast.cc, reduce.cc, gather_scatter.cc, alltoall_neighbor.cc; what
+// they share in coll_internal.h); the blocking call drives it to the end on
+// the spot, the nonblocking call attaches it to an MPI request that
+// progress() advances (through a progress hook, core/progress_hooks.h, and
 // docs/collectives.md).
 //
 // Contract shared by every function here:
-// - Arguments are already validated by the ABI layer (abi_coll.cc): live
+// - Arguments are already validated by the ABI layer (binding/c/abi_coll.cc): live
 //   communicator, committed datatypes, counts >= 0, root in range, op
 //   valid and defined on the datatype. MPI_IN_PLACE arrives as MPI_IN_PLACE.
 // - Intercommunicators (comm->inter): MPI's intercommunicator semantics.
@@ -23,14 +25,14 @@
 //   MPI_ERR_NO_MEM) and no error handler runs here.
 // - Callers hold the engine lock, as for p2p.h.
 // - Internal traffic travels on the user's communicator with a reserved tag
-//   (coll_tag in coll.cc: -16 - kind - 64 * (sequence number mod 2^24)), so
+//   (coll_tag in coll_schedule.cc: -16 - kind - 64 * (sequence number mod 2^24)), so
 //   PERUSE/MPI_T tools see it and can filter it (tag <= kCollectiveTagBase).
 //   Every collective call on a communicator takes the next sequence number
 //   on every rank (MPI makes all ranks call collectives in the same order),
 //   so the traffic of several outstanding collectives never mixes.
 // - Reductions: inout = in op inout, with `in` the lower ranks' data, so a
 //   non-commutative (user) operation sees rank 0 op rank 1 op ... op rank p-1.
-//   Intermediate results are kept in the user's datatype layout (see op.h).
+//   Intermediate results are kept in the user's datatype layout (see datatype/op.h).
 #pragma once
 
 #include <cstdint>
@@ -142,7 +144,7 @@ struct Block {
 
 // Neighbourhood collectives (comm an intracommunicator with a topology):
 // out[i] goes to the i-th destination and in[i] comes from the i-th source,
-// in topo_neighbors' order (engine/topo.h); all five MPI_Neighbor_* calls
+// in topo_neighbors' order (comm/topo.h); all five MPI_Neighbor_* calls
 // are this exchange with different blocks.
 int neighbor(Comm* comm, Kind kind, std::vector<Block> out, std::vector<Block> in, MPI_Request* request = nullptr);
 

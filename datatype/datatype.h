@@ -89,13 +89,13 @@ struct Datatype {
   std::string name;
   Envelope envelope;
 
-  // Life cycle (engine/abi_datatype.cc): one reference for the user's
+  // Life cycle (binding/c/abi_datatype.cc): one reference for the user's
   // handle, one per parent type whose envelope names it, one per request
   // using it. The slot is reused only when the last one is gone.
   int refs = 0;
   bool user_freed = false;
   std::vector<Datatype*> children;  // referenced types (envelope.types)
-  void* attributes = nullptr;       // engine/attributes.h, if any
+  void* attributes = nullptr;       // comm/attributes.h, if any
 };
 
 // Predefined datatype table (index 1..SONDE_PREDEFINED_DATATYPES-1 of mpi.h).

@@ -1,0 +1,164 @@
+// Running a collective (coll_schedule.h, coll_internal.h): the Schedule's
+// transfers and rounds, the blocking driver, and the nonblocking collectives
+// in flight with the progress hook that advances them.
+#include "coll/coll_schedule.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "coll/coll_internal.h"
+#include "core/engine.h"
+#include "core/p2p.h"
+#include "core/progress_hooks.h"
+
+namespace sonde::engine::coll {
+using namespace detail;
+
+namespace {
+
+// Tags: -16 - kind - 64 * (sequence mod 2^24). Every value stays above
+// INT_MIN and below the engine's own kinds' range only at sequence 0, which
+// collectives never use before wrapping (the first call takes sequence 1).
+constexpr int kKindSpan = 64;
+constexpr uint32_t kSeqWindow = 1u << 24;
+int coll_tag(int kind, uint32_t seq) {
+  return kCollectiveTagBase - kind - kKindSpan * static_cast<int>(seq % kSeqWindow);
+}
+
+int progress_schedules();  // the progress hook's work (end of this file)
+
+}  // namespace
+
+// ---- nonblocking collectives: the schedules progress() advances ---------------
+
+namespace detail {
+
+ProgressHook g_schedule_hook{progress_schedules, 0};
+
+namespace {
+struct RegisterSchedules {
+  RegisterSchedules() { register_progress_hook(&g_schedule_hook); }
+} g_register_schedules;
+}  // namespace
+
+std::vector<Flight*>& flights() {
+  static auto* v = new std::vector<Flight*>;  // never destroyed: progress may run at exit
+  return *v;
+}
+
+// Resumes f's coroutine for as long as its rounds complete at once. True
+// when the collective is finished.
+bool advance(Flight& f) {
+  Schedule& s = f.schedule;
+  while (!f.task.done()) {
+    if (!s.ready()) return false;
+    std::exchange(s.waiting, {}).resume();
+  }
+  return true;
+}
+
+void finish_flight(Flight* f) {
+  Request* q = f->request;
+  q->error = f->task.result();
+  delete f;
+  engine().complete(q);
+}
+
+int run_blocking(Schedule& s, Task t) {
+  s.waiting = t.handle();
+  int idle = 0;
+  for (;;) {
+    std::exchange(s.waiting, {}).resume();
+    if (t.done()) return t.result();
+    while (!s.ready()) {
+      if (progress() == 0) engine().idle(idle);
+      else idle = 0;
+    }
+  }
+}
+
+}  // namespace detail
+
+// ---- Schedule ------------------------------------------------------------------
+
+Schedule::Schedule(Comm* c, int kind)
+    : user(c),
+      local(c->inter ? c->local_comm : c),
+      comm(c),
+      user_tag_(coll_tag(kind, ++c->coll_seq)),
+      local_tag_(c->inter ? coll_tag(kind, ++c->local_comm->coll_seq) : user_tag_),
+      tag(user_tag_),
+      p(c->peers()),
+      r(c->rank) {}
+
+Schedule::~Schedule() {
+  if (!pending_.empty()) wait_all(static_cast<int>(pending_.size()), pending_.data());
+}
+
+void Schedule::note(int rc, Request* q) {
+  if (q) pending_.push_back(q);
+  if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
+}
+
+void Schedule::send(const void* buf, int64_t count, Datatype* type, int dest) {
+  if (engine().send_now(buf, count, type, dest, tag, comm)) return;
+  Request* q = nullptr;
+  const int rc = start_send(buf, count, type, dest, tag, comm, SendMode::kStandard, &q);
+  note(rc, q);
+}
+
+void Schedule::recv(void* buf, int64_t count, Datatype* type, int source) {
+  Request* q = nullptr;
+  const int rc = start_recv(buf, count, type, source, tag, comm, &q);
+  note(rc, q);
+}
+
+bool Schedule::ready() const {
+  for (const Request* q : pending_)
+    if (!q->complete) return false;
+  return true;
+}
+
+int Schedule::retire() {
+  // All complete: wait_all only collects errors and releases them.
+  int rc = pending_.empty() ? MPI_SUCCESS : wait_all(static_cast<int>(pending_.size()), pending_.data());
+  pending_.clear();
+  if (error_ != MPI_SUCCESS) rc = error_;
+  error_ = MPI_SUCCESS;
+  return rc;
+}
+
+// ---- the progress hook ---------------------------------------------------------
+
+namespace {
+// Advances every schedule whose current round has completed; completes the
+// user requests of those that finish. Returns the number that moved.
+int progress_schedules() {
+  static bool running = false;  // a user op calling MPI inside a round: no recursion
+  if (running) return 0;
+  running = true;
+  int moved = 0;
+  std::vector<Flight*>& v = flights();
+  for (size_t i = 0; i < v.size();) {
+    Flight* f = v[i];
+    if (!f->schedule.ready()) {
+      ++i;
+      continue;
+    }
+    ++moved;
+    if (!advance(*f)) {
+      ++i;
+      continue;
+    }
+    v[i] = v.back();
+    v.pop_back();
+    finish_flight(f);
+  }
+  set_in_flight(&g_schedule_hook, static_cast<int>(v.size()));
+  running = false;
+  return moved;
+}
+}  // namespace
+
+}  // namespace sonde::engine::coll

@@ -1,0 +1,439 @@
+// Reduce, Allreduce, Reduce_scatter(_block), Scan and Exscan, on intra- and
+// intercommunicators (coll.h has the contract, coll_internal.h what the
+// collective files share).
+#include "coll/coll.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "coll/coll_internal.h"
+#include "coll/coll_schedule.h"
+#include "datatype/op.h"
+
+namespace sonde::engine::coll {
+using namespace detail;
+
+namespace {
+
+inline int pof2_below(int p) {
+  int pof2 = 1;
+  while (pof2 * 2 <= p) pof2 *= 2;
+  return pof2;
+}
+
+// ---- reduce ----------------------------------------------------------------
+
+// Binomial tree. Commutative ops: rooted at `root` (relative ranks).
+// Otherwise rooted at rank 0, where every subtree is a contiguous rank range
+// and a node combines (its own range) op (its child's, higher range); rank
+// 0 then hands the result to the root. `input` is never MPI_IN_PLACE here.
+Task reduce_tree(Schedule& s, const void* input, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  const int p = s.p, r = s.r;
+  if (p == 1) co_return copy(input, count, type, rbuf, count, type);
+
+  const bool commutative = op_is_commutative(op);
+  const int lrank = commutative ? (r - root + p) % p : r;
+  auto real = [commutative, root, p](int l) { return commutative ? (l + root) % p : l; };
+
+  TypedScratch acc_store, tmp_store;
+  const void* acc = input;  // this node's partial result
+  void* acc_w = nullptr;    // the same once it is writable
+  void* tmp = nullptr;      // where a child's partial lands
+  for (int mask = 1; mask < p; mask <<= 1) {
+    if (lrank & mask) {
+      s.send(acc, count, type, real(lrank - mask));
+      SONDE_CO_TRY(co_await s.round());
+      break;
+    }
+    if (lrank + mask >= p) continue;
+    if (!acc_w) {
+      // The root's partials accumulate where its result belongs (the input
+      // is read only here, so this holds in place too).
+      acc_w = r == root ? rbuf : acc_store.allocate(count, type);
+      SONDE_CO_TRY(copy(input, count, type, acc_w, count, type));
+      tmp = tmp_store.allocate(count, type);
+      acc = acc_w;
+    }
+    s.recv(tmp, count, type, real(lrank + mask));
+    SONDE_CO_TRY(co_await s.round());
+    if (commutative) {
+      SONDE_CO_TRY(reduce_local(tmp, acc_w, count, *type, op));
+    } else {
+      SONDE_CO_TRY(reduce_local(acc_w, tmp, count, *type, op));  // mine (lower ranks) op child's
+      std::swap(acc_w, tmp);
+      acc = acc_w;
+    }
+  }
+  if (lrank == 0) {
+    if (r == root) co_return copy(acc, count, type, rbuf, count, type);
+    s.send(acc, count, type, root);  // non-commutative, root != 0
+    co_return co_await s.round();
+  }
+  if (r == root) {
+    s.recv(rbuf, count, type, 0);
+    co_return co_await s.round();
+  }
+  co_return MPI_SUCCESS;
+}
+
+// ---- allreduce ---------------------------------------------------------------
+
+// Real rank of a rank in the power-of-two group left after folding: the
+// first `rem` of them are the odd ranks below 2*rem.
+inline int unfolded(int newrank, int rem) { return newrank < rem ? newrank * 2 + 1 : newrank + rem; }
+
+// Recursive doubling among pof2 ranks: log2 pof2 exchanges of the whole
+// vector. The group a rank has combined is always a contiguous newrank
+// range, so ordering for non-commutative ops is kept by putting the lower
+// range first. Leaves the result in *acc (which may end up being *tmp).
+Task allreduce_doubling(Schedule& s, void** acc, void** tmp, int64_t count, Datatype* type, MPI_Op op,
+                        bool commutative, int newrank, int pof2, int rem) {
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    const int partner = newrank ^ mask;
+    s.recv(*tmp, count, type, unfolded(partner, rem));
+    s.send(*acc, count, type, unfolded(partner, rem));
+    SONDE_CO_TRY(co_await s.round());
+    if (commutative || partner < newrank) {
+      SONDE_CO_TRY(reduce_local(*tmp, *acc, count, *type, op));
+    } else {
+      SONDE_CO_TRY(reduce_local(*acc, *tmp, count, *type, op));
+      std::swap(*acc, *tmp);
+    }
+  }
+  co_return MPI_SUCCESS;
+}
+
+// Rabenseifner: reduce-scatter by recursive halving (each rank ends up
+// owning the full reduction of 1/pof2 of the vector), then an allgather
+// retracing the same pairs. About 2n bytes per rank instead of n*log2 p.
+// `gather_only` (Reduce): the retrace is a binomial gather of the blocks to
+// newrank 0 instead. Commutative ops only: each step folds the partner's
+// half into this rank's (partner op mine), the wrong order whenever the
+// partner holds higher ranks.
+Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int newrank,
+                       int pof2, int rem, bool gather_only) {
+  // Block i of pof2: elements [first(i), first(i+1)); the first count%pof2 blocks get one extra.
+  const int64_t q = count / pof2, extra = count % pof2;
+  auto first = [q, extra](int64_t i) { return i * q + std::min(i, extra); };
+  struct Range { int lo, hi; };
+  std::vector<Range> before;  // block range held before each halving step
+  int lo = 0, hi = pof2;
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    const int partner = newrank ^ mask;
+    const int mid = (lo + hi) / 2;
+    const Range keep = newrank < partner ? Range{lo, mid} : Range{mid, hi};
+    const Range give = newrank < partner ? Range{mid, hi} : Range{lo, mid};
+    const int64_t keep_n = first(keep.hi) - first(keep.lo), give_n = first(give.hi) - first(give.lo);
+    s.recv(at(tmp, first(keep.lo), type), keep_n, type, unfolded(partner, rem));
+    s.send(at(acc, first(give.lo), type), give_n, type, unfolded(partner, rem));
+    SONDE_CO_TRY(co_await s.round());
+    SONDE_CO_TRY(reduce_local(at(tmp, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
+    before.push_back({lo, hi});
+    lo = keep.lo;
+    hi = keep.hi;
+  }
+  for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
+    const int partner = newrank ^ mask;
+    const Range whole = before.back();
+    before.pop_back();
+    // The partner completed the other half of `whole`.
+    const Range theirs = lo == whole.lo ? Range{hi, whole.hi} : Range{whole.lo, lo};
+    if (!gather_only || !(newrank & mask))
+      s.recv(at(acc, first(theirs.lo), type), first(theirs.hi) - first(theirs.lo), type, unfolded(partner, rem));
+    if (!gather_only || (newrank & mask))
+      s.send(at(acc, first(lo), type), first(hi) - first(lo), type, unfolded(partner, rem));
+    SONDE_CO_TRY(co_await s.round());
+    if (gather_only && (newrank & mask)) break;  // handed over: done
+    lo = whole.lo;
+    hi = whole.hi;
+  }
+  co_return MPI_SUCCESS;
+}
+
+// Non-power-of-two sizes fold first: among the first 2*rem ranks each even
+// rank hands its vector (acc) to the odd one above it, which folds it in
+// (lower rank first, so order holds), leaving pof2 participants. Sets
+// *newrank to this rank's place among them, or -1 for a rank folded away.
+Task fold(Schedule& s, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int rem, int* newrank) {
+  const int r = s.r;
+  if (r >= 2 * rem) {
+    *newrank = r - rem;
+    co_return MPI_SUCCESS;
+  }
+  if (r % 2 == 0) {
+    *newrank = -1;
+    s.send(acc, count, type, r + 1);
+    co_return co_await s.round();
+  }
+  *newrank = r / 2;
+  s.recv(tmp, count, type, r - 1);
+  SONDE_CO_TRY(co_await s.round());
+  co_return reduce_local(tmp, acc, count, *type, op);
+}
+
+// Rabenseifner's reduce (commutative ops, large vectors): fold, the
+// allreduce's reduce-scatter by recursive halving, a binomial gather of the
+// reduced blocks to newrank 0, which hands the result to the root. About 2n
+// bytes into the root instead of n*log2 p.
+Task reduce_halving(Schedule& s, const void* input, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  const int r = s.r;
+  const int pof2 = pof2_below(s.p), rem = s.p - pof2;
+  TypedScratch acc_store, tmp_store;
+  void* acc = acc_store.allocate(count, type);
+  void* tmp = tmp_store.allocate(count, type);
+  SONDE_CO_TRY(copy(input, count, type, acc, count, type));
+  int newrank = -1;
+  SONDE_CO_TRY(co_await fold(s, acc, tmp, count, type, op, rem, &newrank));
+  if (newrank >= 0) SONDE_CO_TRY(co_await allreduce_halving(s, acc, tmp, count, type, op, newrank, pof2, rem, true));
+  const int holder = unfolded(0, rem);
+  if (r == holder) {
+    if (r == root) co_return copy(acc, count, type, rbuf, count, type);
+    s.send(acc, count, type, root);
+    co_return co_await s.round();
+  }
+  if (r == root) {
+    s.recv(rbuf, count, type, holder);
+    co_return co_await s.round();
+  }
+  co_return MPI_SUCCESS;
+}
+
+Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op) {
+  const int p = s.p, r = s.r;
+  if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, count, type, rbuf, count, type));
+  if (p == 1 || count == 0 || type->size == 0) co_return MPI_SUCCESS;
+
+  const bool commutative = op_is_commutative(op);
+  const int pof2 = pof2_below(p);
+  const int rem = p - pof2;
+
+  TypedScratch tmp_store;
+  void* acc = rbuf;
+  void* tmp = tmp_store.allocate(count, type);
+  int newrank = -1;
+  SONDE_CO_TRY(co_await fold(s, acc, tmp, count, type, op, rem, &newrank));
+
+  if (newrank >= 0) {
+    if (commutative && count >= pof2 && count * type->size >= kAllreduceLarge) {
+      SONDE_CO_TRY(co_await allreduce_halving(s, acc, tmp, count, type, op, newrank, pof2, rem, false));
+    } else {
+      SONDE_CO_TRY(co_await allreduce_doubling(s, &acc, &tmp, count, type, op, commutative, newrank, pof2, rem));
+      if (acc != rbuf) SONDE_CO_TRY(copy(acc, count, type, rbuf, count, type));
+    }
+  }
+
+  if (r < 2 * rem) {
+    if (r % 2 == 1) s.send(rbuf, count, type, r - 1);
+    else s.recv(rbuf, count, type, r + 1);
+    co_return co_await s.round();
+  }
+  co_return MPI_SUCCESS;
+}
+
+Task reduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  if (count == 0 || type->size == 0) co_return MPI_SUCCESS;
+  const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  if (s.p > 2 && op_is_commutative(op) && count >= pof2_below(s.p) && count * type->size >= kReduceLarge)
+    co_return co_await reduce_halving(s, input, rbuf, count, type, op, root);
+  co_return co_await reduce_tree(s, input, rbuf, count, type, op, root);
+}
+
+// ---- reduce_scatter(_block) --------------------------------------------------
+
+// Pairwise exchange (commutative ops, larger vectors): in step i rank r
+// sends its input's block for rank r+i there and folds in the block r-i
+// sent for it. Each rank moves (p-1)/p of the vector once.
+Task reduce_scatter_pairwise(Schedule& s, const void* input, void* rbuf, const int64_t* rcounts, const int64_t* displs,
+                             Datatype* type, MPI_Op op) {
+  const int p = s.p, r = s.r;
+  const int64_t mine = rcounts[r];
+  TypedScratch acc_store, tmp_store;
+  void* acc = acc_store.allocate(mine, type);
+  void* tmp = tmp_store.allocate(mine, type);
+  SONDE_CO_TRY(copy(at(input, displs[r], type), mine, type, acc, mine, type));
+  for (int i = 1; i < p; ++i) {
+    const int to = (r + i) % p, from = (r - i + p) % p;
+    s.recv(tmp, mine, type, from);
+    s.send(at(input, displs[to], type), rcounts[to], type, to);
+    SONDE_CO_TRY(co_await s.round());
+    SONDE_CO_TRY(reduce_local(tmp, acc, mine, *type, op));
+  }
+  co_return copy(acc, mine, type, rbuf, mine, type);
+}
+
+// rcounts: elements of the result per rank, back to back in the input.
+Task reduce_scatter_task(Schedule& s, const void* sbuf, void* rbuf, Counts rcounts, Datatype* type, MPI_Op op) {
+  const int p = s.p, r = s.r;
+  std::vector<int64_t> displs(static_cast<size_t>(p) + 1, 0);
+  for (int i = 0; i < p; ++i) displs[i + 1] = displs[i] + rcounts[i];
+  const int64_t total = displs[p];
+  const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  if (total == 0 || type->size == 0) co_return MPI_SUCCESS;
+  if (p > 1 && op_is_commutative(op) && total * type->size >= kReduceScatterPairwiseMin)
+    co_return co_await reduce_scatter_pairwise(s, input, rbuf, rcounts.data(), displs.data(), type, op);
+  // Otherwise (small, or order matters): the whole vector reduced to rank
+  // 0, which scatters the blocks.
+  TypedScratch whole_store;
+  void* whole = r == 0 ? whole_store.allocate(total, type) : nullptr;
+  SONDE_CO_TRY(co_await reduce_tree(s, input, whole, total, type, op, 0));
+  if (p == 1) co_return copy(whole, total, type, rbuf, total, type);
+  co_return co_await scatter_linear(s, whole, 0, rcounts.data(), displs.data(), type, rbuf, rcounts[r], type, 0);
+}
+
+Task reduce_scatter_block_task(Schedule& s, const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op) {
+  co_return co_await reduce_scatter_task(s, sbuf, rbuf, Counts(static_cast<size_t>(s.p), rcount), type, op);
+}
+
+// ---- scan / exscan -------------------------------------------------------------
+
+// Recursive doubling: after the round with `mask`, `partial` holds the
+// reduction over this rank's aligned group of 2*mask ranks, and the result
+// the reduction over ranks 0..r (Scan) or 0..r-1 (Exscan). Lower ranks'
+// data always goes first, so non-commutative ops are safe.
+Task scan_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, bool exclusive) {
+  const int p = s.p, r = s.r;
+  if (count == 0 || type->size == 0) co_return MPI_SUCCESS;
+  const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  if (!exclusive && input != rbuf) SONDE_CO_TRY(copy(input, count, type, rbuf, count, type));
+  if (p == 1) co_return MPI_SUCCESS;
+  const bool commutative = op_is_commutative(op);
+  TypedScratch partial_store, tmp_store;
+  void* partial = partial_store.allocate(count, type);
+  void* tmp = tmp_store.allocate(count, type);
+  SONDE_CO_TRY(copy(input, count, type, partial, count, type));
+  bool have_result = !exclusive;  // Exscan: rbuf holds nothing valid yet
+  for (int mask = 1; mask < p; mask <<= 1) {
+    const int partner = r ^ mask;
+    if (partner >= p) continue;
+    s.recv(tmp, count, type, partner);
+    s.send(partial, count, type, partner);
+    SONDE_CO_TRY(co_await s.round());
+    if (r > partner) {
+      // tmp: the lower group's reduction, which comes first.
+      if (have_result) {
+        SONDE_CO_TRY(reduce_local(tmp, rbuf, count, *type, op));
+      } else {
+        SONDE_CO_TRY(copy(tmp, count, type, rbuf, count, type));
+        have_result = true;
+      }
+      SONDE_CO_TRY(reduce_local(tmp, partial, count, *type, op));
+    } else if (commutative) {
+      SONDE_CO_TRY(reduce_local(tmp, partial, count, *type, op));
+    } else {
+      SONDE_CO_TRY(reduce_local(partial, tmp, count, *type, op));  // mine (lower) op partner's
+      std::swap(partial, tmp);
+    }
+  }
+  co_return MPI_SUCCESS;
+}
+
+// ---- intercommunicators (see coll_internal.h) --------------------------------------
+
+// Reduces this group's `sbuf` to its leader's *acc (allocated there; rank
+// order kept for non-commutative ops: reduce_task roots those at rank 0).
+Task reduce_to_leader(Schedule& s, const void* sbuf, TypedScratch& store, void** acc, int64_t count, Datatype* type,
+                      MPI_Op op) {
+  *acc = s.r == 0 ? store.allocate(count, type) : nullptr;
+  s.to_local();
+  const int rc = co_await reduce_task(s, sbuf, *acc, count, type, op, 0);
+  s.to_remote();
+  co_return rc;
+}
+
+// The non-root group reduces to its leader, which sends to the root.
+Task inter_reduce(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  if (root_idle(root)) co_return MPI_SUCCESS;
+  if (root == MPI_ROOT) {
+    s.recv(rbuf, count, type, 0);
+    co_return co_await s.round();
+  }
+  TypedScratch store;
+  void* acc = nullptr;
+  SONDE_CO_TRY(co_await reduce_to_leader(s, sbuf, store, &acc, count, type, op));
+  if (s.r != 0) co_return MPI_SUCCESS;
+  s.send(acc, count, type, root);
+  co_return co_await s.round();
+}
+
+// Each group reduces to its leader, the leaders swap, each broadcasts the
+// other group's result locally.
+Task inter_allreduce(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op) {
+  TypedScratch store;
+  void* acc = nullptr;
+  SONDE_CO_TRY(co_await reduce_to_leader(s, sbuf, store, &acc, count, type, op));
+  co_return co_await swap_and_broadcast(s, acc, count, type, rbuf, count, type);
+}
+
+// Each group reduces its whole vector to its leader, the leaders swap, each
+// scatters the other group's result over its own members by `rcounts`
+// (this group's, whose sum both groups' vectors have).
+Task inter_reduce_scatter(Schedule& s, const void* sbuf, void* rbuf, Counts rcounts, Datatype* type, MPI_Op op) {
+  const int lsize = s.local->size;
+  Counts displs(static_cast<size_t>(lsize) + 1, 0);
+  for (int i = 0; i < lsize; ++i) displs[i + 1] = displs[i] + rcounts[i];
+  const int64_t total = displs[lsize];
+  TypedScratch store, theirs_store;
+  void* acc = nullptr;
+  SONDE_CO_TRY(co_await reduce_to_leader(s, sbuf, store, &acc, total, type, op));
+  void* theirs = s.r == 0 ? theirs_store.allocate(total, type) : nullptr;
+  if (s.r == 0) {
+    s.recv(theirs, total, type, 0);
+    s.send(acc, total, type, 0);
+    SONDE_CO_TRY(co_await s.round());
+  }
+  s.to_local();
+  if (lsize == 1) co_return copy(theirs, total, type, rbuf, total, type);
+  co_return co_await scatter_linear(s, theirs, 0, rcounts.data(), displs.data(), type, rbuf, rcounts[s.r], type, 0);
+}
+
+}  // namespace
+
+// ---- entry points ----------------------------------------------------------------
+
+int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* comm,
+           MPI_Request* request) {
+  if (comm->inter)
+    return launch(comm, kReduce, request,
+                  [=](Schedule& s) { return inter_reduce(s, sbuf, rbuf, count, type, op, root); }, op, {type});
+  return launch(comm, kReduce, request,
+                [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); }, op, {type});
+}
+
+int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
+              MPI_Request* request) {
+  if (comm->inter)
+    return launch(comm, kAllreduce, request,
+                  [=](Schedule& s) { return inter_allreduce(s, sbuf, rbuf, count, type, op); }, op, {type});
+  return launch(comm, kAllreduce, request,
+                [=](Schedule& s) { return allreduce_task(s, sbuf, rbuf, count, type, op); }, op, {type});
+}
+
+int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op, Comm* comm,
+                         MPI_Request* request) {
+  if (comm->inter)
+    return launch(comm, kReduceScatterBlock, request, [=](Schedule& s) {
+      return inter_reduce_scatter(s, sbuf, rbuf, Counts(static_cast<size_t>(s.local->size), rcount), type, op);
+    }, op, {type});
+  return launch(comm, kReduceScatterBlock, request,
+                [=](Schedule& s) { return reduce_scatter_block_task(s, sbuf, rbuf, rcount, type, op); }, op, {type});
+}
+
+int reduce_scatter(const void* sbuf, void* rbuf, Counts rcounts, Datatype* type, MPI_Op op, Comm* comm,
+                   MPI_Request* request) {
+  auto task = comm->inter ? inter_reduce_scatter : reduce_scatter_task;
+  return launch(comm, kReduceScatter, request,
+                [&](Schedule& s) { return task(s, sbuf, rbuf, std::move(rcounts), type, op); }, op, {type});
+}
+
+int scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm, MPI_Request* request) {
+  return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); }, op, {type});
+}
+
+int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
+           MPI_Request* request) {
+  return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); }, op, {type});
+}
+
+}  // namespace sonde::engine::coll
