@@ -33,7 +33,7 @@ if [[ ! -f $profiler ]]; then
   profiler="$PWD/build/libsonde_residence.so"
   tool=(-std=c++20 -O2 -fPIC -shared -fvisibility=hidden
         -Wl,--version-script=examples/residence/residence.lds
-        examples/residence/residence.cc -o "$profiler")
+        examples/residence/{residence,events,stats,report,summary}.cc -o "$profiler")
   step "Compiling the queue-residence profiler examples/residence/residence.cc with $prefix/bin/mpicxx"
   "$prefix/bin/mpicxx" -show "${tool[@]}"
   "$prefix/bin/mpicxx" "${tool[@]}"

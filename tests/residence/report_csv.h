@@ -42,10 +42,8 @@ static void choose_report_dir(char* dir, size_t size_) {
 
 /* One line per rank that the test's --expect-output looks for. */
 static int verdict(void) {
-  if (failures)
-    printf("residence-check: rank %d: %d of %d checks FAILED\n", rank, failures, checks);
-  else
-    printf("residence-check: rank %d: all %d checks passed\n", rank, checks);
+  if (failures) printf("residence-check: rank %d: %d of %d checks FAILED\n", rank, failures, checks);
+  else printf("residence-check: rank %d: all %d checks passed\n", rank, checks);
   fflush(stdout);
   return failures ? 1 : 0;
 }
@@ -148,10 +146,8 @@ static void check_all_rows(void) {
 /* <dir>/rank<r>.csv, or <dir>/summary.csv when r < 0; replaces what was loaded. */
 static int load_report(const char* dir, const char* base, int r) {
   char path[4096 + 64];
-  if (r >= 0)
-    snprintf(path, sizeof path, "%s/%s%d.csv", dir, base, r);
-  else
-    snprintf(path, sizeof path, "%s/%s.csv", dir, base);
+  if (r >= 0) snprintf(path, sizeof path, "%s/%s%d.csv", dir, base, r);
+  else snprintf(path, sizeof path, "%s/%s.csv", dir, base);
   free(rows);
   rows = NULL;
   nrows = 0;

@@ -224,12 +224,9 @@ static void check_summary(const char* dir) {
 int main(int argc, char** argv) {
   int to_stderr = 0, hold_lock = 0, multiple = 0;
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--stderr") == 0)
-      to_stderr = 1;
-    else if (strcmp(argv[i], "--multiple") == 0)
-      multiple = 1;
-    else if (strcmp(argv[i], "--hold-lock") == 0)
-      hold_lock = multiple = 1;
+    if (strcmp(argv[i], "--stderr") == 0) to_stderr = 1;
+    else if (strcmp(argv[i], "--multiple") == 0) multiple = 1;
+    else if (strcmp(argv[i], "--hold-lock") == 0) hold_lock = multiple = 1;
     else {
       fprintf(stderr, "usage: scenarios [--stderr] [--multiple] [--hold-lock]\n");
       return 2;
