@@ -25,8 +25,6 @@ Datatype* find_comm_datatype(MPI_Datatype h) {
   return t;
 }
 
-Request* find_request(MPI_Request h) { return engine().requests.lookup(h); }
-
 void retain_datatype(Datatype* t) {
   if (!t->predefined) ++t->refs;
 }

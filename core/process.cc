@@ -12,15 +12,7 @@ std::recursive_mutex& engine_mutex() {
 }
 }  // namespace
 
-ProcessState& process() {
-  static auto* p = new ProcessState;
-  return *p;
-}
-
-int init_state() {
-  const ProcessState& p = process();
-  return p.world_model == 1 || (p.engine_up && p.sessions > 0) ? 1 : p.world_model;
-}
+constinit ProcessState g_process_state;
 
 void EngineLock::lock() { engine_mutex().lock(); }
 void EngineLock::unlock() { engine_mutex().unlock(); }

@@ -18,13 +18,19 @@ struct ProcessState {
   pthread_t main_thread{};  // the thread that started the engine
 };
 
-// The one process-state object (never destroyed: callbacks may run at exit).
-ProcessState& process();
+// The one process-state object: constant-initialized and trivially
+// destructible, so it is valid before any constructor runs and after exit
+// handlers, and reading it costs no guard.
+extern ProcessState g_process_state;
+inline ProcessState& process() { return g_process_state; }
 
 // Where MPI calls stand: 0 before MPI_Init, 1 while MPI may be called (the
 // World model is initialized, or a session is open on a running engine), 2
 // after MPI_Finalize with no session open.
-int init_state();
+inline int init_state() {
+  const ProcessState& p = process();
+  return p.world_model == 1 || (p.engine_up && p.sessions > 0) ? 1 : p.world_model;
+}
 
 // The engine lock: a recursive mutex, taken by every entry point when the
 // thread level is MPI_THREAD_MULTIPLE; waits release it between progress
