@@ -100,7 +100,7 @@ void Engine::drain() {
   // acknowledgement of a peer that has stopped progressing).
   for (auto quiet_since = std::chrono::steady_clock::now();;) {
     bool all = true;
-    for (auto& t : transports) all = all && t->drained();
+    for (auto& t : transports) all = all && (!t->capabilities().needs_draining || t->drained());
     if (all) break;
     auto now = std::chrono::steady_clock::now();
     if (progress() > 0) {
@@ -152,10 +152,12 @@ void Engine::waiting_on(Request* r) {
 
 void Engine::watch_peer(Comm* comm, int peer) {
   auto watch = [this](int world) {
-    if (world >= 0 && size_t(world) < route.size() && route[size_t(world)]) route[size_t(world)]->watch(world);
+    if (world < 0 || size_t(world) >= route.size()) return;
+    transport::Transport* t = route[size_t(world)];
+    if (t && t->capabilities().liveness) t->watch(world);
   };
   if (peer == MPI_ANY_SOURCE) {
-    for (int world : comm->world) watch(world);  // only transports with a liveness check act (ofi)
+    for (int world : comm->world) watch(world);
   } else if (peer >= 0 && size_t(peer) < comm->world.size()) {
     watch(comm->world[size_t(peer)]);
   }

@@ -71,11 +71,12 @@ class Engine final : public transport::Delivery {
   // Transports; route[world rank] says which one reaches that rank.
   std::vector<std::unique_ptr<transport::Transport>> transports;
   std::vector<transport::Transport*> route;
-  // Eager/rendezvous switch for a peer on transport `t`: the
-  // transport's own (ofi: SONDE_OFI_EAGER_LIMIT, docs/ofi.md), else
-  // settings.eager_limit (SONDE_EAGER_LIMIT, MPI_T cvar).
+  // Eager/rendezvous switch for a peer on transport `t`: the transport's own
+  // (ofi: SONDE_OFI_EAGER_LIMIT, docs/ofi.md), else settings.eager_limit
+  // (SONDE_EAGER_LIMIT, MPI_T cvar).
   uint64_t eager_limit_of(const transport::Transport* t) const {
-    return t->eager_limit != transport::Transport::kEngineEagerLimit ? t->eager_limit : settings.eager_limit;
+    const uint64_t own = t->capabilities().eager_limit;
+    return own != transport::Capabilities::kEngineEagerLimit ? own : settings.eager_limit;
   }
 
   // Communicators by context id; messages for a context not created here yet

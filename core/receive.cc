@@ -183,9 +183,9 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
     return;
   }
-  // ofi: the transport reads with RMA and reports fragments and the end
+  // A network transport reads with RMA and reports fragments and the end
   // itself (transport.h start_read); everything below is synchronous.
-  if (n > 0 && !(h.flags & kRtsScattered) &&
+  if (n > 0 && !(h.flags & kRtsScattered) && route[peer]->capabilities().rma_read &&
       route[peer]->start_read(peer, h, r->type->contiguous ? contiguous_start(*r->type, r->buf) : nullptr, n,
                               &r->sink)) {
     xfer_begin(r);

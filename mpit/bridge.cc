@@ -53,10 +53,11 @@ int transport_of(MPI_Comm comm, int peer) {
   int world = c->world[size_t(peer)];
   auto& route = engine::engine().route;
   if (world < 0 || size_t(world) >= route.size() || !route[size_t(world)]) return -1;
-  const char* name = route[size_t(world)]->name();
-  for (int t = 0; t < kNumTransports; ++t)
-    if (std::strcmp(name, kTransportNames[t]) == 0) return t;
-  return -1;
+  switch (route[size_t(world)]->capabilities().kind) {
+    case transport::TransportKind::kSelf: return 0;  // kTransportNames[0]
+    case transport::TransportKind::kShm: return 1;
+    default: return -1;  // ofi has its own counters (docs/ofi.md)
+  }
 }
 
 void raise_watermarks(MPI_Comm comm, bool posted, uint64_t comm_level, uint64_t total_level) {

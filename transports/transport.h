@@ -32,7 +32,7 @@ enum class PacketType : uint8_t {
   kCtsWrite = 8,   // receiver pulls the tail itself; sender, please write the
                    // first `total` bytes to the address in the 8-byte payload
   kWriteDone = 9,  // sender wrote its part (flags: 1 = the write was refused)
-  // MPI_Cancel of a send whose message already left (helper `conform`):
+  // MPI_Cancel of a send whose message already left:
   kCancelSend = 10,  // drop the message (envelope, send_cookie) if still unmatched;
                      // recv_cookie: the sender's request handle, echoed back
   kCancelAck = 11,   // the answer, same cookies: flags 1 = dropped, 2 = still arriving
@@ -101,10 +101,39 @@ class SendItem : public boost::intrusive::list_base_hook<> {
   virtual ~SendItem() = default;
 };
 
+// What a transport can do, declared once when it is built. The core reads
+// this instead of calling methods that would refuse: a method that a
+// capability names is called only when the capability is set.
+enum class TransportKind : uint8_t { kSelf, kShm, kOfi };
+struct Capabilities {
+  TransportKind kind = TransportKind::kSelf;
+  // The eager/rendezvous switch this transport prefers for its peers:
+  // messages of at most this many bytes go eagerly. kEngineEagerLimit means
+  // the engine's settings.eager_limit, which SONDE_EAGER_LIMIT and the MPI_T
+  // cvar sonde_eager_limit set.
+  static constexpr uint64_t kEngineEagerLimit = ~uint64_t(0);
+  uint64_t eager_limit = kEngineEagerLimit;
+  // read_remote / write_remote (synchronous single copy) may succeed; a
+  // peer's copy may still be refused (no permission).
+  bool single_copy = false;
+  // start_read: an asynchronous single-copy pull (RMA read over a network).
+  bool rma_read = false;
+  // drained() can be false: handed-over sends may still need this rank's
+  // progress after its last send (network providers with manual progress).
+  bool needs_draining = false;
+  // watch(): the transport checks the liveness of peers.
+  bool liveness = false;
+  // forget_memory(): the transport caches registrations of user memory.
+  bool registration_cache = false;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
   virtual const char* name() const = 0;
+  // Declared by the transport's constructor, fixed from then on. A plain
+  // member, not a virtual, so the send fast path pays one load.
+  const Capabilities& capabilities() const { return caps_; }
   // Does this transport carry traffic from us to world rank `peer`?
   virtual bool reaches(int peer) const = 0;
   // Fast path for small packets: hand header + contiguous payload over now,
@@ -130,7 +159,7 @@ class Transport {
   // refuses.
   virtual bool write_remote(int peer, uint64_t remote_addr, const void* src, size_t len) { return false; }
   // Single-copy with a scattered local side (a non-contiguous datatype's
-  // memory, engine/datatype.h gather_iov): the remote range starting at
+  // memory, datatype/datatype.h gather_iov): the remote range starting at
   // `remote_addr` is as long as the `n` local iovecs together, and is read
   // into / written from them in order. Same refusal rules as above. The
   // defaults go piece by piece through read_remote / write_remote.
@@ -150,11 +179,9 @@ class Transport {
   // progress() to reach its peer (a network provider with manual progress
   // may hold a send it accepted). MPI_Finalize progresses until every
   // transport is drained, or nothing has moved for a while, before its
-  // final fence, where nothing progresses.
-  // (Added by the ofi transport; the default suits in-memory transports.)
+  // final fence, where nothing progresses. Capabilities::needs_draining.
   virtual bool drained() const { return true; }
-  // --- network single copy (added by the ofi transport) ---
-  // Asynchronous pull for transports whose reads complete later (RMA over
+  // Capabilities::rma_read. Asynchronous pull for transports whose reads complete later (RMA over
   // a network): the sender's transport attached a remote key to the kRts
   // `rts`; start reading its first `n` (> 0) bytes into `dst` (contiguous),
   // or, when dst is null, into `sink` through unpack() in order. Progress
@@ -165,27 +192,20 @@ class Transport {
   virtual bool start_read(int peer, const PacketHeader& rts, uint8_t* dst, uint64_t n, PayloadSink* sink) {
     return false;
   }
-  // --- per-transport eager limit (added by the ofi transport) ---
-  // The eager/rendezvous switch this transport prefers for its peers:
-  // messages of at most this many bytes go eagerly. kEngineEagerLimit (the
-  // default, shm and self) means the engine's settings.eager_limit, which
-  // SONDE_EAGER_LIMIT and the MPI_T cvar sonde_eager_limit set. A plain
-  // member, not a virtual, so the send fast path pays one load.
-  static constexpr uint64_t kEngineEagerLimit = ~uint64_t(0);
-  uint64_t eager_limit = kEngineEagerLimit;
-  // --- memory about to be freed (added by the ofi transport) ---
-  // MPI_Free_mem calls this before freeing [addr, addr + len): a transport
+  // Capabilities::registration_cache. MPI_Free_mem calls this before freeing [addr, addr + len): a transport
   // that caches registrations of user memory drops those overlapping it,
   // so memory later allocated at the same addresses is registered afresh.
   virtual void forget_memory(const void* addr, size_t len) {}
-  // --- liveness of a peer not yet talked to (added by the ofi transport) ---
-  // The engine has been waiting for a while on `peer` (a receive from it or
+  // Capabilities::liveness. The engine has been waiting for a while on `peer` (a receive from it or
   // from MPI_ANY_SOURCE on a communicator holding it, a send to it, a
   // request of a Waitall/any/some, or a user's loop of tests or probes
   // that keeps finding nothing): a transport that checks the liveness of
   // peers it exchanged traffic with starts checking this one too. Called
   // rarely (once per long wait), possibly again for a peer already watched.
   virtual void watch(int peer) {}
+
+ protected:
+  Capabilities caps_;
 };
 
 }  // namespace sonde::transport

@@ -150,7 +150,8 @@ int PMPI_Free_mem(void* base) {
   // is allocated at these addresses next (transports/transport.h,
   // Transport::forget_memory).
   if (base) {
-    for (auto& t : engine().transports) t->forget_memory(base, malloc_usable_size(base));
+    for (auto& t : engine().transports)
+      if (t->capabilities().registration_cache) t->forget_memory(base, malloc_usable_size(base));
   }
   std::free(base);
   return MPI_SUCCESS;

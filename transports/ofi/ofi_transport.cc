@@ -41,9 +41,15 @@ OfiTransport::OfiTransport(const OfiConfig& config, Exchange& exchange) : cfg_(c
   // later MPI_T writes of sonde_eager_limit affect shm and self only);
   // else the config's (64 KiB: a rendezvous costs 1.5 round trips here,
   // more than copying 64 KiB; docs/ofi.md, Benchmark).
-  eager_limit = cfg_.eager_limit;
-  if (const char* s = std::getenv("SONDE_EAGER_LIMIT"); s && *s) eager_limit = std::strtoull(s, nullptr, 0);
-  if (const char* s = std::getenv("SONDE_OFI_EAGER_LIMIT"); s && *s) eager_limit = std::strtoull(s, nullptr, 0);
+  caps_.kind = TransportKind::kOfi;
+  caps_.eager_limit = cfg_.eager_limit;
+  if (const char* s = std::getenv("SONDE_EAGER_LIMIT"); s && *s) caps_.eager_limit = std::strtoull(s, nullptr, 0);
+  if (const char* s = std::getenv("SONDE_OFI_EAGER_LIMIT"); s && *s) caps_.eager_limit = std::strtoull(s, nullptr, 0);
+  caps_.single_copy = false;  // reads are asynchronous (start_read)
+  caps_.rma_read = true;      // refused per message when the sender attached no key
+  caps_.needs_draining = true;
+  caps_.liveness = true;
+  caps_.registration_cache = true;
   peer_.resize(size_t(cfg_.world_size));
   for (int p : cfg_.peers) peer_[size_t(p)].reached = true;
 

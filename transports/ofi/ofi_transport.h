@@ -114,7 +114,7 @@ struct OfiConfig {
   // and in all (SONDE_OFI_READ_BYTES overrides the first).
   size_t read_bytes = 128 * 1024;  // measured against 256 KiB and 1 MiB: docs/ofi.md
   // Messages of at most this many bytes go eagerly to peers on this
-  // transport (Transport::eager_limit; env overrides in the constructor).
+  // transport (Capabilities::eager_limit; env overrides in the constructor).
   uint64_t eager_limit = 64 * 1024;
   int reads_per_message = 4;
   int reads_in_flight = 16;

@@ -16,7 +16,10 @@ constexpr int kRoundsPerProgress = 64;
 
 class SelfTransport final : public Transport {
  public:
-  explicit SelfTransport(int my_rank) : me_(my_rank), bounce_(new uint8_t[kBounceBytes]) {}
+  explicit SelfTransport(int my_rank) : me_(my_rank), bounce_(new uint8_t[kBounceBytes]) {
+    caps_.kind = TransportKind::kSelf;
+    caps_.single_copy = true;  // our own memory
+  }
 
   const char* name() const override { return "self"; }
   bool reaches(int peer) const override { return peer == me_; }
