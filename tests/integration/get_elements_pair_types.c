@@ -4,11 +4,10 @@
  * MPI_Get_elements on a message of pair types counts two basic elements per
  * pair: 3 x MPI_DOUBLE_INT is 6 elements (Debian's MPICH says 6).
  *
- * The bug: Sonde returned 0 for MPI_DOUBLE_INT and MPI_SHORT_INT (and by the
- * same arithmetic MPI_LONG_INT, MPI_LONG_DOUBLE_INT): elements() in
- * engine/abi_p2p.cc multiplied by Datatype::basic_count = size /
- * basic_size(basic), where basic_size() of a pair is the padded struct (16 for
- * double+int) and size the packed 12 bytes.
+ * A pair type's basic size is its padded struct (16 for double+int) while its
+ * size is the packed 12 bytes, so counting elements as size / basic size
+ * would answer 0 for MPI_DOUBLE_INT and MPI_SHORT_INT (and MPI_LONG_INT,
+ * MPI_LONG_DOUBLE_INT); MPI_Get_elements must count each pair as 2.
  */
 #include "tests/integration/itest.h"
 

@@ -5,11 +5,12 @@
  * still be "active" until that Wait: Wait returns its real status (source,
  * tag, count, cancelled) and MPI_Start on it is refused until then.
  *
- * The bug: Engine::complete() (engine/engine.cc) cleared Request::active,
- * and classify() in engine/abi_p2p.cc took "persistent && !active" to mean
- * an inactive persistent request, so Wait/Test/Waitall/... handed back an empty
- * status (MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not cancelled, error lost) for
- * any persistent request that completed before it was waited on.
+ * Engine::complete() (core/request.cc) leaves Request::active set, and
+ * classify() (binding/c/abi_requests.cc) takes "persistent && !active" to
+ * mean an inactive persistent request; were completion to clear it,
+ * Wait/Test/Waitall/... would hand back an empty status (MPI_ANY_SOURCE,
+ * MPI_ANY_TAG, count 0, not cancelled, error lost) for any persistent request
+ * that completed before it was waited on.
  */
 #include "tests/integration/itest.h"
 

@@ -1,14 +1,9 @@
-/* Minimal reproducer (ENGINE BUG, visible under --config=ubsan only).
+/* MPI_Sendrecv_replace with count 0 is legal and must not touch memory.
  *
- * MPI_Sendrecv_replace with count 0 is legal and must not touch memory.
- *
- * Sonde today: PMPI_Sendrecv_replace (engine/abi_p2p.cc) packs into
- * std::vector<uint8_t> copy(count * size), whose data() is nullptr when the
- * size is 0, and pack() (engine/datatype.cc, contiguous branch) then calls
- * memcpy(nullptr, ..., 0): undefined behaviour that UBSan reports as "null
- * pointer passed as argument 1" and, with -fno-sanitize-recover, ends the
- * rank. An ordinary build passes. Suspected fix: return early from
- * pack()/unpack() when n == 0.
+ * PMPI_Sendrecv_replace (binding/c/abi_sendrecv.cc) packs into a buffer of
+ * count * size bytes, which is empty here; pack() (datatype/pack.cc) must not
+ * pass its null data pointer to memcpy. Under --config=ubsan a memcpy from or
+ * to a null pointer ends the rank, so this test fails there if it does.
  */
 #include "tests/integration/itest.h"
 

@@ -1,4 +1,4 @@
-// Topology arithmetic (engine/topo.h) against hand-computed answers.
+// Topology arithmetic (comm/topo.h) against hand-computed answers.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 

@@ -6,7 +6,7 @@
 namespace sonde::mpiexec {
 
 // Unlinks every POSIX shared-memory object of the job: /dev/shm/sonde-<job_id>-*
-// (the naming rule of engine/wireup.h). Returns how many it removed.
+// (the naming rule of pmi/wireup.h). Returns how many it removed.
 int remove_job_shm(const std::string& job_id, const std::string& shm_dir = "/dev/shm");
 
 // Creates a directory only we can enter, under $TMPDIR (else /tmp), for the
