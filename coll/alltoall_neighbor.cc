@@ -58,7 +58,8 @@ Task alltoall_bruck(Schedule& s, const void* src, int64_t scount, Datatype* styp
                     Datatype* rtype, int64_t block) {
   const int p = s.p, r = s.r;
   std::vector<uint8_t> tmp(static_cast<size_t>(p * block));
-  for (int i = 0; i < p; ++i) pack_all(at(src, int64_t((r + i) % p) * scount, stype), scount, stype, tmp.data() + i * block);
+  for (int i = 0; i < p; ++i)
+    pack_all(at(src, int64_t((r + i) % p) * scount, stype), scount, stype, tmp.data() + i * block);
   std::vector<uint8_t> out(static_cast<size_t>((p + 1) / 2 * block)), in(out.size());
   for (int k = 1; k < p; k <<= 1) {
     int64_t n = 0;
@@ -72,7 +73,8 @@ Task alltoall_bruck(Schedule& s, const void* src, int64_t scount, Datatype* styp
       if (i & k) std::memcpy(tmp.data() + i * block, in.data() + (n++) * block, static_cast<size_t>(block));
   }
   // tmp[i] now holds what rank r-i sent to r.
-  for (int i = 0; i < p; ++i) unpack_all(tmp.data() + i * block, at(rbuf, int64_t((r - i + p) % p) * rcount, rtype), rcount, rtype);
+  for (int i = 0; i < p; ++i)
+    unpack_all(tmp.data() + i * block, at(rbuf, int64_t((r - i + p) % p) * rcount, rtype), rcount, rtype);
   co_return MPI_SUCCESS;
 }
 
@@ -136,20 +138,23 @@ Task neighbor_task(Schedule& s, std::vector<Block> out, std::vector<Block> in) {
 
 // ---- entry points ----------------------------------------------------------------
 
-int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-             Comm* comm, MPI_Request* request) {
+int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* comm,
+             MPI_Request* request) {
   if (comm->inter) {
-    return launch(comm, kAlltoall, request, [=](Schedule& s) {
-      std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
-      for (int j = 0; j < s.p; ++j) {
-        out[j] = Piece{const_cast<uint8_t*>(at(sbuf, int64_t(j) * scount, stype)), scount, stype};
-        in[j] = Piece{at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype};
-      }
-      return inter_exchange(s, std::move(out), std::move(in));
-    }, MPI_OP_NULL, {stype, rtype});
+    return launch(comm, kAlltoall, request,
+                  [=](Schedule& s) {
+                    std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
+                    for (int j = 0; j < s.p; ++j) {
+                      out[j] = Piece{const_cast<uint8_t*>(at(sbuf, int64_t(j) * scount, stype)), scount, stype};
+                      in[j] = Piece{at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype};
+                    }
+                    return inter_exchange(s, std::move(out), std::move(in));
+                  },
+                  MPI_OP_NULL, {stype, rtype});
   }
   return launch(comm, kAlltoall, request,
-                [=](Schedule& s) { return alltoall_task(s, sbuf, scount, stype, rbuf, rcount, rtype); }, MPI_OP_NULL, {stype, rtype});
+                [=](Schedule& s) { return alltoall_task(s, sbuf, scount, stype, rbuf, rcount, rtype); }, MPI_OP_NULL,
+                {stype, rtype});
 }
 
 // Alltoallv and Alltoallw: per-peer pieces, built before launch returns
@@ -167,15 +172,18 @@ int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdisp
   };
   std::vector<Datatype*> held(stypes);
   held.insert(held.end(), rtypes.begin(), rtypes.end());
-  return launch(comm, kind, request, [&](Schedule& s) {
-    std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
-    for (int j = 0; j < s.p; ++j) {
-      if (!in_place) out[j] = Piece{addr(sbuf, sdispls[j], type_of(stypes, j)), scounts[j], type_of(stypes, j)};
-      in[j] = Piece{addr(rbuf, rdispls[j], type_of(rtypes, j)), rcounts[j], type_of(rtypes, j)};
-    }
-    if (s.user->inter) return inter_exchange(s, std::move(out), std::move(in));
-    return exchange(s, std::move(out), std::move(in), in_place, true);
-  }, MPI_OP_NULL, held);
+  return launch(
+      comm, kind, request,
+      [&](Schedule& s) {
+        std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
+        for (int j = 0; j < s.p; ++j) {
+          if (!in_place) out[j] = Piece{addr(sbuf, sdispls[j], type_of(stypes, j)), scounts[j], type_of(stypes, j)};
+          in[j] = Piece{addr(rbuf, rdispls[j], type_of(rtypes, j)), rcounts[j], type_of(rtypes, j)};
+        }
+        if (s.user->inter) return inter_exchange(s, std::move(out), std::move(in));
+        return exchange(s, std::move(out), std::move(in), in_place, true);
+      },
+      MPI_OP_NULL, held);
 }
 }  // namespace
 
@@ -197,8 +205,9 @@ int neighbor(Comm* comm, Kind kind, std::vector<Block> out, std::vector<Block> i
     for (const Block& b : out) held.push_back(b.type);
     for (const Block& b : in) held.push_back(b.type);
   }
-  return launch(comm, kind, request, [&](Schedule& s) { return neighbor_task(s, std::move(out), std::move(in)); },
-                MPI_OP_NULL, std::move(held));
+  return launch(
+      comm, kind, request, [&](Schedule& s) { return neighbor_task(s, std::move(out), std::move(in)); }, MPI_OP_NULL,
+      std::move(held));
 }
 
 }  // namespace sonde::engine::coll

@@ -169,8 +169,10 @@ int barrier(Comm* comm, MPI_Request* request) {
 
 int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Request* request) {
   if (comm->inter)
-    return launch(comm, kBcast, request, [=](Schedule& s) { return inter_bcast(s, buf, count, type, root); }, MPI_OP_NULL, {type});
-  return launch(comm, kBcast, request, [=](Schedule& s) { return bcast_task(s, buf, count, type, root); }, MPI_OP_NULL, {type});
+    return launch(comm, kBcast, request, [=](Schedule& s) { return inter_bcast(s, buf, count, type, root); },
+                  MPI_OP_NULL, {type});
+  return launch(comm, kBcast, request, [=](Schedule& s) { return bcast_task(s, buf, count, type, root); }, MPI_OP_NULL,
+                {type});
 }
 
 }  // namespace sonde::engine::coll

@@ -91,16 +91,16 @@ int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_O
 // sbuf may be MPI_IN_PLACE at the root (its contribution is already at
 // rbuf's root slot; scount/stype are then ignored). The r* arguments matter
 // only at the root.
-int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-           int root, Comm* comm, MPI_Request* request = nullptr);
+int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
+           Comm* comm, MPI_Request* request = nullptr);
 int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
             Datatype* rtype, int root, Comm* comm, MPI_Request* request = nullptr);
 
 // rbuf may be MPI_IN_PLACE at the root (its block stays where it is in
 // sbuf; rcount/rtype are then ignored). The s* arguments matter only at the
 // root.
-int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-            int root, Comm* comm, MPI_Request* request = nullptr);
+int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
+            Comm* comm, MPI_Request* request = nullptr);
 int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, void* rbuf, int64_t rcount,
              Datatype* rtype, int root, Comm* comm, MPI_Request* request = nullptr);
 
@@ -113,8 +113,8 @@ int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Co
 
 // sbuf may be MPI_IN_PLACE (the data to send is in rbuf, described by the
 // receive arguments, and is replaced by the result).
-int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
-             Comm* comm, MPI_Request* request = nullptr);
+int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* comm,
+             MPI_Request* request = nullptr);
 int alltoallv(const void* sbuf, Counts scounts, Counts sdispls, Datatype* stype, void* rbuf, Counts rcounts,
               Counts rdispls, Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
 // Byte displacements and one datatype per peer (stypes empty in place).

@@ -37,14 +37,14 @@ namespace sonde::engine::coll::detail {
 // Size switches between the latency- and the bandwidth-oriented algorithms,
 // in bytes. Below them the log(p) message count matters more than the
 // log(p) extra copies of the payload.
-constexpr int64_t kBcastLarge = 64 * 1024;            // whole message
-constexpr int64_t kAllreduceLarge = 32 * 1024;        // whole vector
-constexpr int64_t kReduceLarge = 32 * 1024;           // whole vector
-constexpr int64_t kGatherBinomialMax = 64 * 1024;     // all ranks' data together
-constexpr int64_t kScatterBinomialMax = 64 * 1024;    // all ranks' data together
-constexpr int64_t kAllgatherSmallMax = 64 * 1024;     // all ranks' data together (doubling / Bruck)
-constexpr int64_t kAlltoallBruckMax = 256;            // one block
-constexpr int64_t kAlltoallScatteredMax = 32 * 1024;  // one block
+constexpr int64_t kBcastLarge = 64 * 1024;               // whole message
+constexpr int64_t kAllreduceLarge = 32 * 1024;           // whole vector
+constexpr int64_t kReduceLarge = 32 * 1024;              // whole vector
+constexpr int64_t kGatherBinomialMax = 64 * 1024;        // all ranks' data together
+constexpr int64_t kScatterBinomialMax = 64 * 1024;       // all ranks' data together
+constexpr int64_t kAllgatherSmallMax = 64 * 1024;        // all ranks' data together (doubling / Bruck)
+constexpr int64_t kAlltoallBruckMax = 256;               // one block
+constexpr int64_t kAlltoallScatteredMax = 32 * 1024;     // one block
 constexpr int64_t kReduceScatterPairwiseMin = 8 * 1024;  // whole vector
 
 // ---- buffers ---------------------------------------------------------------
@@ -108,8 +108,7 @@ inline bool root_idle(int root) { return root == MPI_PROC_NULL; }
 // The leaders swap this group's (out, n, otype) for the other's (in, m,
 // itype), which each leader then broadcasts in its group (barrier_bcast.cc).
 // Ends with the schedule addressing the local group.
-Task swap_and_broadcast(Schedule& s, const void* out, int64_t n, Datatype* otype, void* in, int64_t m,
-                        Datatype* itype);
+Task swap_and_broadcast(Schedule& s, const void* out, int64_t n, Datatype* otype, void* in, int64_t m, Datatype* itype);
 
 // ---- running a collective (coll_schedule.cc) -------------------------------------
 

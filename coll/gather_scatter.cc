@@ -93,7 +93,8 @@ Task gather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype,
   // signature match the root's receive signature.
   const int64_t block = r == root ? rcount * rtype->size : scount * stype->size;
   if (p == 1 || block == 0) {
-    if (r == root && sbuf != MPI_IN_PLACE) co_return copy(sbuf, scount, stype, at(rbuf, root * rcount, rtype), rcount, rtype);
+    if (r == root && sbuf != MPI_IN_PLACE)
+      co_return copy(sbuf, scount, stype, at(rbuf, root * rcount, rtype), rcount, rtype);
     co_return MPI_SUCCESS;
   }
   if (block * p <= kGatherBinomialMax)
@@ -179,7 +180,8 @@ Task scatter_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype
   const int p = s.p, r = s.r;
   const int64_t block = r == root ? scount * stype->size : rcount * rtype->size;
   if (p == 1 || block == 0) {
-    if (r == root && rbuf != MPI_IN_PLACE) co_return copy(at(sbuf, root * scount, stype), scount, stype, rbuf, rcount, rtype);
+    if (r == root && rbuf != MPI_IN_PLACE)
+      co_return copy(at(sbuf, root * scount, stype), scount, stype, rbuf, rcount, rtype);
     co_return MPI_SUCCESS;
   }
   if (block * p <= kScatterBinomialMax)
@@ -207,7 +209,8 @@ Task allgather_bruck(Schedule& s, void* rbuf, int64_t rcount, Datatype* rtype, i
     s.send(tmp.data(), n * block, byte_type(), (r - k + p) % p);
     SONDE_CO_TRY(co_await s.round());
   }
-  for (int i = 1; i < p; ++i) unpack_all(tmp.data() + i * block, at(rbuf, int64_t((r + i) % p) * rcount, rtype), rcount, rtype);
+  for (int i = 1; i < p; ++i)
+    unpack_all(tmp.data() + i * block, at(rbuf, int64_t((r + i) % p) * rcount, rtype), rcount, rtype);
   co_return MPI_SUCCESS;
 }
 
@@ -260,8 +263,7 @@ Task allgather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* sty
 Task allgatherv_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts,
                      Counts displs, Datatype* rtype) {
   const int r = s.r;
-  if (sbuf != MPI_IN_PLACE)
-    SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype));
+  if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype));
   if (s.p == 1) co_return MPI_SUCCESS;
   co_return co_await allgather_ring(s, rbuf, 0, rcounts.data(), displs.data(), rtype);
 }
@@ -357,51 +359,62 @@ int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_
            Comm* comm, MPI_Request* request) {
   if (comm->inter)
     return launch(comm, kGather, request,
-                  [=](Schedule& s) { return inter_gather(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL, {stype, rtype});
+                  [=](Schedule& s) { return inter_gather(s, sbuf, scount, stype, rbuf, rcount, rtype, root); },
+                  MPI_OP_NULL, {stype, rtype});
   return launch(comm, kGather, request,
-                [=](Schedule& s) { return gather_task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL, {stype, rtype});
+                [=](Schedule& s) { return gather_task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); },
+                MPI_OP_NULL, {stype, rtype});
 }
 
 int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
-  return launch(comm, kGatherv, request, [&](Schedule& s) {
-    if (comm->inter)
-      return inter_linear(s, true, rbuf, std::move(rcounts), std::move(displs), rtype, const_cast<void*>(sbuf),
-                          scount, stype, root);
-    return gatherv_task(s, sbuf, scount, stype, rbuf, std::move(rcounts), std::move(displs), rtype, root);
-  }, MPI_OP_NULL, {stype, rtype});
+  return launch(comm, kGatherv, request,
+                [&](Schedule& s) {
+                  if (comm->inter)
+                    return inter_linear(s, true, rbuf, std::move(rcounts), std::move(displs), rtype,
+                                        const_cast<void*>(sbuf), scount, stype, root);
+                  return gatherv_task(s, sbuf, scount, stype, rbuf, std::move(rcounts), std::move(displs), rtype, root);
+                },
+                MPI_OP_NULL, {stype, rtype});
 }
 
 int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
             Comm* comm, MPI_Request* request) {
   auto task = comm->inter ? inter_scatter : scatter_task;
   return launch(comm, kScatter, request,
-                [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL, {stype, rtype});
+                [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL,
+                {stype, rtype});
 }
 
 int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, void* rbuf, int64_t rcount,
              Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
-  return launch(comm, kScatterv, request, [&](Schedule& s) {
-    if (comm->inter)
-      return inter_linear(s, false, const_cast<void*>(sbuf), std::move(scounts), std::move(displs), stype, rbuf,
-                          rcount, rtype, root);
-    return scatterv_task(s, sbuf, std::move(scounts), std::move(displs), stype, rbuf, rcount, rtype, root);
-  }, MPI_OP_NULL, {stype, rtype});
+  return launch(comm, kScatterv, request,
+                [&](Schedule& s) {
+                  if (comm->inter)
+                    return inter_linear(s, false, const_cast<void*>(sbuf), std::move(scounts), std::move(displs), stype,
+                                        rbuf, rcount, rtype, root);
+                  return scatterv_task(s, sbuf, std::move(scounts), std::move(displs), stype, rbuf, rcount, rtype,
+                                       root);
+                },
+                MPI_OP_NULL, {stype, rtype});
 }
 
 int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
               Comm* comm, MPI_Request* request) {
   auto task = comm->inter ? inter_allgather : allgather_task;
   return launch(comm, kAllgather, request,
-                [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype); }, MPI_OP_NULL, {stype, rtype});
+                [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype); }, MPI_OP_NULL,
+                {stype, rtype});
 }
 
 int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
                Datatype* rtype, Comm* comm, MPI_Request* request) {
   auto task = comm->inter ? inter_allgatherv : allgatherv_task;
-  return launch(comm, kAllgatherv, request, [&](Schedule& s) {
-    return task(s, sbuf, scount, stype, rbuf, std::move(rcounts), std::move(displs), rtype);
-  }, MPI_OP_NULL, {stype, rtype});
+  return launch(comm, kAllgatherv, request,
+                [&](Schedule& s) {
+                  return task(s, sbuf, scount, stype, rbuf, std::move(rcounts), std::move(displs), rtype);
+                },
+                MPI_OP_NULL, {stype, rtype});
 }
 
 }  // namespace sonde::engine::coll

@@ -88,8 +88,8 @@ inline int unfolded(int newrank, int rem) { return newrank < rem ? newrank * 2 +
 // vector. The group a rank has combined is always a contiguous newrank
 // range, so ordering for non-commutative ops is kept by putting the lower
 // range first. Leaves the result in *acc (which may end up being *tmp).
-Task allreduce_doubling(Schedule& s, void** acc, void** tmp, int64_t count, Datatype* type, MPI_Op op,
-                        bool commutative, int newrank, int pof2, int rem) {
+Task allreduce_doubling(Schedule& s, void** acc, void** tmp, int64_t count, Datatype* type, MPI_Op op, bool commutative,
+                        int newrank, int pof2, int rem) {
   for (int mask = 1; mask < pof2; mask <<= 1) {
     const int partner = newrank ^ mask;
     s.recv(*tmp, count, type, unfolded(partner, rem));
@@ -117,7 +117,9 @@ Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatyp
   // Block i of pof2: elements [first(i), first(i+1)); the first count%pof2 blocks get one extra.
   const int64_t q = count / pof2, extra = count % pof2;
   auto first = [q, extra](int64_t i) { return i * q + std::min(i, extra); };
-  struct Range { int lo, hi; };
+  struct Range {
+    int lo, hi;
+  };
   std::vector<Range> before;  // block range held before each halving step
   int lo = 0, hi = pof2;
   for (int mask = 1; mask < pof2; mask <<= 1) {
@@ -397,8 +399,8 @@ int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op o
   if (comm->inter)
     return launch(comm, kReduce, request,
                   [=](Schedule& s) { return inter_reduce(s, sbuf, rbuf, count, type, op, root); }, op, {type});
-  return launch(comm, kReduce, request,
-                [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); }, op, {type});
+  return launch(comm, kReduce, request, [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); },
+                op, {type});
 }
 
 int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
@@ -406,16 +408,19 @@ int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_O
   if (comm->inter)
     return launch(comm, kAllreduce, request,
                   [=](Schedule& s) { return inter_allreduce(s, sbuf, rbuf, count, type, op); }, op, {type});
-  return launch(comm, kAllreduce, request,
-                [=](Schedule& s) { return allreduce_task(s, sbuf, rbuf, count, type, op); }, op, {type});
+  return launch(comm, kAllreduce, request, [=](Schedule& s) { return allreduce_task(s, sbuf, rbuf, count, type, op); },
+                op, {type});
 }
 
 int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op, Comm* comm,
                          MPI_Request* request) {
   if (comm->inter)
-    return launch(comm, kReduceScatterBlock, request, [=](Schedule& s) {
-      return inter_reduce_scatter(s, sbuf, rbuf, Counts(static_cast<size_t>(s.local->size), rcount), type, op);
-    }, op, {type});
+    return launch(comm, kReduceScatterBlock, request,
+                  [=](Schedule& s) {
+                    return inter_reduce_scatter(s, sbuf, rbuf, Counts(static_cast<size_t>(s.local->size), rcount), type,
+                                                op);
+                  },
+                  op, {type});
   return launch(comm, kReduceScatterBlock, request,
                 [=](Schedule& s) { return reduce_scatter_block_task(s, sbuf, rbuf, rcount, type, op); }, op, {type});
 }
@@ -428,12 +433,13 @@ int reduce_scatter(const void* sbuf, void* rbuf, Counts rcounts, Datatype* type,
 }
 
 int scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm, MPI_Request* request) {
-  return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); }, op, {type});
+  return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); }, op,
+                {type});
 }
 
-int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
-           MPI_Request* request) {
-  return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); }, op, {type});
+int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm, MPI_Request* request) {
+  return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); },
+                op, {type});
 }
 
 }  // namespace sonde::engine::coll

@@ -294,7 +294,7 @@ struct Idup {
   enum State { kGather, kSwap, kSent, kAwaitPick } state = kGather;
   bool gave = false;
   std::vector<uint64_t> offer, words, gathered, remote;
-  int pick[2] = {-1, -1};  // [1]: the hidden local communicator's (inter)
+  int pick[2] = {-1, -1};   // [1]: the hidden local communicator's (inter)
   int error = MPI_SUCCESS;  // a transfer of the round that failed to start
   std::vector<Request*> pending;
 };

@@ -55,8 +55,8 @@ using LeaderSwap = int (*)(void* arg, std::vector<uint64_t>& words);
 // A context id free on every member of `members` (ranks of `via`, `me` my
 // index, members[0] the leader), taken on each; rounds repeat as described
 // above. With `swap`, the leaders also AND in the other group's offers.
-int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out,
-                  LeaderSwap swap = nullptr, void* swap_arg = nullptr);
+int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out, LeaderSwap swap = nullptr,
+                  void* swap_arg = nullptr);
 // A context id free on every member of `parent`, taken on each (the
 // agreement above over all of parent's ranks).
 int allocate_context(Comm* parent, uint32_t* out);

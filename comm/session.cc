@@ -50,8 +50,7 @@ Comm* bootstrap() {
   if (c) return c;
   std::vector<int> all(size_t(e.world_size));
   for (int i = 0; i < e.world_size; ++i) all[size_t(i)] = i;
-  if (e.create_comm(nullptr, std::move(all), e.world_rank, kSessionBootstrapContext, &c) != MPI_SUCCESS)
-    return nullptr;
+  if (e.create_comm(nullptr, std::move(all), e.world_rank, kSessionBootstrapContext, &c) != MPI_SUCCESS) return nullptr;
   c->name = "sonde:session-bootstrap";
   c->errhandler = MPI_ERRORS_RETURN;
   return c;
@@ -91,8 +90,8 @@ int comm_from_group(const std::vector<int>& world_ranks, const std::string& stri
   return MPI_SUCCESS;
 }
 
-int intercomm_from_groups(const std::vector<int>& local, const std::vector<int>& remote,
-                          const std::string& stringtag, int errhandler, const InfoPairs& hints, Comm** out) {
+int intercomm_from_groups(const std::vector<int>& local, const std::vector<int>& remote, const std::string& stringtag,
+                          int errhandler, const InfoPairs& hints, Comm** out) {
   Engine& e = engine();
   int me = rank_of(local, e.world_rank);
   if (me == MPI_UNDEFINED) return MPI_ERR_GROUP;

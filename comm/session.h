@@ -46,7 +46,7 @@ int stringtag_tag(const std::string& stringtag, int kind);
 int comm_from_group(const std::vector<int>& world_ranks, const std::string& stringtag, int errhandler,
                     const InfoPairs& hints, Comm** out);
 // A new intercommunicator between `local` (mine) and `remote` (disjoint).
-int intercomm_from_groups(const std::vector<int>& local, const std::vector<int>& remote,
-                          const std::string& stringtag, int errhandler, const InfoPairs& hints, Comm** out);
+int intercomm_from_groups(const std::vector<int>& local, const std::vector<int>& remote, const std::string& stringtag,
+                          int errhandler, const InfoPairs& hints, Comm** out);
 
 }  // namespace sonde::engine

@@ -31,7 +31,7 @@ int64_t root_ceil(int64_t x, int k) {
   auto r = int64_t(std::pow(double(x), 1.0 / k));
   if (r < 1) r = 1;
   while (r > 1 && !power_at_most(r - 1, k, x - 1)) --r;  // while (r-1)^k >= x
-  while (power_at_most(r, k, x - 1)) ++r;                 // while r^k < x
+  while (power_at_most(r, k, x - 1)) ++r;                // while r^k < x
   return r;
 }
 

@@ -1,6 +1,5 @@
 // Cancelling a send whose message has left (kCancelSend / kCancelAck).
 
-
 #include "core/engine_internal.h"
 
 namespace sonde::engine {
@@ -13,8 +12,8 @@ namespace sonde::engine {
 // happened, never neither (MPI 4.1 3.8.4).
 
 bool Engine::ask_cancel_send(Request* r) {
-  if (r->kind != RequestKind::kSend || r->mode == SendMode::kBuffered || r->peer == MPI_PROC_NULL ||
-      r->cancel_state || r->cancelled || r->world_peer < 0)
+  if (r->kind != RequestKind::kSend || r->mode == SendMode::kBuffered || r->peer == MPI_PROC_NULL || r->cancel_state ||
+      r->cancelled || r->world_peer < 0)
     return false;
   if (r->complete) {
     // Only an eager standard/ready send completes before it is matched (a
@@ -96,7 +95,7 @@ void Engine::on_cancel_answer(const PacketHeader& h) {
   r->cancel_state = 0;
   if (h.flags & 1) r->cancelled = true;
   if (state == kCancelAfterComplete) {
-    r->complete = true;  // its completion events fired the first time
+    r->complete = true;             // its completion events fired the first time
     if (r->user_freed) release(r);  // MPI_Request_free while the answer was awaited
   } else if (r->cancelled) {
     complete(r);  // no data will move: the receiver forgot the RTS

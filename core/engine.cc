@@ -2,7 +2,6 @@
 // progress and deferred work, and the communicator registry.
 #include "core/engine.h"
 
-
 #include <sched.h>
 
 #include <algorithm>
@@ -170,19 +169,13 @@ void Engine::run_deferred() {
     work.swap(deferred_);
     for (Deferred& d : work) {
       switch (d.kind) {
-        case Deferred::kPull:
-          pull(d.request, d.peer, d.header);
-          break;
+        case Deferred::kPull: pull(d.request, d.peer, d.header); break;
         case Deferred::kControl:
           send_control(d.peer, d.header.type, d.header.send_cookie, d.header.recv_cookie, d.header.total,
                        d.header.flags);
           break;
-        case Deferred::kCoopWrite:
-          coop_write(d.request, d.peer, d.header.recv_cookie);
-          break;
-        case Deferred::kCancelAgain:
-          send_cancel_request(d.request);
-          break;
+        case Deferred::kCoopWrite: coop_write(d.request, d.peer, d.header.recv_cookie); break;
+        case Deferred::kCancelAgain: send_cancel_request(d.request); break;
         case Deferred::kStreamData: {
           Request* r = d.request;
           r->item.header = d.header;
@@ -256,7 +249,7 @@ void Engine::free_comm(Comm* c) {
     c->queues.unexpected().pop_front();
     free_message(m);
   }
-  c->live = false;  // the user's handle is dead from now on
+  c->live = false;                           // the user's handle is dead from now on
   peruse::comm_freed(c->peruse, c->handle);  // its handles answer PERUSE_ERR_MPI_OBJECT
   if (!c->queues.posted().empty() || collectives_pending) {
     // Receives still posted complete normally (MPI 6.4.3), and so do

@@ -36,7 +36,7 @@ struct Settings {
   // by both sides at once (sender writes the head, receiver reads the tail);
   // 0 turns it off.
   uint64_t coop_threshold = 256 * 1024;
-  size_t ring_bytes = 64 * 1024;  // shm ring per pair of ranks (MPI_T cvar only; one of shm::kRingSizes)
+  size_t ring_bytes = 64 * 1024;    // shm ring per pair of ranks (MPI_T cvar only; one of shm::kRingSizes)
   bool single_copy_at_init = true;  // single_copy when MPI_Init ran (the transport's choice)
   std::vector<std::string> set_from_environment;  // "NAME=value" of each one given
 };
@@ -195,7 +195,7 @@ class Engine final : public transport::Delivery {
 
   // Probe: the first waiting message on comm for (source, tag), or null.
   Message* probe(Comm* comm, int source, int tag);
-  void take_message(Comm* comm, Message* m);  // matched probe: out of the queue
+  void take_message(Comm* comm, Message* m);    // matched probe: out of the queue
   int receive_message(Request* r, Message* m);  // MPI_Mrecv: start r on a probed message
 
   // Communicators.
@@ -221,16 +221,16 @@ class Engine final : public transport::Delivery {
   template <bool kWatched>
   [[gnu::always_inline]] inline bool send_now_as(const void* buf, int64_t count, Datatype* type, int dest, int tag,
                                                  Comm* comm);
-  [[gnu::noinline]] bool send_now_watched(const void* buf, int64_t count, Datatype* type, int dest,
-                                                     int tag, Comm* comm);
+  [[gnu::noinline]] bool send_now_watched(const void* buf, int64_t count, Datatype* type, int dest, int tag,
+                                          Comm* comm);
   template <bool kWatched>
   [[gnu::always_inline]] inline int issue_recv_as(Request* r, uint32_t watched);
   [[gnu::noinline]] int issue_recv_watched(Request* r, uint32_t watched);
   template <bool kWatched>
   [[gnu::always_inline]] inline transport::PayloadSink* on_message_as(int peer, const transport::PacketHeader& h,
                                                                       Comm* comm, uint64_t id, uint32_t watched);
-  [[gnu::noinline]] transport::PayloadSink* on_message_watched(int peer, const transport::PacketHeader& h,
-                                                                          Comm* comm, uint64_t id, uint32_t watched);
+  [[gnu::noinline]] transport::PayloadSink* on_message_watched(int peer, const transport::PacketHeader& h, Comm* comm,
+                                                               uint64_t id, uint32_t watched);
   void deliver_control(int peer, const transport::PacketHeader& h);
   void drop_cancelled_message(int peer, const transport::PacketHeader& h);
   void send_cancel_request(Request* r);

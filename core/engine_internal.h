@@ -55,25 +55,24 @@ inline int operation(const Request* r) { return r->kind == RequestKind::kSend ? 
 // `c` is r->comm (a register the caller already holds).
 #define FIRE_REQ_WITH(rd, c, event, r) SONDE_FIRE_SPEC_WITH(rd, (c)->peruse, (event), uid(r), req_spec(r))
 // Message events carry the envelope: sender, tag, size in bytes.
-#define FIRE_MSG_WITH(rd, w, event, c, id, h)                                                                    \
-  SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total),    \
+#define FIRE_MSG_WITH(rd, w, event, c, id, h)                                                                 \
+  SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), \
                   MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
 // _LAST_: the last event of the section (its end ends the upcall).
-#define FIRE_REQ_LAST_WITH(rd, c, event, r) \
-  SONDE_FIRE_SPEC_LAST_WITH(rd, (c)->peruse, (event), uid(r), req_spec(r))
-#define FIRE_MSG_LAST_WITH(rd, w, event, c, id, h)                                                                \
+#define FIRE_REQ_LAST_WITH(rd, c, event, r) SONDE_FIRE_SPEC_LAST_WITH(rd, (c)->peruse, (event), uid(r), req_spec(r))
+#define FIRE_MSG_LAST_WITH(rd, w, event, c, id, h)                                                                 \
   SONDE_FIRE_LAST_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), \
                        MPI_BYTE, (h).source, (h).tag, PERUSE_RECV)
 // Queue searches (PERUSE_COMM_SEARCH_*): in the watched twins they fire
 // around the matcher's call, which is the whole search.
-#define FIRE_SEARCH_WITH(rd, w, event, c, id, source, tag)                                                    \
+#define FIRE_SEARCH_WITH(rd, w, event, c, id, source, tag)                                                          \
   SONDE_FIRE_WITH(rd, (w), (c)->peruse, (event), (id), (c)->handle, nullptr, 0, MPI_DATATYPE_NULL, (source), (tag), \
                   PERUSE_RECV)
 inline constexpr uint32_t kSearchPostedBits =
     peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_POSTED_Q_END);
 inline constexpr uint32_t kSearchUnexBits =
     peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_END);
-#define FIRE_MSG(event, c, id, h)                                                                               \
+#define FIRE_MSG(event, c, id, h)                                                                                     \
   SONDE_FIRE((c)->peruse, (event), (id), (c)->handle, nullptr, static_cast<int64_t>((h).total), MPI_BYTE, (h).source, \
              (h).tag, PERUSE_RECV)
 
@@ -112,9 +111,8 @@ class SearchEvents final : public matching::SearchObserver {
                : nullptr;
   }
   matching::SearchObserver* unexpected() {
-    return w_ & (peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_END))
-               ? this
-               : nullptr;
+    return w_ & (peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_BEGIN) | peruse::bit(PERUSE_COMM_SEARCH_UNEX_Q_END)) ? this
+                                                                                                            : nullptr;
   }
   void search_posted_begin() override { begin(PERUSE_COMM_SEARCH_POSTED_Q_BEGIN); }
   void search_posted_end() override { fire(PERUSE_COMM_SEARCH_POSTED_Q_END); }
@@ -154,10 +152,10 @@ inline constexpr uint32_t kSendNowEvents =
 inline constexpr uint32_t kIssueRecvEvents = peruse::bits_of(
     {PERUSE_COMM_REQ_ACTIVATE, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN, PERUSE_COMM_SEARCH_UNEX_Q_END,
      PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, PERUSE_COMM_REQ_MATCH_UNEX});
-inline constexpr uint32_t kArrivalEvents = peruse::bits_of(
-    {PERUSE_COMM_MSG_ARRIVED, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN, PERUSE_COMM_SEARCH_POSTED_Q_END,
-     PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, PERUSE_COMM_MSG_MATCH_POSTED_REQ,
-     PERUSE_COMM_REQ_XFER_BEGIN});
+inline constexpr uint32_t kArrivalEvents =
+    peruse::bits_of({PERUSE_COMM_MSG_ARRIVED, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN, PERUSE_COMM_SEARCH_POSTED_Q_END,
+                     PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q,
+                     PERUSE_COMM_MSG_MATCH_POSTED_REQ, PERUSE_COMM_REQ_XFER_BEGIN});
 
 template <bool kWatched, bool kFireComplete>
 void Engine::complete_as(Request* r, uint32_t w) {

@@ -47,7 +47,7 @@ struct Comm {
   // those of the local group, whose world ranks are in `local_world`.
   bool inter = false;
   std::vector<int> local_world;
-  Comm* local_comm = nullptr;  // inter: hidden intracomm over the local group (context agreement)
+  Comm* local_comm = nullptr;                // inter: hidden intracomm over the local group (context agreement)
   std::vector<std::pair<int, void*>> attrs;  // (keyval, value) in the order set (attributes.h)
   std::vector<std::pair<std::string, std::string>> info;  // hints from Comm_set_info / dup_with_info
   uint32_t idup_seq = 0;  // MPI_Comm_idup calls started on this communicator (their tags)
@@ -97,13 +97,13 @@ struct Request : matching::PostedEntry {
   RequestKind kind = RequestKind::kSend;
   SendMode mode = SendMode::kStandard;
   bool persistent = false;
-  bool active = false;      // started and not yet completed
+  bool active = false;  // started and not yet completed
   bool complete = false;
   bool user_freed = false;  // MPI_Request_free on an active request
   bool cancelled = false;
-  bool handed = false;      // send: all data handed to the transport (or pulled)
-  bool matched = false;     // send: receiver matched (needed for Ssend / rendezvous)
-  bool xfer_started = false; // PERUSE REQ_XFER_BEGIN fired for this activation
+  bool handed = false;        // send: all data handed to the transport (or pulled)
+  bool matched = false;       // send: receiver matched (needed for Ssend / rendezvous)
+  bool xfer_started = false;  // PERUSE REQ_XFER_BEGIN fired for this activation
   // Send: a kCancelSend is out and its kCancelAck awaited;
   // kCancelInFlight: the send was not complete, kCancelAfterComplete: it was
   // (eager, handed over) and waits for the answer before completing again.
@@ -131,8 +131,8 @@ struct Request : matching::PostedEntry {
   // Cooperative rendezvous (both sides copy part of a large message):
   // sender: the receiver's buffer; receiver: the sender's buffer.
   uint64_t coop_addr = 0;
-  uint64_t coop_split = 0;     // bytes [0, split) are the sender's to write
-  uint8_t coop_waiting = 0;    // coop events still owed before completion
+  uint64_t coop_split = 0;   // bytes [0, split) are the sender's to write
+  uint8_t coop_waiting = 0;  // coop events still owed before completion
   RecvSink sink;
   SendPart item;
 
@@ -154,11 +154,11 @@ struct Message : matching::UnexpectedEntry {
   uint8_t* data = nullptr;  // eager payload (header.payload bytes)
   size_t capacity = 0;
   bool all_arrived = false;
-  bool claimed = false;  // taken by MPI_Mprobe/Improbe, awaiting MPI_Mrecv
+  bool claimed = false;         // taken by MPI_Mprobe/Improbe, awaiting MPI_Mrecv
   Request* receiver = nullptr;  // matched while still arriving
   Comm* comm = nullptr;
   uint64_t uid = 0;  // PERUSE unique_id, fixed at MSG_ARRIVED
-  EngineSink sink;  // contiguous into `data`
+  EngineSink sink;   // contiguous into `data`
 };
 
 }  // namespace sonde::engine

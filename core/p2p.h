@@ -14,15 +14,15 @@ namespace sonde::engine {
 // Start a send / receive on `comm`. `tag` may be a reserved negative tag
 // (collectives). `peer` may be MPI_PROC_NULL. *out is an active internal
 // request (handle 0) that the caller must wait for or free.
-int start_send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm,
-               SendMode mode, Request** out);
+int start_send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm, SendMode mode,
+               Request** out);
 int start_recv(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, Request** out);
 
 // Blocking conveniences for internal traffic.
 int send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm);
 int recv(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, MPI_Status* status);
-int sendrecv(const void* sbuf, int64_t scount, Datatype* stype, int dest, int stag, void* rbuf,
-             int64_t rcount, Datatype* rtype, int source, int rtag, Comm* comm, MPI_Status* status);
+int sendrecv(const void* sbuf, int64_t scount, Datatype* stype, int dest, int stag, void* rbuf, int64_t rcount,
+             Datatype* rtype, int source, int rtag, Comm* comm, MPI_Status* status);
 
 // Wait for completion; fills status (may be MPI_STATUS_IGNORE); releases the
 // request unless it is persistent. Returns the request's error class.
@@ -53,7 +53,7 @@ int start_detached_bsend(const void* buf, int64_t count, Datatype* type, int des
 inline constexpr int kCollectiveTagBase = -16;
 inline int collective_tag(int kind) { return kCollectiveTagBase - kind; }
 // Kinds used by the engine itself (collectives use 0.. in coll.h).
-inline constexpr int kTagKindCommSplit = 61;    // MPI_Comm_split's exchange of (color, key)
-inline constexpr int kTagKindContextId = 62;    // agreeing on a new communicator's context id
+inline constexpr int kTagKindCommSplit = 61;  // MPI_Comm_split's exchange of (color, key)
+inline constexpr int kTagKindContextId = 62;  // agreeing on a new communicator's context id
 
 }  // namespace sonde::engine

@@ -10,12 +10,12 @@
 namespace sonde::engine {
 
 struct ProcessState {
-  int world_model = 0;     // 0 before MPI_Init, 1 initialized, 2 after MPI_Finalize
-  bool engine_up = false;  // the engine runs (for the World model or a session)
-  int sessions = 0;        // MPI sessions open
+  int world_model = 0;        // 0 before MPI_Init, 1 initialized, 2 after MPI_Finalize
+  bool engine_up = false;     // the engine runs (for the World model or a session)
+  int sessions = 0;           // MPI sessions open
   bool lock_enabled = false;  // MPI_THREAD_MULTIPLE: EngineLock is taken
-  double time_origin = 0;  // MPI_Wtime's zero (CLOCK_MONOTONIC seconds)
-  pthread_t main_thread{};  // the thread that started the engine
+  double time_origin = 0;     // MPI_Wtime's zero (CLOCK_MONOTONIC seconds)
+  pthread_t main_thread{};    // the thread that started the engine
 };
 
 // The one process-state object: constant-initialized and trivially

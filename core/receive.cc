@@ -15,7 +15,6 @@
 // arrival and control packets, probes. They share one file so the hot
 // matching path inlines as one unit.
 
-
 #include <algorithm>
 #include <cstring>
 
@@ -70,38 +69,38 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   if constexpr (!kWatched) w = 0;
   Message* found;
   {
-  // One reader section for the events up to the match; the copy (or pull)
-  // of a matched message runs outside it.
-  peruse::ReaderIf<kWatched> rd;
-  FIRE_REQ_WITH(rd, r->comm, PERUSE_COMM_REQ_ACTIVATE, r);
-  r->active = true;
-  r->xfer_started = false;
-  r->complete = false;
-  r->cancelled = false;
-  r->error = MPI_SUCCESS;
-  r->status_bytes = 0;
-  r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
-  if (r->peer == MPI_PROC_NULL) {
-    r->status_source = MPI_PROC_NULL;
-    r->status_tag = MPI_ANY_TAG;
-    complete(r);
-    return MPI_SUCCESS;
-  }
-  matching::PostedEntry& entry = *r;
-  entry.source = r->peer;
-  entry.tag = r->tag;
-  Comm* c = r->comm;
-  const uint64_t sid = (w & kSearchUnexBits) ? new_id(kIdSearch) : 0;
-  if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN, c, sid, r->peer, r->tag);
-  found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, nullptr));
-  if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_END, c, sid, r->peer, r->tag);
-  if (!found) {
-    FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
-    c->queues.post(r);
-    return MPI_SUCCESS;
-  }
-  FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
-  FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_MATCH_UNEX, r);
+    // One reader section for the events up to the match; the copy (or pull)
+    // of a matched message runs outside it.
+    peruse::ReaderIf<kWatched> rd;
+    FIRE_REQ_WITH(rd, r->comm, PERUSE_COMM_REQ_ACTIVATE, r);
+    r->active = true;
+    r->xfer_started = false;
+    r->complete = false;
+    r->cancelled = false;
+    r->error = MPI_SUCCESS;
+    r->status_bytes = 0;
+    r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
+    if (r->peer == MPI_PROC_NULL) {
+      r->status_source = MPI_PROC_NULL;
+      r->status_tag = MPI_ANY_TAG;
+      complete(r);
+      return MPI_SUCCESS;
+    }
+    matching::PostedEntry& entry = *r;
+    entry.source = r->peer;
+    entry.tag = r->tag;
+    Comm* c = r->comm;
+    const uint64_t sid = (w & kSearchUnexBits) ? new_id(kIdSearch) : 0;
+    if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN, c, sid, r->peer, r->tag);
+    found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, nullptr));
+    if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_END, c, sid, r->peer, r->tag);
+    if (!found) {
+      FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
+      c->queues.post(r);
+      return MPI_SUCCESS;
+    }
+    FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, c, found->uid, found->header);
+    FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_MATCH_UNEX, r);
   }
   match_message(r, found);
   return MPI_SUCCESS;
@@ -332,7 +331,8 @@ transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm
     return &m->sink;
   }
   uint32_t w = SONDE_WATCHED_MASK(comm->peruse);
-  return SONDE_DISPATCH(w, kArrivalEvents, on_message_watched(peer, h, comm, id, w), on_message_as<false>(peer, h, comm, id, 0));
+  return SONDE_DISPATCH(w, kArrivalEvents, on_message_watched(peer, h, comm, id, w),
+                        on_message_as<false>(peer, h, comm, id, 0));
 }
 
 transport::PayloadSink* Engine::on_message_watched(int peer, const PacketHeader& h, Comm* comm, uint64_t id,
@@ -345,37 +345,38 @@ transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, C
   if constexpr (!kWatched) w = 0;
   Request* r;
   {
-  // One reader section for the events of an arrival; a rendezvous pull runs
-  // outside it.
-  peruse::ReaderIf<kWatched> rd;
-  FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_ARRIVED, comm, id, h);
-  const uint64_t sid = (w & kSearchPostedBits) ? new_id(kIdSearch) : 0;
-  if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN, comm, sid, h.source, h.tag);
-  r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, nullptr));
-  if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_POSTED_Q_END, comm, sid, h.source, h.tag);
-  if (!r) {
-    Message* m = new_message(peer, h, comm);
-    m->uid = id;
-    FIRE_MSG_LAST_WITH(rd, w, PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
-    comm->queues.push_unexpected(m);
-    return &m->sink;
-  }
-  FIRE_REQ_WITH(rd, comm, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
-  FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_MATCH_POSTED_REQ, comm, id, h);
-  r->status_source = h.source;
-  r->status_tag = h.tag;
-  r->world_peer = peer;
-  if (h.type != PacketType::kRts) {
-    if (h.type == PacketType::kEagerSync) deferred_.push_back({Deferred::kControl, peer, r, [&] {
-      PacketHeader ack{};
-      ack.type = PacketType::kSyncAck;
-      ack.send_cookie = h.send_cookie;
-      return ack;
-    }()});
-    setup_sink(r, h.payload);
-    xfer_begin_last_with(rd, comm, r);
-    return &r->sink;
-  }
+    // One reader section for the events of an arrival; a rendezvous pull runs
+    // outside it.
+    peruse::ReaderIf<kWatched> rd;
+    FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_ARRIVED, comm, id, h);
+    const uint64_t sid = (w & kSearchPostedBits) ? new_id(kIdSearch) : 0;
+    if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN, comm, sid, h.source, h.tag);
+    r = static_cast<Request*>(comm->queues.match_arrival(h.source, h.tag, nullptr));
+    if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_POSTED_Q_END, comm, sid, h.source, h.tag);
+    if (!r) {
+      Message* m = new_message(peer, h, comm);
+      m->uid = id;
+      FIRE_MSG_LAST_WITH(rd, w, PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, comm, id, h);
+      comm->queues.push_unexpected(m);
+      return &m->sink;
+    }
+    FIRE_REQ_WITH(rd, comm, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, r);
+    FIRE_MSG_WITH(rd, w, PERUSE_COMM_MSG_MATCH_POSTED_REQ, comm, id, h);
+    r->status_source = h.source;
+    r->status_tag = h.tag;
+    r->world_peer = peer;
+    if (h.type != PacketType::kRts) {
+      if (h.type == PacketType::kEagerSync)
+        deferred_.push_back({Deferred::kControl, peer, r, [&] {
+                               PacketHeader ack{};
+                               ack.type = PacketType::kSyncAck;
+                               ack.send_cookie = h.send_cookie;
+                               return ack;
+                             }()});
+      setup_sink(r, h.payload);
+      xfer_begin_last_with(rd, comm, r);
+      return &r->sink;
+    }
   }
   pull(r, peer, h);
   return nullptr;
@@ -460,14 +461,9 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
       if (r->handed) complete(r);
       break;
     }
-    case PacketType::kData:
-      break;  // the sink is the receive's (set up by pull)
-    case PacketType::kCancelSend:
-      drop_cancelled_message(peer, h);
-      break;
-    case PacketType::kCancelAck:
-      on_cancel_answer(h);
-      break;
+    case PacketType::kData: break;  // the sink is the receive's (set up by pull)
+    case PacketType::kCancelSend: drop_cancelled_message(peer, h); break;
+    case PacketType::kCancelAck: on_cancel_answer(h); break;
     case PacketType::kWriteDone: {
       auto* r = reinterpret_cast<Request*>(h.recv_cookie);
       if (!r->coop_waiting) break;  // we fell back to streaming meanwhile
@@ -477,12 +473,12 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
         single_copy_state_[size_t(peer)] = -1;
         r->coop_waiting = 0;
         deferred_.push_back({Deferred::kControl, peer, r, [&] {
-          PacketHeader cts{};
-          cts.type = PacketType::kCts;
-          cts.send_cookie = h.send_cookie;
-          cts.recv_cookie = reinterpret_cast<uint64_t>(r);
-          return cts;
-        }()});
+                               PacketHeader cts{};
+                               cts.type = PacketType::kCts;
+                               cts.send_cookie = h.send_cookie;
+                               cts.recv_cookie = reinterpret_cast<uint64_t>(r);
+                               return cts;
+                             }()});
         break;
       }
       if (h.flags & 1) {
@@ -491,17 +487,16 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
         uint8_t* dst = contiguous_start(*r->type, r->buf);
         if (!route[peer]->read_remote(peer, r->coop_addr, dst, r->coop_split)) r->error = MPI_ERR_OTHER;
         deferred_.push_back({Deferred::kControl, peer, r, [&] {
-          PacketHeader fin{};
-          fin.type = PacketType::kFin;
-          fin.send_cookie = h.send_cookie;
-          return fin;
-        }()});
+                               PacketHeader fin{};
+                               fin.type = PacketType::kFin;
+                               fin.send_cookie = h.send_cookie;
+                               return fin;
+                             }()});
       }
       coop_part_done(r);
       break;
     }
-    default:
-      break;
+    default: break;
   }
 }
 

@@ -2,7 +2,6 @@
 // internal point-to-point calls of p2p.h (start, wait, blocking forms).
 #include <cstring>
 
-
 #include "core/engine_internal.h"
 
 namespace sonde::engine {
@@ -109,7 +108,6 @@ void Engine::fill_status(const Request* r, MPI_Status* status) {
 }
 
 // ---------------------------------------------------------------- p2p.h
-
 
 int start_send(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm, SendMode mode,
                Request** out) {

@@ -3,7 +3,6 @@
 // control packets and the cooperative rendezvous write.
 #include <cstring>
 
-
 #include "core/engine_internal.h"
 
 namespace sonde::engine {
@@ -161,8 +160,7 @@ void SendPart::on_handed() {
       r->handed = true;
       engine().complete(r);
       break;
-    case PacketType::kRts:
-      break;  // wait for kFin or kCts
+    case PacketType::kRts: break;  // wait for kFin or kCts
     default:
       // A queued control packet (see send_control): its request is internal.
       engine().release(r);

@@ -79,7 +79,6 @@ int progress_sendrecvs() {
   return moved;
 }
 
-
 }  // namespace
 
 // Starts both parts; `copy` (malloc'ed, or null) is freed when the flight ends.

@@ -100,9 +100,7 @@ inline int64_t hi_of(int64_t n, int64_t s) { return std::max<int64_t>(0, (n - 1)
 
 // ---------------------------------------------------------------- constructors
 
-void make_contiguous(Datatype& out, int64_t count, const Datatype& old) {
-  make_vector(out, count, 1, old.extent, old);
-}
+void make_contiguous(Datatype& out, int64_t count, const Datatype& old) { make_vector(out, count, 1, old.extent, old); }
 
 void make_vector(Datatype& out, int64_t count, int64_t blocklength, int64_t stride_bytes, const Datatype& old) {
   Bounds b;
@@ -180,8 +178,8 @@ void make_subarray(Datatype& out, int ndims, const int* sizes, const int* subsiz
   out.basic = old.basic;
 }
 
-bool make_darray(Datatype& out, int size, int rank, int ndims, const int* gsizes, const int* distribs,
-                 const int* dargs, const int* psizes, bool fortran, const Datatype& old) {
+bool make_darray(Datatype& out, int size, int rank, int ndims, const int* gsizes, const int* distribs, const int* dargs,
+                 const int* psizes, bool fortran, const Datatype& old) {
   // The process grid is row-major whatever the array order (MPI 4.1 5.1.4).
   std::vector<int> coord(static_cast<size_t>(ndims));
   int64_t procs = 1;

@@ -26,12 +26,47 @@ namespace sonde::engine {
 // Basic element types, for reductions, MPI_Get_elements and external32.
 // kNone: a derived type mixing several basics (reductions then refuse it).
 enum class Basic : uint8_t {
-  kNone, kChar, kSChar, kUChar, kByte, kWChar, kShort, kUShort, kInt, kUInt, kLong, kULong,
-  kLongLong, kULongLong, kFloat, kDouble, kLongDouble, kInt8, kInt16, kInt32, kInt64,
-  kUInt8, kUInt16, kUInt32, kUInt64, kBool, kFloatComplex, kDoubleComplex,
-  kLongDoubleComplex, kAint, kOffset, kCount, kPacked,
+  kNone,
+  kChar,
+  kSChar,
+  kUChar,
+  kByte,
+  kWChar,
+  kShort,
+  kUShort,
+  kInt,
+  kUInt,
+  kLong,
+  kULong,
+  kLongLong,
+  kULongLong,
+  kFloat,
+  kDouble,
+  kLongDouble,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kUInt8,
+  kUInt16,
+  kUInt32,
+  kUInt64,
+  kBool,
+  kFloatComplex,
+  kDoubleComplex,
+  kLongDoubleComplex,
+  kAint,
+  kOffset,
+  kCount,
+  kPacked,
   // pair types for MAXLOC/MINLOC
-  kFloatInt, kDoubleInt, kLongInt, k2Int, kShortInt, kLongDoubleInt, kCxxBool,
+  kFloatInt,
+  kDoubleInt,
+  kLongInt,
+  k2Int,
+  kShortInt,
+  kLongDoubleInt,
+  kCxxBool,
 };
 
 struct Layout;
@@ -67,7 +102,7 @@ struct Envelope {
   int combiner = 0;  // MPI_COMBINER_NAMED for predefined types
   std::vector<int> ints;
   std::vector<int64_t> aints;
-  std::vector<int> types;  // handles as the user passed them
+  std::vector<int> types;       // handles as the user passed them
   std::vector<int64_t> counts;  // large counts: types made by the _c constructors
 };
 
@@ -75,14 +110,14 @@ struct Datatype {
   int handle = 0;
   bool predefined = false;
   bool committed = false;
-  Basic basic = Basic::kNone;   // basic type every element is made of (kNone: mixed)
-  int64_t size = 0;             // data bytes in one element
-  int64_t lb = 0, extent = 0;   // MPI lower bound and extent
+  Basic basic = Basic::kNone;  // basic type every element is made of (kNone: mixed)
+  int64_t size = 0;            // data bytes in one element
+  int64_t lb = 0, extent = 0;  // MPI lower bound and extent
   int64_t true_lb = 0, true_extent = 0;
   // MPI-1 sticky bounds: lb/ub set by MPI_LB/MPI_UB markers or by
   // MPI_Type_create_resized; they win over data bounds in every parent.
   bool explicit_lb = false, explicit_ub = false;
-  int64_t align = 1;            // C alignment of the data (struct padding)
+  int64_t align = 1;  // C alignment of the data (struct padding)
   std::shared_ptr<const Layout> layout;
   // count elements occupy exactly [buf + true_lb, buf + true_lb + count*size).
   bool contiguous = false;
@@ -142,8 +177,8 @@ void make_subarray(Datatype& out, int ndims, const int* sizes, const int* subsiz
                    const Datatype& old);
 // MPI_Type_create_darray; distribs: 0 none, 1 block, 2 cyclic; darg < 0 is
 // MPI_DISTRIBUTE_DFLT_DARG. Returns false for arguments MPI rejects.
-bool make_darray(Datatype& out, int size, int rank, int ndims, const int* gsizes, const int* distribs,
-                 const int* dargs, const int* psizes, bool fortran, const Datatype& old);
+bool make_darray(Datatype& out, int size, int rank, int ndims, const int* gsizes, const int* distribs, const int* dargs,
+                 const int* psizes, bool fortran, const Datatype& old);
 
 // Size in bytes of one basic element as stored in memory (0 for kNone).
 size_t basic_size(Basic b);

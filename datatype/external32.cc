@@ -20,8 +20,11 @@ static_assert(LDBL_MANT_DIG == 64, "external32 long double conversion assumes th
 int64_t ext_size(Basic b) {
   switch (b) {
     case Basic::kWChar: return 2;
-    case Basic::kLong: case Basic::kULong: return 4;
-    case Basic::kAint: case Basic::kOffset: case Basic::kCount: return 8;
+    case Basic::kLong:
+    case Basic::kULong: return 4;
+    case Basic::kAint:
+    case Basic::kOffset:
+    case Basic::kCount: return 8;
     case Basic::kLongDouble: return 16;
     case Basic::kLongDoubleComplex: return 32;
     default: return int64_t(basic_size(b));
@@ -32,12 +35,21 @@ bool is_complex(Basic b) {
 }
 bool is_signed_integer(Basic b) {
   switch (b) {
-    case Basic::kChar: case Basic::kSChar: case Basic::kShort: case Basic::kInt: case Basic::kLong:
-    case Basic::kLongLong: case Basic::kInt8: case Basic::kInt16: case Basic::kInt32: case Basic::kInt64:
-    case Basic::kAint: case Basic::kOffset: case Basic::kCount: case Basic::kWChar:
-      return true;
-    default:
-      return false;
+    case Basic::kChar:
+    case Basic::kSChar:
+    case Basic::kShort:
+    case Basic::kInt:
+    case Basic::kLong:
+    case Basic::kLongLong:
+    case Basic::kInt8:
+    case Basic::kInt16:
+    case Basic::kInt32:
+    case Basic::kInt64:
+    case Basic::kAint:
+    case Basic::kOffset:
+    case Basic::kCount:
+    case Basic::kWChar: return true;
+    default: return false;
   }
 }
 bool is_long_double(Basic b) { return b == Basic::kLongDouble || b == Basic::kLongDoubleComplex; }
@@ -120,8 +132,7 @@ void from_ext(Basic b, const uint8_t* in, uint8_t* out, int64_t n) {
 int64_t layout_ext_size(const Layout& l) {
   int64_t n = 0;
   for (const Item& it : l.items) {
-    int64_t per = it.sub ? layout_ext_size(*it.sub)
-                         : it.size / int64_t(basic_size(it.basic)) * ext_size(it.basic);
+    int64_t per = it.sub ? layout_ext_size(*it.sub) : it.size / int64_t(basic_size(it.basic)) * ext_size(it.basic);
     n += it.count * per;
   }
   return n;

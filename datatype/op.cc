@@ -28,7 +28,20 @@ namespace {
 
 // Op indexes of mpi.h.
 enum OpIndex : int {
-  kMax = 1, kMin, kSum, kProd, kLand, kBand, kLor, kBor, kLxor, kBxor, kMaxloc, kMinloc, kReplace, kNoOp,
+  kMax = 1,
+  kMin,
+  kSum,
+  kProd,
+  kLand,
+  kBand,
+  kLor,
+  kBor,
+  kLxor,
+  kBxor,
+  kMaxloc,
+  kMinloc,
+  kReplace,
+  kNoOp,
   kPredefinedOps = kNoOp,
 };
 
@@ -37,48 +50,75 @@ enum Class : unsigned {
   kCInteger = 1u << 0,   // C integers, plus MPI_CHAR (as MPICH also allows)
   kMultiLang = 1u << 1,  // MPI_AINT, MPI_OFFSET, MPI_COUNT
   kFloating = 1u << 2,
-  kLogical = 1u << 3,    // MPI_C_BOOL, MPI_CXX_BOOL
+  kLogical = 1u << 3,  // MPI_C_BOOL, MPI_CXX_BOOL
   kComplex = 1u << 4,
   kByteClass = 1u << 5,
-  kPair = 1u << 6,       // MAXLOC/MINLOC pair types
+  kPair = 1u << 6,  // MAXLOC/MINLOC pair types
 };
 
 unsigned class_of(Basic b) {
   switch (b) {
-    case Basic::kChar: case Basic::kSChar: case Basic::kUChar: case Basic::kShort: case Basic::kUShort:
-    case Basic::kInt: case Basic::kUInt: case Basic::kLong: case Basic::kULong: case Basic::kLongLong:
-    case Basic::kULongLong: case Basic::kInt8: case Basic::kInt16: case Basic::kInt32: case Basic::kInt64:
-    case Basic::kUInt8: case Basic::kUInt16: case Basic::kUInt32: case Basic::kUInt64:
-      return kCInteger;
-    case Basic::kAint: case Basic::kOffset: case Basic::kCount:
-      return kMultiLang;
-    case Basic::kFloat: case Basic::kDouble: case Basic::kLongDouble:
-      return kFloating;
-    case Basic::kBool: case Basic::kCxxBool:
-      return kLogical;
-    case Basic::kFloatComplex: case Basic::kDoubleComplex: case Basic::kLongDoubleComplex:
-      return kComplex;
-    case Basic::kByte:
-      return kByteClass;
-    case Basic::kFloatInt: case Basic::kDoubleInt: case Basic::kLongInt: case Basic::k2Int:
-    case Basic::kShortInt: case Basic::kLongDoubleInt:
-      return kPair;
-    case Basic::kNone: case Basic::kWChar: case Basic::kPacked:
-      return 0;
+    case Basic::kChar:
+    case Basic::kSChar:
+    case Basic::kUChar:
+    case Basic::kShort:
+    case Basic::kUShort:
+    case Basic::kInt:
+    case Basic::kUInt:
+    case Basic::kLong:
+    case Basic::kULong:
+    case Basic::kLongLong:
+    case Basic::kULongLong:
+    case Basic::kInt8:
+    case Basic::kInt16:
+    case Basic::kInt32:
+    case Basic::kInt64:
+    case Basic::kUInt8:
+    case Basic::kUInt16:
+    case Basic::kUInt32:
+    case Basic::kUInt64: return kCInteger;
+    case Basic::kAint:
+    case Basic::kOffset:
+    case Basic::kCount: return kMultiLang;
+    case Basic::kFloat:
+    case Basic::kDouble:
+    case Basic::kLongDouble: return kFloating;
+    case Basic::kBool:
+    case Basic::kCxxBool: return kLogical;
+    case Basic::kFloatComplex:
+    case Basic::kDoubleComplex:
+    case Basic::kLongDoubleComplex: return kComplex;
+    case Basic::kByte: return kByteClass;
+    case Basic::kFloatInt:
+    case Basic::kDoubleInt:
+    case Basic::kLongInt:
+    case Basic::k2Int:
+    case Basic::kShortInt:
+    case Basic::kLongDoubleInt: return kPair;
+    case Basic::kNone:
+    case Basic::kWChar:
+    case Basic::kPacked: return 0;
   }
   return 0;
 }
 
 unsigned classes_accepted(int op) {
   switch (op) {
-    case kMax: case kMin: return kCInteger | kMultiLang | kFloating;
-    case kSum: case kProd: return kCInteger | kMultiLang | kFloating | kComplex;
+    case kMax:
+    case kMin: return kCInteger | kMultiLang | kFloating;
+    case kSum:
+    case kProd: return kCInteger | kMultiLang | kFloating | kComplex;
     // MPI 4.1 lists C integers and logicals; MPICH also accepts the
     // multi-language integers (MPI_AINT, MPI_OFFSET, MPI_COUNT), and
     // programs written against it (its own test suite) rely on that.
-    case kLand: case kLor: case kLxor: return kCInteger | kMultiLang | kLogical;
-    case kBand: case kBor: case kBxor: return kCInteger | kMultiLang | kByteClass;
-    case kMaxloc: case kMinloc: return kPair;
+    case kLand:
+    case kLor:
+    case kLxor: return kCInteger | kMultiLang | kLogical;
+    case kBand:
+    case kBor:
+    case kBxor: return kCInteger | kMultiLang | kByteClass;
+    case kMaxloc:
+    case kMinloc: return kPair;
     default: return 0;
   }
 }
@@ -121,8 +161,12 @@ bool integer_kernel(int op, const void* in, void* inout, int64_t n) {
   switch (op) {
     case kMax: each<T>(in, inout, n, [](T a, T b) { return a > b ? a : b; }); return true;
     case kMin: each<T>(in, inout, n, [](T a, T b) { return a < b ? a : b; }); return true;
-    case kSum: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(static_cast<W>(a) + static_cast<W>(b)); }); return true;
-    case kProd: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(static_cast<W>(a) * static_cast<W>(b)); }); return true;
+    case kSum:
+      each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(static_cast<W>(a) + static_cast<W>(b)); });
+      return true;
+    case kProd:
+      each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(static_cast<W>(a) * static_cast<W>(b)); });
+      return true;
     case kLand: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>((a != 0) & (b != 0)); }); return true;
     case kLor: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>((a != 0) | (b != 0)); }); return true;
     case kLxor: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>((a != 0) ^ (b != 0)); }); return true;
@@ -167,9 +211,15 @@ bool complex_kernel(int op, const void* in, void* inout, int64_t n) {
 // C_BOOL / CXX_BOOL: one byte each; any non-zero byte counts as true.
 bool logical_kernel(int op, const void* in, void* inout, int64_t n) {
   switch (op) {
-    case kLand: each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) & (b != 0); }); return true;
-    case kLor: each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) | (b != 0); }); return true;
-    case kLxor: each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) ^ (b != 0); }); return true;
+    case kLand:
+      each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) & (b != 0); });
+      return true;
+    case kLor:
+      each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) | (b != 0); });
+      return true;
+    case kLxor:
+      each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) ^ (b != 0); });
+      return true;
     default: return false;
   }
 }
@@ -233,14 +283,17 @@ bool apply_kernel(int op, Basic basic, const void* in, void* inout, int64_t n) {
     case Basic::kFloatComplex: return complex_kernel<float>(op, in, inout, n);
     case Basic::kDoubleComplex: return complex_kernel<double>(op, in, inout, n);
     case Basic::kLongDoubleComplex: return complex_kernel<long double>(op, in, inout, n);
-    case Basic::kBool: case Basic::kCxxBool: return logical_kernel(op, in, inout, n);
+    case Basic::kBool:
+    case Basic::kCxxBool: return logical_kernel(op, in, inout, n);
     case Basic::kFloatInt: return pair_kernel<float>(op, in, inout, n);
     case Basic::kDoubleInt: return pair_kernel<double>(op, in, inout, n);
     case Basic::kLongInt: return pair_kernel<long>(op, in, inout, n);
     case Basic::k2Int: return pair_kernel<int>(op, in, inout, n);
     case Basic::kShortInt: return pair_kernel<short>(op, in, inout, n);
     case Basic::kLongDoubleInt: return pair_kernel<long double>(op, in, inout, n);
-    case Basic::kNone: case Basic::kWChar: case Basic::kPacked: return false;
+    case Basic::kNone:
+    case Basic::kWChar:
+    case Basic::kPacked: return false;
   }
   return false;
 }

@@ -26,13 +26,28 @@ struct ValueInt {
 size_t basic_size(Basic b) {
   switch (b) {
     case Basic::kNone: return 0;
-    case Basic::kChar: case Basic::kSChar: case Basic::kUChar: case Basic::kByte:
-    case Basic::kInt8: case Basic::kUInt8: case Basic::kPacked: return 1;
+    case Basic::kChar:
+    case Basic::kSChar:
+    case Basic::kUChar:
+    case Basic::kByte:
+    case Basic::kInt8:
+    case Basic::kUInt8:
+    case Basic::kPacked: return 1;
     case Basic::kWChar: return sizeof(wchar_t);
-    case Basic::kShort: case Basic::kUShort: case Basic::kInt16: case Basic::kUInt16: return 2;
-    case Basic::kInt: case Basic::kUInt: case Basic::kInt32: case Basic::kUInt32: return 4;
-    case Basic::kLong: case Basic::kULong: return sizeof(long);
-    case Basic::kLongLong: case Basic::kULongLong: case Basic::kInt64: case Basic::kUInt64: return 8;
+    case Basic::kShort:
+    case Basic::kUShort:
+    case Basic::kInt16:
+    case Basic::kUInt16: return 2;
+    case Basic::kInt:
+    case Basic::kUInt:
+    case Basic::kInt32:
+    case Basic::kUInt32: return 4;
+    case Basic::kLong:
+    case Basic::kULong: return sizeof(long);
+    case Basic::kLongLong:
+    case Basic::kULongLong:
+    case Basic::kInt64:
+    case Basic::kUInt64: return 8;
     case Basic::kFloat: return sizeof(float);
     case Basic::kDouble: return sizeof(double);
     case Basic::kLongDouble: return sizeof(long double);
@@ -127,8 +142,8 @@ const PredefinedInfo kPredefined[] = {
     {58, Basic::k2Int, "MPI_2INTEGER"},
     {59, Basic::kFloatComplex, "MPI_COMPLEX8"},
     {60, Basic::kDoubleComplex, "MPI_COMPLEX16"},
-    {61, Basic::kFloat, "MPI_2REAL"},                // two REALs: data 8 bytes
-    {62, Basic::kDouble, "MPI_2DOUBLE_PRECISION"},   // two DOUBLE PRECISIONs
+    {61, Basic::kFloat, "MPI_2REAL"},               // two REALs: data 8 bytes
+    {62, Basic::kDouble, "MPI_2DOUBLE_PRECISION"},  // two DOUBLE PRECISIONs
 };
 static_assert(sizeof(kPredefined) / sizeof(kPredefined[0]) == SONDE_PREDEFINED_DATATYPES - 1,
               "every predefined datatype index of mpi.h has an entry");

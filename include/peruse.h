@@ -43,8 +43,7 @@ typedef struct peruse_comm_spec_t {
   int operation;         /* PERUSE_SEND or PERUSE_RECV */
 } peruse_comm_spec_t;
 
-typedef int(peruse_comm_callback_f)(peruse_event_h event_h, MPI_Aint unique_id, peruse_comm_spec_t *spec,
-                                    void *param);
+typedef int(peruse_comm_callback_f)(peruse_event_h event_h, MPI_Aint unique_id, peruse_comm_spec_t *spec, void *param);
 /* The specification's text also calls the callback type by this name. */
 typedef peruse_comm_callback_f peruse_comm_callback_t;
 

@@ -43,8 +43,7 @@ struct UnexpectedEntry : boost::intrusive::list_base_hook<> {
 // True when a receive for (want_source, want_tag) accepts a message from
 // (source, tag).
 inline bool matches(int32_t want_source, int32_t want_tag, int32_t source, int32_t tag) {
-  return (want_source == source || want_source == kAnySource) &&
-         (want_tag == tag || (want_tag == kAnyTag && tag >= 0));
+  return (want_source == source || want_source == kAnySource) && (want_tag == tag || (want_tag == kAnyTag && tag >= 0));
 }
 
 // Observes searches so the engine can fire SEARCH_*_BEGIN/END and time them.

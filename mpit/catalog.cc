@@ -137,8 +137,8 @@ constexpr int kUll = MPI_UNSIGNED_LONG_LONG;
 std::vector<PvarDef> build_pvars() {
   std::vector<PvarDef> v;
   const bool bridge = peruse::supported_count() > 0;  // event-fed variables need PERUSE compiled in
-  auto add = [&](const char* name, const char* desc, int verbosity, int cls, MPI_Datatype type, int bind,
-                 Measure m, int transport = -1, int enumtype = -1) {
+  auto add = [&](const char* name, const char* desc, int verbosity, int cls, MPI_Datatype type, int bind, Measure m,
+                 int transport = -1, int enumtype = -1) {
     bool level = cls == MPI_T_PVAR_CLASS_LEVEL || cls == MPI_T_PVAR_CLASS_SIZE || cls == MPI_T_PVAR_CLASS_STATE;
     // Levels, sizes and states are always current: continuous and read-only.
     // Counters, timers and watermarks are per handle: started, stopped,
@@ -164,11 +164,14 @@ std::vector<PvarDef> build_pvars() {
       "walks the queue.",
       MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_PVAR_CLASS_LEVEL, kUll, comm, Measure::kUnexpectedPerPeer);
   if (bridge) {
-    add("sonde_posted_q_hwm", "Longest posted-receive queue of this communicator since the handle was started "
-        "or reset.", MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_HIGHWATERMARK, kUll, comm, Measure::kPostedHwm);
-    add("sonde_unexpected_q_hwm", "Longest unexpected-message queue of this communicator since the handle was "
-        "started or reset.", MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_HIGHWATERMARK, kUll, comm,
-        Measure::kUnexpectedHwm);
+    add("sonde_posted_q_hwm",
+        "Longest posted-receive queue of this communicator since the handle was started "
+        "or reset.",
+        MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_HIGHWATERMARK, kUll, comm, Measure::kPostedHwm);
+    add("sonde_unexpected_q_hwm",
+        "Longest unexpected-message queue of this communicator since the handle was "
+        "started or reset.",
+        MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_HIGHWATERMARK, kUll, comm, Measure::kUnexpectedHwm);
     add("sonde_posted_q_matches", "Arriving messages that found their receive in the posted queue.",
         MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, comm, Measure::kPostedMatches);
     add("sonde_unexpected_q_matches", "Receives that found their message in the unexpected queue.",
@@ -196,18 +199,20 @@ std::vector<PvarDef> build_pvars() {
   if (bridge) {
     add("sonde_total_posted_q_hwm", "Most receives waiting in all posted queues at once since start or reset.",
         MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_HIGHWATERMARK, kUll, none, Measure::kPostedHwm);
-    add("sonde_total_unexpected_q_hwm", "Most messages waiting in all unexpected queues at once since start or "
-        "reset.", MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_HIGHWATERMARK, kUll, none, Measure::kUnexpectedHwm);
+    add("sonde_total_unexpected_q_hwm",
+        "Most messages waiting in all unexpected queues at once since start or "
+        "reset.",
+        MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_HIGHWATERMARK, kUll, none, Measure::kUnexpectedHwm);
     add("sonde_total_posted_q_matches", "Arriving messages that found their receive in a posted queue.",
         MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kPostedMatches);
     add("sonde_total_unexpected_q_matches", "Receives that found their message in an unexpected queue.",
         MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kUnexpectedMatches);
-    add("sonde_total_posted_q_search_time", "Seconds spent searching posted queues.",
-        MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kPostedSearchTime);
+    add("sonde_total_posted_q_search_time", "Seconds spent searching posted queues.", MPI_T_VERBOSITY_TUNER_DETAIL,
+        MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kPostedSearchTime);
     add("sonde_total_unexpected_q_search_time", "Seconds spent searching unexpected queues.",
         MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kUnexpectedSearchTime);
-    add("sonde_total_posted_q_residence_time", "Seconds receives spent in posted queues.",
-        MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kPostedResidence);
+    add("sonde_total_posted_q_residence_time", "Seconds receives spent in posted queues.", MPI_T_VERBOSITY_USER_DETAIL,
+        MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kPostedResidence);
     add("sonde_total_unexpected_q_residence_time", "Seconds messages spent in unexpected queues.",
         MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kUnexpectedResidence);
     // Transports: user messages and their payload bytes (control packets of
@@ -215,15 +220,14 @@ std::vector<PvarDef> build_pvars() {
     static const char* const kTransportVarNames[kNumTransports][4] = {
         {"sonde_self_messages_sent", "sonde_self_bytes_sent", "sonde_self_messages_received",
          "sonde_self_bytes_received"},
-        {"sonde_shm_messages_sent", "sonde_shm_bytes_sent", "sonde_shm_messages_received",
-         "sonde_shm_bytes_received"}};
+        {"sonde_shm_messages_sent", "sonde_shm_bytes_sent", "sonde_shm_messages_received", "sonde_shm_bytes_received"}};
     for (int t = 0; t < kNumTransports; ++t) {
       add(kTransportVarNames[t][0], "User messages whose last byte this transport took (sends).",
           MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kMessagesSent, t);
       add(kTransportVarNames[t][1], "Payload bytes of the user messages sent through this transport.",
           MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_AGGREGATE, kUll, none, Measure::kBytesSent, t);
-      add(kTransportVarNames[t][2], "User messages that arrived through this transport.",
-          MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kMessagesReceived, t);
+      add(kTransportVarNames[t][2], "User messages that arrived through this transport.", MPI_T_VERBOSITY_USER_DETAIL,
+          MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kMessagesReceived, t);
       add(kTransportVarNames[t][3], "Payload bytes of the user messages that arrived through this transport.",
           MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_AGGREGATE, kUll, none, Measure::kBytesReceived, t);
     }
@@ -233,8 +237,8 @@ std::vector<PvarDef> build_pvars() {
   }
   add("sonde_shm_ring_size", "Bytes of each shared-memory ring (fixed at MPI_Init; 0 before it).",
       MPI_T_VERBOSITY_TUNER_ALL, MPI_T_PVAR_CLASS_SIZE, kUll, none, Measure::kRingSize);
-  add("sonde_mpi_state", "Where MPI is in its life: before MPI_Init, initialized, finalized.",
-      MPI_T_VERBOSITY_USER_ALL, MPI_T_PVAR_CLASS_STATE, MPI_INT, none, Measure::kMpiState, -1, kEnumMpiState);
+  add("sonde_mpi_state", "Where MPI is in its life: before MPI_Init, initialized, finalized.", MPI_T_VERBOSITY_USER_ALL,
+      MPI_T_PVAR_CLASS_STATE, MPI_INT, none, Measure::kMpiState, -1, kEnumMpiState);
   return v;
 }
 }  // namespace
@@ -271,8 +275,19 @@ int cvar_index(const char* name) {
 }
 
 std::vector<CategoryDef> build_categories() {
-  enum { kRoot, kMatching, kMatchingComm, kMatchingProcess, kProtocols, kProgress, kTransports, kSelf, kShm,
-         kPeruse, kRuntime };
+  enum {
+    kRoot,
+    kMatching,
+    kMatchingComm,
+    kMatchingProcess,
+    kProtocols,
+    kProgress,
+    kTransports,
+    kSelf,
+    kShm,
+    kPeruse,
+    kRuntime
+  };
   std::vector<CategoryDef> c = {
       {"sonde", "Everything Sonde exposes through MPI_T.", {}, {}, {}, {}},
       {"sonde_matching", "Posted-receive and unexpected-message queues.", {}, {}, {}, {}},
@@ -557,18 +572,18 @@ int PMPI_T_event_get_num(int* num_events) {
 }
 SONDE_WEAK_ALIAS(T_event_get_num)
 
-int PMPI_T_event_get_info(int event_index, char* name, int* name_len, int* verbosity,
-                          MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int* num_elements,
-                          MPI_T_enum* enumtype, MPI_Info* info, char* desc, int* desc_len, int* bind) {
+int PMPI_T_event_get_info(int event_index, char* name, int* name_len, int* verbosity, MPI_Datatype array_of_datatypes[],
+                          MPI_Aint array_of_displacements[], int* num_elements, MPI_T_enum* enumtype, MPI_Info* info,
+                          char* desc, int* desc_len, int* bind) {
   SONDE_T_ENTER();
   if (event_index < 0 || event_index >= int(events().size())) return MPI_T_ERR_INVALID_INDEX;
   const EventDef& e = events()[size_t(event_index)];
-  static const MPI_Datatype kTypes[kEventElements] = {MPI_UNSIGNED_LONG_LONG, MPI_INT, MPI_INT, MPI_COUNT,
-                                                      MPI_INT, MPI_INT, MPI_COUNT};
-  static const MPI_Aint kDispl[kEventElements] = {
-      offsetof(EventRecord, unique_id), offsetof(EventRecord, peer),      offsetof(EventRecord, tag),
-      offsetof(EventRecord, count),     offsetof(EventRecord, datatype),  offsetof(EventRecord, operation),
-      offsetof(EventRecord, timestamp)};
+  static const MPI_Datatype kTypes[kEventElements] = {
+      MPI_UNSIGNED_LONG_LONG, MPI_INT, MPI_INT, MPI_COUNT, MPI_INT, MPI_INT, MPI_COUNT};
+  static const MPI_Aint kDispl[kEventElements] = {offsetof(EventRecord, unique_id), offsetof(EventRecord, peer),
+                                                  offsetof(EventRecord, tag),       offsetof(EventRecord, count),
+                                                  offsetof(EventRecord, datatype),  offsetof(EventRecord, operation),
+                                                  offsetof(EventRecord, timestamp)};
   // num_elements is IN/OUT: the arrays' capacity in, the element count out.
   if (num_elements) {
     int cap = *num_elements;

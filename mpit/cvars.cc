@@ -21,7 +21,15 @@ namespace {
 uint32_t g_event_buffer = 256;
 
 enum : int {
-  kEagerLimit, kCoopThreshold, kSpin, kSingleCopy, kFastBoxes, kRingBytes, kTransports, kThreadLevel, kPeruse,
+  kEagerLimit,
+  kCoopThreshold,
+  kSpin,
+  kSingleCopy,
+  kFastBoxes,
+  kRingBytes,
+  kTransports,
+  kThreadLevel,
+  kPeruse,
   kEventBuffer
 };
 
@@ -62,7 +70,9 @@ int cvar_read_value(int index, void* buf) {
       copy_string(t, static_cast<char*>(buf), &len);
       break;
     }
-    case kThreadLevel: *static_cast<int*>(buf) = mpi_state() == 0 ? MPI_THREAD_SINGLE : engine::engine().thread_level; break;
+    case kThreadLevel:
+      *static_cast<int*>(buf) = mpi_state() == 0 ? MPI_THREAD_SINGLE : engine::engine().thread_level;
+      break;
 #ifndef SONDE_PERUSE_OFF
     case kPeruse: *static_cast<int*>(buf) = 1; break;
 #else

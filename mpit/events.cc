@@ -61,7 +61,7 @@ Slots<Registration>& registrations() {
   return *s;
 }
 
-std::atomic<bool> g_pending{false};      // some registration has buffered instances or drops
+std::atomic<bool> g_pending{false};        // some registration has buffered instances or drops
 std::atomic<uint64_t> g_dropped_total{0};  // pvar sonde_mpit_events_dropped
 
 // Per thread: the instance a callback on this thread may read
@@ -96,8 +96,7 @@ void invoke(const Callback& cb, const Instance& inst, MPI_T_cb_safety level) {
   const Instance* saved = st.current;
   st.current = &inst;
   ++st.depth;
-  cb.fn(reinterpret_cast<MPI_T_event_instance>(const_cast<Instance*>(&inst)), inst.registration, level,
-        cb.user_data);
+  cb.fn(reinterpret_cast<MPI_T_event_instance>(const_cast<Instance*>(&inst)), inst.registration, level, cb.user_data);
   --st.depth;
   st.current = saved;
 }
@@ -111,8 +110,8 @@ int on_peruse_event(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec
     std::lock_guard<std::recursive_mutex> g(mutex());
     if (!slot->live) return MPI_SUCCESS;
     Registration& r = slot->value;
-    inst.record = {uint64_t(unique_id), spec->peer, spec->tag, int64_t(spec->count), spec->datatype,
-                   spec->operation, now_ns()};
+    inst.record = {uint64_t(unique_id), spec->peer,      spec->tag, int64_t(spec->count),
+                   spec->datatype,      spec->operation, now_ns()};
     inst.registration = make<MPI_T_event_registration>(slot->generation, r.index);
     for (int level = MPI_T_CB_REQUIRE_MPI_RESTRICTED; level < kLevels; ++level) {
       if (r.callbacks[level].fn) {
@@ -144,8 +143,8 @@ void update_subscription(uint32_t i) {
   if (any && r.subscription == PERUSE_EVENT_HANDLE_NULL) {
     engine::Comm* c = mpi_state() == 1 ? engine::find_comm(r.comm) : nullptr;
     if (!c) return;  // the communicator is gone: nothing will ever fire
-    r.subscription = peruse::subscribe(c->peruse, r.comm, events()[size_t(r.event_index)].peruse_event,
-                                       on_peruse_event, &registrations().at(i));
+    r.subscription = peruse::subscribe(c->peruse, r.comm, events()[size_t(r.event_index)].peruse_event, on_peruse_event,
+                                       &registrations().at(i));
   } else if (!any && r.subscription != PERUSE_EVENT_HANDLE_NULL) {
     peruse::unsubscribe(r.subscription);
     r.subscription = PERUSE_EVENT_HANDLE_NULL;
@@ -205,8 +204,8 @@ void deliver_deferred_events() {
     MPI_T_event_dropped_cb_function* dropped = nullptr;
     if (w.dropped && still_live(&cb, &dropped) && dropped) {
       ++callback_state().depth;
-      dropped(MPI_Count(w.dropped), make<MPI_T_event_registration>(w.generation, w.index), 0,
-              MPI_T_CB_REQUIRE_NONE, cb.user_data);
+      dropped(MPI_Count(w.dropped), make<MPI_T_event_registration>(w.generation, w.index), 0, MPI_T_CB_REQUIRE_NONE,
+              cb.user_data);
       --callback_state().depth;
     }
   }

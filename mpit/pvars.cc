@@ -47,9 +47,7 @@ const PvarDef& def(const PvarHandle& h) { return pvars()[size_t(h.index)]; }
 
 bool is_watermark(const PvarDef& d) { return d.var_class == MPI_T_PVAR_CLASS_HIGHWATERMARK; }
 // Fed by the bridge's subscriptions while running.
-bool needs_bridge(const PvarDef& d) {
-  return !d.continuous && d.measure != Measure::kEventsDropped;
-}
+bool needs_bridge(const PvarDef& d) { return !d.continuous && d.measure != Measure::kEventsDropped; }
 
 // The monotone statistic behind an accumulating variable; false if its
 // communicator is gone.
@@ -95,9 +93,18 @@ int read_value(PvarHandle& h, void* buf) {
   uint64_t v = 0;
   bool ok = true;
   switch (d.measure) {
-    case Measure::kPostedLength: ok = bridge::posted_length(h.comm, &v); *u = v; break;
-    case Measure::kUnexpectedLength: ok = bridge::unexpected_length(h.comm, &v); *u = v; break;
-    case Measure::kUnexpectedBytes: ok = bridge::unexpected_bytes(h.comm, &v); *u = v; break;
+    case Measure::kPostedLength:
+      ok = bridge::posted_length(h.comm, &v);
+      *u = v;
+      break;
+    case Measure::kUnexpectedLength:
+      ok = bridge::unexpected_length(h.comm, &v);
+      *u = v;
+      break;
+    case Measure::kUnexpectedBytes:
+      ok = bridge::unexpected_bytes(h.comm, &v);
+      *u = v;
+      break;
     case Measure::kPostedPerPeer: {
       if (bridge::comm_size(h.comm) != h.count) return MPI_T_ERR_INVALID_HANDLE;
       std::vector<uint64_t> tmp(size_t(h.count));
@@ -112,9 +119,7 @@ int read_value(PvarHandle& h, void* buf) {
       std::copy(tmp.begin(), tmp.end(), u);
       break;
     }
-    case Measure::kRingSize:
-      *u = mpi_state() == 0 ? 0 : engine::engine().settings.ring_bytes;
-      break;
+    case Measure::kRingSize: *u = mpi_state() == 0 ? 0 : engine::engine().settings.ring_bytes; break;
     case Measure::kMpiState: *static_cast<int*>(buf) = mpi_state(); break;
     case Measure::kPostedHwm:
     case Measure::kUnexpectedHwm: {
@@ -206,8 +211,8 @@ void free_handle(uint32_t i) {
 
 // The session and the handle a call names; MPI_T_PVAR_ALL_HANDLES gives a
 // null *h where the call accepts it (`all_ok`), else MPI_T_ERR_INVALID_HANDLE.
-int resolve(MPI_T_pvar_session session, MPI_T_pvar_handle handle, Slots<Session>::Slot** s,
-            Slots<PvarHandle>::Slot** h, bool all_ok) {
+int resolve(MPI_T_pvar_session session, MPI_T_pvar_handle handle, Slots<Session>::Slot** s, Slots<PvarHandle>::Slot** h,
+            bool all_ok) {
   *s = sessions().find(session);
   if (!*s) return MPI_T_ERR_INVALID_SESSION;
   if (handle == MPI_T_PVAR_ALL_HANDLES) {
@@ -287,7 +292,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* o
   h.count = n;
   h.watermark.comm = comm;
   h.watermark.posted = d.measure == Measure::kPostedHwm;
-  h.running = d.continuous;  // continuous variables run from allocation on
+  h.running = d.continuous;                                   // continuous variables run from allocation on
   if (is_watermark(d)) current_level(h, &h.watermark.value);  // starting value: the current level
   s->value.handles.push_back(i);
   *handle = make<MPI_T_pvar_handle>(handles().at(i).generation, i);
@@ -318,8 +323,8 @@ int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
   if (int rc = resolve(session, handle, &s, &h, true)) return rc;
   if (h) return start(h->value);
   // Continuous and already running variables are skipped.
-  return for_all(s, [](PvarHandle& one) { return def(one).continuous || one.running; }, start,
-                 MPI_T_ERR_PVAR_NO_STARTSTOP);
+  return for_all(
+      s, [](PvarHandle& one) { return def(one).continuous || one.running; }, start, MPI_T_ERR_PVAR_NO_STARTSTOP);
 }
 SONDE_WEAK_ALIAS(T_pvar_start)
 
@@ -329,8 +334,8 @@ int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
   Slots<PvarHandle>::Slot* h;
   if (int rc = resolve(session, handle, &s, &h, true)) return rc;
   if (h) return stop(h->value);
-  return for_all(s, [](PvarHandle& one) { return def(one).continuous || !one.running; }, stop,
-                 MPI_T_ERR_PVAR_NO_STARTSTOP);
+  return for_all(
+      s, [](PvarHandle& one) { return def(one).continuous || !one.running; }, stop, MPI_T_ERR_PVAR_NO_STARTSTOP);
 }
 SONDE_WEAK_ALIAS(T_pvar_stop)
 
@@ -371,7 +376,8 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
   if (int rc = resolve(session, handle, &s, &h, true)) return rc;
   if (h) return reset(h->value);
   // Read-only variables are skipped.
-  return for_all(s, [](PvarHandle& one) { return def(one).readonly; }, reset, MPI_T_ERR_PVAR_NO_WRITE);
+  return for_all(
+      s, [](PvarHandle& one) { return def(one).readonly; }, reset, MPI_T_ERR_PVAR_NO_WRITE);
 }
 SONDE_WEAK_ALIAS(T_pvar_reset)
 

@@ -124,11 +124,26 @@ enum EnumId : int { kEnumBool, kEnumThreadLevel, kEnumRingBytes, kEnumOperation,
 
 // What a performance variable measures; pvars.cc and bridge.cc implement it.
 enum class Measure : uint8_t {
-  kPostedLength, kUnexpectedLength, kUnexpectedBytes, kPostedPerPeer, kUnexpectedPerPeer,
-  kPostedHwm, kUnexpectedHwm, kPostedMatches, kUnexpectedMatches, kPostedSearchTime, kUnexpectedSearchTime,
-  kPostedResidence, kUnexpectedResidence,
-  kMessagesSent, kBytesSent, kMessagesReceived, kBytesReceived,  // per transport
-  kRingSize, kMpiState, kEventsDropped,
+  kPostedLength,
+  kUnexpectedLength,
+  kUnexpectedBytes,
+  kPostedPerPeer,
+  kUnexpectedPerPeer,
+  kPostedHwm,
+  kUnexpectedHwm,
+  kPostedMatches,
+  kUnexpectedMatches,
+  kPostedSearchTime,
+  kUnexpectedSearchTime,
+  kPostedResidence,
+  kUnexpectedResidence,
+  kMessagesSent,
+  kBytesSent,
+  kMessagesReceived,
+  kBytesReceived,  // per transport
+  kRingSize,
+  kMpiState,
+  kEventsDropped,
 };
 
 struct PvarDef {
@@ -200,7 +215,7 @@ inline constexpr int kEventElements = 7;
 }  // namespace sonde::mpit
 
 // Entry of every MPI_T function but init_thread and finalize.
-#define SONDE_T_ENTER()                                                 \
+#define SONDE_T_ENTER()                                                \
   if (!::sonde::mpit::initialized()) return MPI_T_ERR_NOT_INITIALIZED; \
   ::sonde::mpit::deliver_deferred_events();                            \
   ::sonde::mpit::Guard sonde_t_guard_

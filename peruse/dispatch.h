@@ -162,8 +162,7 @@ class Reader {
   // upcall. The last (usually only) callback gets `spec` itself, which it
   // may modify; the others get copies. Nothing runs if the event was
   // deactivated since the caller loaded its mask.
-  [[gnu::always_inline]] void fire(const CommEvents& events, int event, uint64_t unique_id,
-                                   peruse_comm_spec_t& spec) {
+  [[gnu::always_inline]] void fire(const CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
     if (const ActiveSet* set = load(events, event)) dispatch(set, unique_id, spec);
   }
   // As fire, for the last event of the section: the section's end (which
@@ -230,7 +229,8 @@ using ReaderIf = std::conditional_t<kOpen && kCompiledIn, Reader, NoReader>;
                                             peruse_comm_spec_t& spec);
 
 // One event, in its own reader section.
-[[gnu::always_inline]] inline void fire(const CommEvents& events, int event, uint64_t unique_id, peruse_comm_spec_t& spec) {
+[[gnu::always_inline]] inline void fire(const CommEvents& events, int event, uint64_t unique_id,
+                                        peruse_comm_spec_t& spec) {
   Reader reader;
   reader.fire_last(events, event, unique_id, spec);
 }
@@ -272,12 +272,12 @@ template <int... kEvents>
 // code that runs only while something is watched (the engine's watched
 // twins), where one handle then costs a TLS load, the array load, the call
 // and three stores.
-#define SONDE_FIRE_SPEC_IF(mask, events, event, unique_id, spec)                \
-  do {                                                                          \
-    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) {     \
-      peruse_comm_spec_t sonde_spec_ = (spec);                                  \
-      ::sonde::peruse::fire((events), (event), (unique_id), sonde_spec_);       \
-    }                                                                           \
+#define SONDE_FIRE_SPEC_IF(mask, events, event, unique_id, spec)            \
+  do {                                                                      \
+    if (__builtin_expect(((mask) & ::sonde::peruse::bit(event)) != 0, 0)) { \
+      peruse_comm_spec_t sonde_spec_ = (spec);                              \
+      ::sonde::peruse::fire((events), (event), (unique_id), sonde_spec_);   \
+    }                                                                       \
   } while (0)
 // In an open reader section (`reader`, a Reader or NoReader). The event's
 // slot is tested, not a mask (one test, not two, when it is active).
@@ -287,42 +287,42 @@ template <int... kEvents>
 // also ends the upcall.
 #define SONDE_FIRE_SPEC_LAST_WITH(reader, events, event, unique_id, spec) \
   SONDE_FIRE_WITH_(call_last, reader, events, event, unique_id, spec)
-#define SONDE_FIRE_WITH_(method, reader, events, event, unique_id, spec)                          \
-  do {                                                                                            \
-    if (const ::sonde::peruse::ActiveSet* sonde_set_ = (reader).active(0, (events), (event))) {    \
-      peruse_comm_spec_t sonde_spec_ = (spec);                                                    \
-      (reader).method(sonde_set_, (unique_id), sonde_spec_);                                      \
-    }                                                                                             \
+#define SONDE_FIRE_WITH_(method, reader, events, event, unique_id, spec)                        \
+  do {                                                                                          \
+    if (const ::sonde::peruse::ActiveSet* sonde_set_ = (reader).active(0, (events), (event))) { \
+      peruse_comm_spec_t sonde_spec_ = (spec);                                                  \
+      (reader).method(sonde_set_, (unique_id), sonde_spec_);                                    \
+    }                                                                                           \
   } while (0)
 // Several events back to back with one spec and id: `...` lists the events
 // in firing order. One reader section for all of them.
-#define SONDE_FIRE_SPEC_SEQUENCE_IF(mask, events, unique_id, spec, ...)                        \
-  do {                                                                                         \
-    const uint32_t sonde_mask_ = (mask);                                                       \
-    if (__builtin_expect((sonde_mask_ & ::sonde::peruse::bits_of({__VA_ARGS__})) != 0, 0)) {   \
-      peruse_comm_spec_t sonde_spec_ = (spec);                                                 \
-      ::sonde::peruse::fire_sequence<__VA_ARGS__>((events), (unique_id), sonde_spec_);         \
-    }                                                                                          \
+#define SONDE_FIRE_SPEC_SEQUENCE_IF(mask, events, unique_id, spec, ...)                      \
+  do {                                                                                       \
+    const uint32_t sonde_mask_ = (mask);                                                     \
+    if (__builtin_expect((sonde_mask_ & ::sonde::peruse::bits_of({__VA_ARGS__})) != 0, 0)) { \
+      peruse_comm_spec_t sonde_spec_ = (spec);                                               \
+      ::sonde::peruse::fire_sequence<__VA_ARGS__>((events), (unique_id), sonde_spec_);       \
+    }                                                                                        \
   } while (0)
 // Loads the mask itself; the dispatch is a call (fire_slow), for event sites
 // in code shared with the unwatched path.
-#define SONDE_FIRE_SPEC(events, event, unique_id, spec)                                                 \
-  do {                                                                                                  \
-    if (__builtin_expect((::sonde::peruse::watched(events) & ::sonde::peruse::bit(event)) != 0, 0)) {   \
-      peruse_comm_spec_t sonde_spec_ = (spec);                                                          \
-      ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                          \
-    }                                                                                                   \
+#define SONDE_FIRE_SPEC(events, event, unique_id, spec)                                               \
+  do {                                                                                                \
+    if (__builtin_expect((::sonde::peruse::watched(events) & ::sonde::peruse::bit(event)) != 0, 0)) { \
+      peruse_comm_spec_t sonde_spec_ = (spec);                                                        \
+      ::sonde::peruse::fire_slow((events), (event), (unique_id), sonde_spec_);                        \
+    }                                                                                                 \
   } while (0)
 // The watched mask of `events` (0 when nothing is active), for hoisting.
 #define SONDE_WATCHED_MASK(events) ::sonde::peruse::watched(events)
 #else
 // Arguments are type-checked but never evaluated.
-#define SONDE_FIRE_SPEC(events, event, unique_id, spec)                                         \
-  do {                                                                                          \
-    if (false) {                                                                                \
-      (void)(events), (void)(event), (void)(unique_id);                                         \
-      [[maybe_unused]] const peruse_comm_spec_t& sonde_spec_ = (spec);                          \
-    }                                                                                           \
+#define SONDE_FIRE_SPEC(events, event, unique_id, spec)                \
+  do {                                                                 \
+    if (false) {                                                       \
+      (void)(events), (void)(event), (void)(unique_id);                \
+      [[maybe_unused]] const peruse_comm_spec_t& sonde_spec_ = (spec); \
+    }                                                                  \
   } while (0)
 #define SONDE_FIRE_SPEC_IF(mask, events, event, unique_id, spec) SONDE_FIRE_SPEC(events, event, unique_id, spec)
 #define SONDE_FIRE_SPEC_SEQUENCE_IF(mask, events, unique_id, spec, ...) SONDE_FIRE_SPEC(events, 0, unique_id, spec)
@@ -347,6 +347,6 @@ template <int... kEvents>
 #define SONDE_FIRE_LAST_WITH(reader, mask, events, event, unique_id, ...) \
   SONDE_FIRE_SPEC_LAST_WITH(reader, events, event, unique_id, ::sonde::peruse::make_spec(__VA_ARGS__))
 #define SONDE_FIRE_SEQUENCE_IF(mask, events, unique_id, comm, buf, count, datatype, peer, tag, operation, ...) \
-  SONDE_FIRE_SPEC_SEQUENCE_IF(mask, events, unique_id,                                                        \
-                              ::sonde::peruse::make_spec(comm, buf, count, datatype, peer, tag, operation),   \
+  SONDE_FIRE_SPEC_SEQUENCE_IF(mask, events, unique_id,                                                         \
+                              ::sonde::peruse::make_spec(comm, buf, count, datatype, peer, tag, operation),    \
                               __VA_ARGS__)

@@ -29,7 +29,7 @@ struct Handle {
   void* param = nullptr;
   bool active = false;
   bool propagate = false;
-  bool twin = false;  // made by propagation, released with its communicator
+  bool twin = false;      // made by propagation, released with its communicator
   bool internal = false;  // an MPI_T bridge subscription (subscribe()): not a user handle
 };
 
@@ -204,10 +204,8 @@ Entered enter_slow() {
     }
     // Writers have used membarrier since install_hooks; a slot registered
     // before that fences for good.
-    if (g_membarrier.load(std::memory_order_acquire))
-      t_state.reader = me;
-    else
-      t_state.fenced = me;
+    if (g_membarrier.load(std::memory_order_acquire)) t_state.reader = me;
+    else t_state.fenced = me;
   }
   const uint32_t outer = me->depth.load(std::memory_order_relaxed);
   const uint32_t inside = (outer & ~kDenied) + 1;
@@ -215,10 +213,8 @@ Entered enter_slow() {
   me->depth.exchange(inside, std::memory_order_seq_cst);
 #else
   me->depth.store(inside, std::memory_order_relaxed);
-  if (t_state.reader == me)
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (t_state.reader == me) std::atomic_signal_fence(std::memory_order_seq_cst);
+  else std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
   return {me, outer};
 }
@@ -476,8 +472,12 @@ SONDE_API int PERUSE_Event_comm_register(int event, MPI_Comm comm, peruse_comm_c
   // The communicator must stay alive from lookup to registration.
   struct EngineGuard {
     const EngineHooks& h;
-    explicit EngineGuard(const EngineHooks& hooks) : h(hooks) { if (h.lock_engine) h.lock_engine(); }
-    ~EngineGuard() { if (h.unlock_engine) h.unlock_engine(); }
+    explicit EngineGuard(const EngineHooks& hooks) : h(hooks) {
+      if (h.lock_engine) h.lock_engine();
+    }
+    ~EngineGuard() {
+      if (h.unlock_engine) h.unlock_engine();
+    }
   } engine_guard(r.hooks);
   CommEvents* events = r.hooks.find_comm ? r.hooks.find_comm(comm) : nullptr;
   if (!events) return PERUSE_ERR_COMM;
@@ -523,8 +523,7 @@ SONDE_API int PERUSE_Event_release(peruse_event_h* event_h) {
   return rc;
 }
 
-SONDE_API int PERUSE_Event_comm_callback_set(peruse_event_h event_h, peruse_comm_callback_f* callback_fn,
-                                             void* param) {
+SONDE_API int PERUSE_Event_comm_callback_set(peruse_event_h event_h, peruse_comm_callback_f* callback_fn, void* param) {
   Registry& r = registry();
   if (int rc = ready(r)) return rc;
   std::lock_guard<std::mutex> g(r.mutex);

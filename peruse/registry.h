@@ -14,9 +14,9 @@
 namespace sonde::peruse {
 
 struct EngineHooks {
-  int (*mpi_state)() = nullptr;                   // 0 before MPI_Init, 1 initialized, 2 finalized
-  CommEvents* (*find_comm)(MPI_Comm) = nullptr;   // a live communicator's events, or null
-  std::string (*comm_name)(MPI_Comm) = nullptr;   // for messages
+  int (*mpi_state)() = nullptr;                  // 0 before MPI_Init, 1 initialized, 2 finalized
+  CommEvents* (*find_comm)(MPI_Comm) = nullptr;  // a live communicator's events, or null
+  std::string (*comm_name)(MPI_Comm) = nullptr;  // for messages
   // The engine's own lock, taken around communicator lookups so a
   // concurrent MPI_Comm_free/dup cannot race them. Recursive: callbacks run
   // with it held. Lock order: engine, then the registry.

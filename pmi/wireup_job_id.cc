@@ -61,8 +61,7 @@ std::string job_id_from_seed(std::string_view seed) {
   };
   const uint64_t halves[2] = {pass(0xcbf29ce484222325ULL), pass(0x84222325cbf29ce4ULL)};
   unsigned char bytes[16];
-  for (int i = 0; i < 16; ++i)
-    bytes[i] = static_cast<unsigned char>(halves[i / 8] >> (8 * (i % 8)));
+  for (int i = 0; i < 16; ++i) bytes[i] = static_cast<unsigned char>(halves[i / 8] >> (8 * (i % 8)));
   return hex(bytes, sizeof bytes);
 }
 

@@ -37,8 +37,7 @@ constexpr int kGetTimeoutSeconds = 60;
 constexpr int kAbortGraceSeconds = 5;
 
 std::string pmix_error(const char* what, pmix_status_t rc) {
-  return std::string("sonde wireup: ") + what + " failed: " + PMIx_Error_string(rc) + " (" +
-         std::to_string(rc) + ")";
+  return std::string("sonde wireup: ") + what + " failed: " + PMIx_Error_string(rc) + " (" + std::to_string(rc) + ")";
 }
 
 std::string launcher_job_id() {
@@ -64,8 +63,7 @@ std::string prefixed_key(std::string_view key) {
   std::string full(kKeyPrefix);
   full += key;
   if (full.size() > PMIX_MAX_KEYLEN) {
-    throw std::invalid_argument("sonde wireup: key longer than " +
-                                std::to_string(PMIX_MAX_KEYLEN - kKeyPrefix.size()) +
+    throw std::invalid_argument("sonde wireup: key longer than " + std::to_string(PMIX_MAX_KEYLEN - kKeyPrefix.size()) +
                                 " characters: " + std::string(key.substr(0, 40)) + "...");
   }
   return full;
@@ -82,8 +80,8 @@ void check_live(bool finalized, const char* what) {
 
 void check_rank(int rank, int size, const char* what) {
   if (rank < 0 || rank >= size) {
-    throw std::out_of_range(std::string("sonde wireup: ") + what + ": rank " +
-                            std::to_string(rank) + " outside 0.." + std::to_string(size - 1));
+    throw std::out_of_range(std::string("sonde wireup: ") + what + ": rank " + std::to_string(rank) + " outside 0.." +
+                            std::to_string(size - 1));
   }
 }
 
@@ -120,8 +118,7 @@ class SingletonWireup final : public Wireup {
 
   [[noreturn]] void abort(int status, std::string_view message) override {
     // Nobody else will report it: say it here.
-    std::fprintf(stderr, "sonde: abort (status %d): %.*s\n", status,
-                 static_cast<int>(message.size()), message.data());
+    std::fprintf(stderr, "sonde: abort (status %d): %.*s\n", status, static_cast<int>(message.size()), message.data());
     std::fflush(stderr);
     _exit(abort_exit_code(status));
   }
@@ -160,30 +157,18 @@ class Directive {
 
 std::optional<uint64_t> as_number(const pmix_value_t& v) {
   switch (v.type) {
-    case PMIX_UINT8:
-      return v.data.uint8;
-    case PMIX_UINT16:
-      return v.data.uint16;
-    case PMIX_UINT32:
-      return v.data.uint32;
-    case PMIX_UINT64:
-      return v.data.uint64;
-    case PMIX_SIZE:
-      return v.data.size;
-    case PMIX_PROC_RANK:
-      return v.data.rank;
-    case PMIX_INT:
-      return v.data.integer < 0 ? std::nullopt : std::optional<uint64_t>(v.data.integer);
-    case PMIX_INT8:
-      return v.data.int8 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int8);
-    case PMIX_INT16:
-      return v.data.int16 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int16);
-    case PMIX_INT32:
-      return v.data.int32 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int32);
-    case PMIX_INT64:
-      return v.data.int64 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int64);
-    default:
-      return std::nullopt;
+    case PMIX_UINT8: return v.data.uint8;
+    case PMIX_UINT16: return v.data.uint16;
+    case PMIX_UINT32: return v.data.uint32;
+    case PMIX_UINT64: return v.data.uint64;
+    case PMIX_SIZE: return v.data.size;
+    case PMIX_PROC_RANK: return v.data.rank;
+    case PMIX_INT: return v.data.integer < 0 ? std::nullopt : std::optional<uint64_t>(v.data.integer);
+    case PMIX_INT8: return v.data.int8 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int8);
+    case PMIX_INT16: return v.data.int16 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int16);
+    case PMIX_INT32: return v.data.int32 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int32);
+    case PMIX_INT64: return v.data.int64 < 0 ? std::nullopt : std::optional<uint64_t>(v.data.int64);
+    default: return std::nullopt;
   }
 }
 
@@ -203,8 +188,7 @@ class PmixWireup final : public Wireup {
       const char* ns = std::getenv("PMIX_NAMESPACE");
       throw std::runtime_error(
           pmix_error("PMIx_Init", rc) +
-          "; the environment advertises a PMIx server (PMIX_NAMESPACE=" +
-          (ns != nullptr ? ns : "<unset>") +
+          "; the environment advertises a PMIx server (PMIX_NAMESPACE=" + (ns != nullptr ? ns : "<unset>") +
           ") but it cannot be reached. Start the program with mpiexec, or unset the PMIX_* "
           "variables to run it as a single process.");
     }
@@ -219,14 +203,11 @@ class PmixWireup final : public Wireup {
     }
     size_ = static_cast<int>(*job_size);
     auto univ = lookup_number(wildcard_, PMIX_UNIV_SIZE, true);
-    universe_ = (univ && *univ >= static_cast<uint64_t>(size_) && *univ <= INT32_MAX)
-                    ? static_cast<int>(*univ)
-                    : size_;
+    universe_ = (univ && *univ >= static_cast<uint64_t>(size_) && *univ <= INT32_MAX) ? static_cast<int>(*univ) : size_;
     auto app = lookup_number(me_, PMIX_APPNUM, true);
     appnum_ = app && *app <= INT32_MAX ? static_cast<int>(*app) : -1;
-    hostname_ =
-        lookup_text(me_, PMIX_HOSTNAME, true)
-            .value_or(lookup_text(wildcard_, PMIX_HOSTNAME, true).value_or(local_hostname()));
+    hostname_ = lookup_text(me_, PMIX_HOSTNAME, true)
+                    .value_or(lookup_text(wildcard_, PMIX_HOSTNAME, true).value_or(local_hostname()));
     job_id_ = launcher_job_id();
     if (job_id_.empty()) job_id_ = derived_job_id();
   }
@@ -273,8 +254,7 @@ class PmixWireup final : public Wireup {
     Directive d(PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     pmix_status_t rc = PMIx_Fence(nullptr, 0, d.get(), 1);
     if (rc != PMIX_SUCCESS) {
-      throw std::runtime_error(pmix_error("PMIx_Fence", rc) +
-                               " (a rank of the job has probably died)");
+      throw std::runtime_error(pmix_error("PMIx_Fence", rc) + " (a rank of the job has probably died)");
     }
     collected_ = collect;
   }
@@ -309,8 +289,8 @@ class PmixWireup final : public Wireup {
     if (rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_PROC_ENTRY_NOT_FOUND) return std::nullopt;
     if (rc == PMIX_ERR_TIMEOUT) {
       throw std::runtime_error("sonde wireup: rank " + std::to_string(rank) +
-                               " (on another node) has not published \"" + std::string(key) +
-                               "\" within " + std::to_string(kGetTimeoutSeconds) + " s");
+                               " (on another node) has not published \"" + std::string(key) + "\" within " +
+                               std::to_string(kGetTimeoutSeconds) + " s");
     }
     if (rc != PMIX_SUCCESS) throw std::runtime_error(pmix_error("PMIx_Get", rc));
     if (!v) return std::nullopt;
@@ -327,8 +307,8 @@ class PmixWireup final : public Wireup {
       std::string msg(message);
       PMIx_Abort(status, msg.c_str(), nullptr, 0);
     } else {
-      std::fprintf(stderr, "sonde: abort (status %d): %.*s\n", status,
-                   static_cast<int>(message.size()), message.data());
+      std::fprintf(stderr, "sonde: abort (status %d): %.*s\n", status, static_cast<int>(message.size()),
+                   message.data());
       std::fflush(stderr);
     }
     _exit(code);
@@ -366,13 +346,11 @@ class PmixWireup final : public Wireup {
     if (rc != PMIX_SUCCESS) return nullptr;
     return v;
   }
-  static std::optional<uint64_t> lookup_number(const pmix_proc_t& p, const char* key,
-                                               bool local_only) {
+  static std::optional<uint64_t> lookup_number(const pmix_proc_t& p, const char* key, bool local_only) {
     ValuePtr v = lookup(p, key, local_only);
     return v ? as_number(*v) : std::nullopt;
   }
-  static std::optional<std::string> lookup_text(const pmix_proc_t& p, const char* key,
-                                                bool local_only) {
+  static std::optional<std::string> lookup_text(const pmix_proc_t& p, const char* key, bool local_only) {
     ValuePtr v = lookup(p, key, local_only);
     return v ? as_string(*v) : std::nullopt;
   }
@@ -417,9 +395,8 @@ class PmixWireup final : public Wireup {
     if (!complete) {
       auto local = lookup_number(wildcard_, PMIX_LOCAL_SIZE, true);
       if (!local || *local != static_cast<uint64_t>(size_)) {
-        throw std::runtime_error(
-            "sonde wireup: the PMIx server reports neither PMIX_NODEID nor PMIX_HOSTNAME for "
-            "every rank, so the node of each rank is unknown");
+        throw std::runtime_error("sonde wireup: the PMIx server reports neither PMIX_NODEID nor PMIX_HOSTNAME for "
+                                 "every rank, so the node of each rank is unknown");
       }
       std::fill(ids.begin(), ids.end(), 0);
     }

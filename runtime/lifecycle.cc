@@ -119,7 +119,8 @@ int start_core(Engine& e, Wireup& wireup) {
     if (!route[size_t(r)]) {
       std::fprintf(stderr,
                    "sonde: MPI_Init: no transport reaches rank %d on another node "
-                   "(SONDE_TRANSPORT=shm forbids the network transport)\n", r);
+                   "(SONDE_TRANSPORT=shm forbids the network transport)\n",
+                   r);
       return MPI_ERR_OTHER;
     }
   }

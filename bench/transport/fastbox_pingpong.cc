@@ -63,8 +63,8 @@ struct Control {
 // Runs ping(rank 0) / pong(rank 1) in two processes over `shared` memory;
 // `round(rank)` does one full round trip. Returns the median half round trip.
 double pingpong(const std::function<void(int)>& setup, const std::function<void(int)>& round) {
-  auto* control = new (mmap(nullptr, sizeof(Control), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0))
-      Control();
+  auto* control =
+      new (mmap(nullptr, sizeof(Control), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) Control();
   std::fflush(stdout);
   pid_t child = fork();
   const int rank = child == 0 ? 1 : 0;

@@ -26,13 +26,19 @@
 #include "include/mpi.h"
 #include "runtime/errors.h"
 
-
 namespace sonde::engine {
 
 class ApiGuard {
  public:
-  ApiGuard() { if (EngineLock::enabled()) { EngineLock::lock(); held_ = true; } }
-  ~ApiGuard() { if (held_) EngineLock::unlock(); }
+  ApiGuard() {
+    if (EngineLock::enabled()) {
+      EngineLock::lock();
+      held_ = true;
+    }
+  }
+  ~ApiGuard() {
+    if (held_) EngineLock::unlock();
+  }
   ApiGuard(const ApiGuard&) = delete;
   ApiGuard& operator=(const ApiGuard&) = delete;
  private:
@@ -42,10 +48,9 @@ class ApiGuard {
 }  // namespace sonde::engine
 
 // First line of every ABI function (except those legal outside init/finalize).
-#define SONDE_ENTER(name)                                                     \
-  static constexpr const char* fn = name;                                     \
-  if (::sonde::engine::init_state() != 1)                                     \
-    return ::sonde::engine::raise(nullptr, MPI_ERR_OTHER, fn);                \
+#define SONDE_ENTER(name)                                                                            \
+  static constexpr const char* fn = name;                                                            \
+  if (::sonde::engine::init_state() != 1) return ::sonde::engine::raise(nullptr, MPI_ERR_OTHER, fn); \
   ::sonde::engine::ApiGuard sonde_api_guard_
 
 // ---- calls MPI allows at any time ----

@@ -15,20 +15,23 @@ namespace {
 
 bool predefined_key(int keyval) {
   switch (keyval) {
-    case MPI_TAG_UB: case MPI_HOST: case MPI_IO: case MPI_WTIME_IS_GLOBAL: case MPI_UNIVERSE_SIZE:
-    case MPI_LASTUSEDCODE: case MPI_APPNUM:
-      return true;
-    default:
-      return false;
+    case MPI_TAG_UB:
+    case MPI_HOST:
+    case MPI_IO:
+    case MPI_WTIME_IS_GLOBAL:
+    case MPI_UNIVERSE_SIZE:
+    case MPI_LASTUSEDCODE:
+    case MPI_APPNUM: return true;
+    default: return false;
   }
 }
 
 // Values of the predefined attributes: MPI hands out pointers to them.
 struct WorldAttrs {
   int tag_ub = INT_MAX;
-  int host = MPI_PROC_NULL;        // no process is "the host"
-  int io = MPI_ANY_SOURCE;         // every process can do I/O
-  int wtime_is_global = 0;         // clocks are per process (their origins differ)
+  int host = MPI_PROC_NULL;  // no process is "the host"
+  int io = MPI_ANY_SOURCE;   // every process can do I/O
+  int wtime_is_global = 0;   // clocks are per process (their origins differ)
   int universe_size = 1;
   int appnum = 0;
 };
@@ -85,8 +88,8 @@ int comm_delete(MPI_Comm comm, int keyval, const char* fn) {
   return finish(c, attr::remove(attr::Kind::kComm, comm, c->attrs, keyval), fn);
 }
 
-int comm_create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* del, int* keyval,
-                       void* extra, const char* fn) {
+int comm_create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* del, int* keyval, void* extra,
+                       const char* fn) {
   if (!keyval) return raise(nullptr, MPI_ERR_ARG, fn);
   return finish(nullptr, attr::create_keyval(attr::Kind::kComm, copy, del, extra, keyval), fn);
 }
@@ -135,8 +138,7 @@ int MPI_Type_null_delete_fn(MPI_Datatype, int, void*, void*) { return MPI_SUCCES
 // ---------------------------------------------------------------- communicators
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval,
-                            void* extra_state) {
+                            MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval, void* extra_state) {
   SONDE_ENTER("MPI_Comm_create_keyval");
   return comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state, fn);
 }
@@ -200,8 +202,7 @@ SONDE_WEAK_ALIAS(Attr_delete)
 // ---------------------------------------------------------------- datatypes
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
-                            MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
-                            void* extra_state) {
+                            MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval, void* extra_state) {
   SONDE_ENTER("MPI_Type_create_keyval");
   if (!type_keyval) return raise(nullptr, MPI_ERR_ARG, fn);
   return finish(nullptr,
@@ -231,8 +232,8 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_v
   if (!find_datatype(datatype)) return raise(nullptr, MPI_ERR_TYPE, fn);
   if (!attribute_val || !flag) return raise(nullptr, MPI_ERR_ARG, fn);
   return finish(nullptr,
-                attr::get(attr::Kind::kType, attr::type_list(datatype), type_keyval,
-                          static_cast<void**>(attribute_val), flag),
+                attr::get(attr::Kind::kType, attr::type_list(datatype), type_keyval, static_cast<void**>(attribute_val),
+                          flag),
                 fn);
 }
 SONDE_WEAK_ALIAS(Type_get_attr)

@@ -55,8 +55,7 @@ int gather_entry(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtype, 
   if (rc) return raise(c, rc, fn);
   if (vector)
     rc = coll::gatherv(sendbuf, sendcount, st, recvbuf, std::move(counts), std::move(disp), rt, root, c, request);
-  else
-    rc = coll::gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c, request);
+  else rc = coll::gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c, request);
   return finish(c, rc, fn);
 }
 
@@ -82,8 +81,7 @@ int scatter_entry(const void* sendbuf, int64_t sendcount, const C* sendcounts, c
   if (rc) return raise(c, rc, fn);
   if (vector)
     rc = coll::scatterv(sendbuf, std::move(counts), std::move(disp), st, recvbuf, recvcount, rt, root, c, request);
-  else
-    rc = coll::scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c, request);
+  else rc = coll::scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c, request);
   return finish(c, rc, fn);
 }
 
@@ -105,8 +103,7 @@ int allgather_entry(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtyp
   if (rc) return raise(c, rc, fn);
   if (vector)
     rc = coll::allgatherv(sendbuf, sendcount, st, recvbuf, std::move(counts), std::move(disp), rt, c, request);
-  else
-    rc = coll::allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c, request);
+  else rc = coll::allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c, request);
   return finish(c, rc, fn);
 }
 

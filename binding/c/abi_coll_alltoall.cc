@@ -31,8 +31,8 @@ int alltoall_entry(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtype
 
 template <class C, class D>
 int alltoallv_entry(const void* sendbuf, const C* sendcounts, const D* sdispls, MPI_Datatype sendtype, void* recvbuf,
-                    const C* recvcounts, const D* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request* request, const char* fn) {
+                    const C* recvcounts, const D* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
+                    const char* fn) {
   SONDE_COMM_OR_RAISE(c, comm);
   Datatype* st = nullptr;
   Datatype* rt = nullptr;
@@ -50,8 +50,8 @@ int alltoallv_entry(const void* sendbuf, const C* sendcounts, const D* sdispls, 
 
 template <class C, class D>
 int alltoallw_entry(const void* sendbuf, const C* sendcounts, const D* sdispls, const MPI_Datatype* sendtypes,
-                    void* recvbuf, const C* recvcounts, const D* rdispls, const MPI_Datatype* recvtypes,
-                    MPI_Comm comm, MPI_Request* request, const char* fn) {
+                    void* recvbuf, const C* recvcounts, const D* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                    MPI_Request* request, const char* fn) {
   SONDE_COMM_OR_RAISE(c, comm);
   std::vector<Datatype*> st, rt;
   coll::Counts sc, sd, rc_, rd;

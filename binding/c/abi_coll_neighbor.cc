@@ -87,8 +87,8 @@ int neighbor_alltoall_entry(const void* sendbuf, int64_t sendcount, MPI_Datatype
 
 template <class C, class D>
 int neighbor_alltoallv_entry(const void* sendbuf, const C* sendcounts, const D* sdispls, MPI_Datatype sendtype,
-                             void* recvbuf, const C* recvcounts, const D* rdispls, MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Request* request, const char* fn) {
+                             void* recvbuf, const C* recvcounts, const D* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request, const char* fn) {
   SONDE_NEIGHBOR_COMM(c, comm, indeg, outdeg, rc);
   Datatype* st = nullptr;
   Datatype* rt = nullptr;
@@ -105,9 +105,8 @@ int neighbor_alltoallv_entry(const void* sendbuf, const C* sendcounts, const D* 
 // Byte displacements (MPI_Aint in both forms) and one datatype per neighbour.
 template <class C>
 int neighbor_alltoallw_entry(const void* sendbuf, const C* sendcounts, const MPI_Aint* sdispls,
-                             const MPI_Datatype* sendtypes, void* recvbuf, const C* recvcounts,
-                             const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
-                             MPI_Request* request, const char* fn) {
+                             const MPI_Datatype* sendtypes, void* recvbuf, const C* recvcounts, const MPI_Aint* rdispls,
+                             const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* request, const char* fn) {
   SONDE_NEIGHBOR_COMM(c, comm, indeg, outdeg, rc);
   std::vector<Datatype*> st, rt;
   coll::Counts sc, sd, rc_, rd;

@@ -55,8 +55,8 @@ int check_allreduce(const void* sendbuf, void* recvbuf, int64_t count, MPI_Datat
 
 enum class Prefix { kNone, kInclusive, kExclusive };
 
-int allreduce_entry(const void* sendbuf, void* recvbuf, int64_t count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, Prefix prefix, MPI_Request* request, const char* fn) {
+int allreduce_entry(const void* sendbuf, void* recvbuf, int64_t count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    Prefix prefix, MPI_Request* request, const char* fn) {
   Comm* c = find_coll_comm(comm, prefix == Prefix::kNone);  // no Scan/Exscan on intercommunicators
   if (!c) return raise(find_comm(comm), MPI_ERR_COMM, fn);
   Datatype* t = nullptr;
@@ -101,8 +101,8 @@ int reduce_scatter_entry(const void* sendbuf, void* recvbuf, int64_t recvcount, 
   if (!rc) {
     const bool in_place = sendbuf == MPI_IN_PLACE && !c->inter;
     if (recvbuf == MPI_IN_PLACE || bad_buffer(recvbuf, in_place ? total : mine, t)) rc = MPI_ERR_BUFFER;
-    else if (!in_place && (sendbuf == MPI_IN_PLACE || bad_buffer(sendbuf, total, t) ||
-                           aliased(sendbuf, recvbuf, total * t->size)))
+    else if (!in_place &&
+             (sendbuf == MPI_IN_PLACE || bad_buffer(sendbuf, total, t) || aliased(sendbuf, recvbuf, total * t->size)))
       rc = MPI_ERR_BUFFER;
   }
   if (rc) return raise(c, rc, fn);

@@ -20,8 +20,8 @@ using namespace sonde::engine::datatype_args;
 namespace {
 
 // Record how t was made; derived types it names stay alive with it.
-void set_envelope(Datatype* t, int combiner, std::vector<int> ints, std::vector<int64_t> aints,
-                  std::vector<int> types, std::vector<int64_t> counts) {
+void set_envelope(Datatype* t, int combiner, std::vector<int> ints, std::vector<int64_t> aints, std::vector<int> types,
+                  std::vector<int64_t> counts) {
   t->envelope.combiner = combiner;
   t->envelope.ints = std::move(ints);
   t->envelope.aints = std::move(aints);
@@ -95,9 +95,13 @@ struct Contents {
   bool large;
   explicit Contents(bool l) : large(l) {}
   void integer(int64_t v) { large ? counts.push_back(v) : ints.push_back(int(v)); }
-  void integers(const MPI_Count* v, int64_t n) { for (int64_t i = 0; i < n; ++i) integer(v[i]); }
+  void integers(const MPI_Count* v, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) integer(v[i]);
+  }
   void address(int64_t v) { large ? counts.push_back(v) : aints.push_back(v); }
-  void addresses(const MPI_Count* v, int64_t n) { for (int64_t i = 0; i < n; ++i) address(v[i]); }
+  void addresses(const MPI_Count* v, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) address(v[i]);
+  }
 };
 
 template <class Build>
@@ -113,9 +117,8 @@ int contiguous(const char* fn, int64_t count, MPI_Datatype oldtype, MPI_Datatype
   if (!old) return raise(nullptr, MPI_ERR_TYPE, fn);
   Contents c(large);
   c.integer(count);
-  return publish(
-      fn, newtype, [&](Datatype& t) { make_contiguous(t, count, *old); }, MPI_COMBINER_CONTIGUOUS, std::move(c),
-      {oldtype});
+  return publish(fn, newtype, [&](Datatype& t) { make_contiguous(t, count, *old); }, MPI_COMBINER_CONTIGUOUS,
+                 std::move(c), {oldtype});
 }
 
 // MPI_Type_vector (stride in elements) and MPI_Type_create_hvector (bytes).
@@ -130,15 +133,14 @@ int vector(const char* fn, int64_t count, int64_t blocklength, int64_t stride, M
   c.integer(blocklength);
   bytes ? c.address(stride) : c.integer(stride);
   int64_t step = bytes ? stride : stride * old->extent;
-  return publish(
-      fn, newtype, [&](Datatype& t) { make_vector(t, count, blocklength, step, *old); },
-      bytes ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR, std::move(c), {oldtype});
+  return publish(fn, newtype, [&](Datatype& t) { make_vector(t, count, blocklength, step, *old); },
+                 bytes ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR, std::move(c), {oldtype});
 }
 
 // MPI_Type_indexed, _create_hindexed, _create_indexed_block,
 // _create_hindexed_block: `bl` has count entries, or one (`block`).
-int indexed(const char* fn, int64_t count, const MPI_Count* bl, bool block, const MPI_Count* disp,
-            MPI_Datatype oldtype, MPI_Datatype* newtype, bool bytes, bool large) {
+int indexed(const char* fn, int64_t count, const MPI_Count* bl, bool block, const MPI_Count* disp, MPI_Datatype oldtype,
+            MPI_Datatype* newtype, bool bytes, bool large) {
   if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
   int64_t nbl = block ? 1 : count;
   if (!newtype || (count > 0 && (!bl || !disp)) || (nbl > 0 && bl && negative(nbl, bl)))
@@ -157,9 +159,8 @@ int indexed(const char* fn, int64_t count, const MPI_Count* bl, bool block, cons
   bytes ? c.addresses(disp, count) : c.integers(disp, count);
   int combiner = block ? (bytes ? MPI_COMBINER_HINDEXED_BLOCK : MPI_COMBINER_INDEXED_BLOCK)
                        : (bytes ? MPI_COMBINER_HINDEXED : MPI_COMBINER_INDEXED);
-  return publish(
-      fn, newtype, [&](Datatype& t) { make_hindexed(t, count, b.data(), d.data(), *old); }, combiner, std::move(c),
-      {oldtype});
+  return publish(fn, newtype, [&](Datatype& t) { make_hindexed(t, count, b.data(), d.data(), *old); }, combiner,
+                 std::move(c), {oldtype});
 }
 
 int create_struct(const char* fn, int64_t count, const MPI_Count* bl, const MPI_Count* disp, const MPI_Datatype* types,
@@ -186,9 +187,8 @@ int resized(const char* fn, MPI_Datatype oldtype, int64_t lb, int64_t extent, MP
   Contents c(large);
   c.address(lb);
   c.address(extent);
-  return publish(
-      fn, newtype, [&](Datatype& t) { make_resized(t, *old, lb, extent); }, MPI_COMBINER_RESIZED, std::move(c),
-      {oldtype});
+  return publish(fn, newtype, [&](Datatype& t) { make_resized(t, *old, lb, extent); }, MPI_COMBINER_RESIZED,
+                 std::move(c), {oldtype});
 }
 
 }  // namespace
@@ -222,8 +222,7 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
 }
 SONDE_WEAK_ALIAS(Type_vector_c)
 
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype* newtype) {
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   SONDE_ENTER("MPI_Type_create_hvector");
   return vector(fn, count, blocklength, stride, oldtype, newtype, true, false);
 }
@@ -264,8 +263,8 @@ int PMPI_Type_create_hindexed(int count, const int bl[], const MPI_Aint disp[], 
 }
 SONDE_WEAK_ALIAS(Type_create_hindexed)
 
-int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count bl[], const MPI_Count disp[],
-                                MPI_Datatype oldtype, MPI_Datatype* newtype) {
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count bl[], const MPI_Count disp[], MPI_Datatype oldtype,
+                                MPI_Datatype* newtype) {
   SONDE_ENTER("MPI_Type_create_hindexed_c");
   return indexed(fn, count, bl, false, disp, oldtype, newtype, true, true);
 }
@@ -320,8 +319,8 @@ int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint disp[], co
 }
 SONDE_WEAK_ALIAS(Type_create_struct)
 
-int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count bl[], const MPI_Count disp[],
-                              const MPI_Datatype types[], MPI_Datatype* newtype) {
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count bl[], const MPI_Count disp[], const MPI_Datatype types[],
+                              MPI_Datatype* newtype) {
   SONDE_ENTER("MPI_Type_create_struct_c");
   return create_struct(fn, count, bl, disp, types, newtype, true);
 }
@@ -350,16 +349,16 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
   ints.insert(ints.end(), subsizes, subsizes + ndims);
   ints.insert(ints.end(), starts, starts + ndims);
   ints.push_back(order);
-  return construct(
-      fn, newtype,
-      [&](Datatype& t) { make_subarray(t, ndims, sizes, subsizes, starts, order == MPI_ORDER_FORTRAN, *old); },
-      MPI_COMBINER_SUBARRAY, std::move(ints), {}, {oldtype});
+  return construct(fn, newtype,
+                   [&](Datatype& t) {
+                     make_subarray(t, ndims, sizes, subsizes, starts, order == MPI_ORDER_FORTRAN, *old);
+                   },
+                   MPI_COMBINER_SUBARRAY, std::move(ints), {}, {oldtype});
 }
 SONDE_WEAK_ALIAS(Type_create_subarray)
 
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[],
-                            const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype* newtype) {
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[],
+                            const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   SONDE_ENTER("MPI_Type_create_darray");
   if (size < 1 || rank < 0 || rank >= size || ndims < 1 || !gsizes || !distribs || !dargs || !psizes || !newtype)
     return raise(nullptr, MPI_ERR_ARG, fn);
@@ -386,9 +385,8 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
   std::vector<int> ints{size, rank, ndims};
   for (const int* a : {gsizes, distribs, dargs, psizes}) ints.insert(ints.end(), a, a + ndims);
   ints.push_back(order);
-  return construct(
-      fn, newtype, [&](Datatype& t) { t = std::move(probe); }, MPI_COMBINER_DARRAY, std::move(ints), {},
-      {oldtype});
+  return construct(fn, newtype, [&](Datatype& t) { t = std::move(probe); }, MPI_COMBINER_DARRAY, std::move(ints), {},
+                   {oldtype});
 }
 SONDE_WEAK_ALIAS(Type_create_darray)
 
@@ -410,16 +408,15 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   const Datatype* old = find_datatype(oldtype);
   if (!old) return raise(nullptr, MPI_ERR_TYPE, fn);
   // Same typemap, and committed if the old type was (MPI 4.1 5.1.10).
-  int rc = construct(
-      fn, newtype,
-      [&](Datatype& t) {
-        make_resized(t, *old, old->lb, old->extent);
-        t.explicit_lb = old->explicit_lb;
-        t.explicit_ub = old->explicit_ub;
-        t.contiguous = old->contiguous;
-        t.committed = old->committed;
-      },
-      MPI_COMBINER_DUP, {}, {}, {oldtype});
+  int rc = construct(fn, newtype,
+                     [&](Datatype& t) {
+                       make_resized(t, *old, old->lb, old->extent);
+                       t.explicit_lb = old->explicit_lb;
+                       t.explicit_ub = old->explicit_ub;
+                       t.contiguous = old->contiguous;
+                       t.committed = old->committed;
+                     },
+                     MPI_COMBINER_DUP, {}, {}, {oldtype});
   if (rc) return rc;
   // Attributes follow the copy callbacks; a failing one undoes the dup.
   if ((rc = attr::on_type_dup(oldtype, *newtype))) {

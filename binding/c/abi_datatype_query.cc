@@ -253,8 +253,8 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count* num_integers, MPI
 }
 SONDE_WEAK_ALIAS(Type_get_envelope_c)
 
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
-                           int ints[], MPI_Aint aints[], MPI_Datatype types[]) {
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int ints[],
+                           MPI_Aint aints[], MPI_Datatype types[]) {
   SONDE_ENTER("MPI_Type_get_contents");
   // A type made by a _c constructor has large counts this call cannot return.
   return contents(fn, datatype, max_integers, max_addresses, 0, max_datatypes, ints, aints, nullptr, types);
@@ -279,9 +279,18 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
   const MPI_Datatype* list;
   size_t n;
   switch (typeclass) {
-    case MPI_TYPECLASS_REAL: list = kReal; n = 3; break;
-    case MPI_TYPECLASS_INTEGER: list = kInteger; n = 5; break;
-    case MPI_TYPECLASS_COMPLEX: list = kComplex; n = 3; break;
+    case MPI_TYPECLASS_REAL:
+      list = kReal;
+      n = 3;
+      break;
+    case MPI_TYPECLASS_INTEGER:
+      list = kInteger;
+      n = 5;
+      break;
+    case MPI_TYPECLASS_COMPLEX:
+      list = kComplex;
+      n = 3;
+      break;
     default: return raise(nullptr, MPI_ERR_ARG, fn);
   }
   for (size_t i = 0; i < n; ++i)
@@ -308,14 +317,10 @@ int PMPI_Address(void* location, MPI_Aint* out) {
 SONDE_WEAK_ALIAS(Address)
 
 // Pure arithmetic, legal at any time (no SONDE_ENTER).
-MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
-  return MPI_Aint(uintptr_t(base) + uintptr_t(disp));
-}
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return MPI_Aint(uintptr_t(base) + uintptr_t(disp)); }
 SONDE_WEAK_ALIAS(Aint_add)
 
-MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
-  return MPI_Aint(uintptr_t(addr1) - uintptr_t(addr2));
-}
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return MPI_Aint(uintptr_t(addr1) - uintptr_t(addr2)); }
 SONDE_WEAK_ALIAS(Aint_diff)
 
 // ---------------------------------------------------------------- status

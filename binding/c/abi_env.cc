@@ -22,9 +22,7 @@ extern "C" {
 int PMPI_Init(int* argc, char*** argv) { return init_world(MPI_THREAD_SINGLE, nullptr); }
 SONDE_WEAK_ALIAS(Init)
 
-int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  return init_world(required, provided);
-}
+int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) { return init_world(required, provided); }
 SONDE_WEAK_ALIAS(Init_thread)
 
 int PMPI_Finalize(void) {
@@ -70,8 +68,7 @@ SONDE_WEAK_ALIAS(Is_thread_main)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode) {
   char msg[256];
-  std::snprintf(msg, sizeof msg, "sonde: rank %d called MPI_Abort with error code %d", engine().world_rank,
-                errorcode);
+  std::snprintf(msg, sizeof msg, "sonde: rank %d called MPI_Abort with error code %d", engine().world_rank, errorcode);
   end_job(errorcode, msg);
 }
 SONDE_WEAK_ALIAS(Abort)
@@ -96,9 +93,8 @@ SONDE_WEAK_ALIAS(Get_version)
 
 int PMPI_Get_library_version(char* version, int* resultlen) {
   if (!version || !resultlen) return raise(nullptr, MPI_ERR_ARG, "MPI_Get_library_version");
-  int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                        "Sonde %s (MPI %d.%d; PERUSE 2.0 instrumented engine)", SONDE_VERSION_STRING, MPI_VERSION,
-                        MPI_SUBVERSION);
+  int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Sonde %s (MPI %d.%d; PERUSE 2.0 instrumented engine)",
+                        SONDE_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
   *resultlen = n;
   return MPI_SUCCESS;
 }
@@ -135,8 +131,7 @@ int PMPI_Error_class(int errorcode, int* errorclass) {
     *errorclass = user_error_class(errorcode);
     return MPI_SUCCESS;
   }
-  if (!errorclass || !predefined_error(errorcode))
-    return raise(nullptr, MPI_ERR_ARG, "MPI_Error_class");
+  if (!errorclass || !predefined_error(errorcode)) return raise(nullptr, MPI_ERR_ARG, "MPI_Error_class");
   *errorclass = errorcode;
   return MPI_SUCCESS;
 }

@@ -15,7 +15,6 @@
 #include "core/grequest.h"
 #include "core/p2p.h"
 
-
 using namespace sonde::engine;
 
 namespace {
@@ -49,9 +48,7 @@ int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errha
 }
 SONDE_WEAK_ALIAS(Errhandler_create)
 
-int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
-  return PMPI_Comm_set_errhandler(comm, errhandler);
-}
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) { return PMPI_Comm_set_errhandler(comm, errhandler); }
 SONDE_WEAK_ALIAS(Errhandler_set)
 
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {

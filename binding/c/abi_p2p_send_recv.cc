@@ -184,15 +184,13 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int 
 }
 SONDE_WEAK_ALIAS(Recv_init)
 
-int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status* status) {
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   SONDE_ENTER("MPI_Recv");
   return blocking_recv(buf, count, datatype, source, tag, comm, status, fn);
 }
 SONDE_WEAK_ALIAS(Recv)
 
-int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request* request) {
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Irecv");
   return nonblocking_recv(buf, count, datatype, source, tag, comm, request, false, fn);
 }

@@ -64,8 +64,8 @@ int pack_size(const char* fn, int64_t incount, MPI_Datatype datatype, MPI_Comm c
 // MPI_Pack_external(_c) (`to_external`) and MPI_Unpack_external(_c):
 // `native` is the user's typed buffer, `ext` the external32 bytes.
 template <class P>
-int external(const char* fn, const char* datarep, const void* native, int64_t count, MPI_Datatype datatype,
-             void* ext, int64_t extsize, P* position, bool to_external) {
+int external(const char* fn, const char* datarep, const void* native, int64_t count, MPI_Datatype datatype, void* ext,
+             int64_t extsize, P* position, bool to_external) {
   if (!is_external32(datarep)) return raise(nullptr, MPI_ERR_UNSUPPORTED_DATAREP, fn);
   if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
   Datatype* t = find_comm_datatype(datatype);
@@ -149,15 +149,15 @@ int PMPI_Pack_external_c(const char datarep[], const void* inbuf, MPI_Count inco
 }
 SONDE_WEAK_ALIAS(Pack_external_c)
 
-int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position,
-                         void* outbuf, int outcount, MPI_Datatype datatype) {
+int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf,
+                         int outcount, MPI_Datatype datatype) {
   SONDE_ENTER("MPI_Unpack_external");
   return external(fn, datarep, outbuf, outcount, datatype, const_cast<void*>(inbuf), insize, position, false);
 }
 SONDE_WEAK_ALIAS(Unpack_external)
 
-int PMPI_Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize, MPI_Count* position,
-                           void* outbuf, MPI_Count outcount, MPI_Datatype datatype) {
+int PMPI_Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf,
+                           MPI_Count outcount, MPI_Datatype datatype) {
   SONDE_ENTER("MPI_Unpack_external_c");
   return external(fn, datarep, outbuf, outcount, datatype, const_cast<void*>(inbuf), insize, position, false);
 }

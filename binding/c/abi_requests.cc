@@ -124,7 +124,10 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   if (!request || !flag) return raise(nullptr, MPI_ERR_ARG, fn);
   Request* r = nullptr;
   switch (classify(*request, &r)) {
-    case Slot::kNull: *flag = 1; empty_status(status); return MPI_SUCCESS;
+    case Slot::kNull:
+      *flag = 1;
+      empty_status(status);
+      return MPI_SUCCESS;
     case Slot::kInvalid: return raise(nullptr, MPI_ERR_REQUEST, fn);
     case Slot::kLive: break;
   }
@@ -172,7 +175,7 @@ static void watch_pending(int count, MPI_Request reqs[]) {
   }
 }
 
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses) {
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status* array_of_statuses) {
   SONDE_ENTER("MPI_Waitall");
   int rc = validate_array(count, array_of_requests);
   if (rc) return raise(nullptr, rc, fn);
@@ -191,7 +194,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
 }
 SONDE_WEAK_ALIAS(Waitall)
 
-int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Status *array_of_statuses) {
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Status* array_of_statuses) {
   SONDE_ENTER("MPI_Testall");
   if (!flag) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(count, array_of_requests);
@@ -293,7 +296,7 @@ static int collect_some(int incount, MPI_Request reqs[], int* outcount, int indi
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
-                  MPI_Status *array_of_statuses) {
+                  MPI_Status* array_of_statuses) {
   SONDE_ENTER("MPI_Waitsome");
   if (!outcount || (incount > 0 && !array_of_indices)) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(incount, array_of_requests);
@@ -306,20 +309,18 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount, i
     if (all_null || i >= 0) break;
     if (e.wait_pass(idle)) watch_pending(incount, array_of_requests);  // watch the peers' liveness
   }
-  return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses),
-                fn);
+  return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses), fn);
 }
 SONDE_WEAK_ALIAS(Waitsome)
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
-                  MPI_Status *array_of_statuses) {
+                  MPI_Status* array_of_statuses) {
   SONDE_ENTER("MPI_Testsome");
   if (!outcount || (incount > 0 && !array_of_indices)) return raise(nullptr, MPI_ERR_ARG, fn);
   int rc = validate_array(incount, array_of_requests);
   if (rc) return raise(nullptr, rc, fn);
   if (engine().fruitless(engine().progress())) watch_pending(incount, array_of_requests);  // watch the peers' liveness
-  return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses),
-                fn);
+  return finish(nullptr, collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses), fn);
 }
 SONDE_WEAK_ALIAS(Testsome)
 
@@ -353,7 +354,10 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
   if (!flag) return raise(nullptr, MPI_ERR_ARG, fn);
   Request* r = nullptr;
   switch (classify(request, &r)) {
-    case Slot::kNull: *flag = 1; empty_status(status); return MPI_SUCCESS;
+    case Slot::kNull:
+      *flag = 1;
+      empty_status(status);
+      return MPI_SUCCESS;
     case Slot::kInvalid: return raise(nullptr, MPI_ERR_REQUEST, fn);
     case Slot::kLive: break;
   }

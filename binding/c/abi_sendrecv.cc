@@ -38,8 +38,8 @@ int blocking_sendrecv_replace(void* buf, int64_t count, MPI_Datatype datatype, i
   std::vector<uint8_t> copy(uint64_t(count) * uint64_t(t->size));
   pack(*t, buf, count, 0, copy.data(), copy.size());
   return finish(c,
-                sendrecv(copy.data(), int64_t(copy.size()), byte_type(), dest, sendtag, buf, count, t, source,
-                         recvtag, c, status),
+                sendrecv(copy.data(), int64_t(copy.size()), byte_type(), dest, sendtag, buf, count, t, source, recvtag,
+                         c, status),
                 fn);
 }
 
@@ -52,13 +52,14 @@ int isendrecv(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtype, int
   if (!rc) rc = check(comm, &c, recvtype, &rt, recvcount, recvbuf, source, recvtag, true);
   if (!rc && !request) rc = MPI_ERR_ARG;
   if (rc) return raise(c, rc, fn);
-  return finish(c, start_isendrecv(sendbuf, sendcount, st, dest, sendtag, recvbuf, recvcount, rt, source, recvtag, c,
-                                   nullptr, request),
+  return finish(c,
+                start_isendrecv(sendbuf, sendcount, st, dest, sendtag, recvbuf, recvcount, rt, source, recvtag, c,
+                                nullptr, request),
                 fn);
 }
 
-int isendrecv_replace(void* buf, int64_t count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                      int recvtag, MPI_Comm comm, MPI_Request* request, const char* fn) {
+int isendrecv_replace(void* buf, int64_t count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                      MPI_Comm comm, MPI_Request* request, const char* fn) {
   Comm* c;
   Datatype* t;
   int rc = check(comm, &c, datatype, &t, count, buf, dest, sendtag, false);
@@ -71,8 +72,9 @@ int isendrecv_replace(void* buf, int64_t count, MPI_Datatype datatype, int dest,
   uint8_t* copy = static_cast<uint8_t*>(std::malloc(bytes ? bytes : 1));
   if (!copy) return raise(c, MPI_ERR_NO_MEM, fn);
   pack(*t, buf, count, 0, copy, bytes);
-  return finish(c, start_isendrecv(copy, int64_t(bytes), byte_type(), dest, sendtag, buf, count, t, source, recvtag,
-                                   c, copy, request),
+  return finish(c,
+                start_isendrecv(copy, int64_t(bytes), byte_type(), dest, sendtag, buf, count, t, source, recvtag, c,
+                                copy, request),
                 fn);
 }
 
@@ -81,40 +83,38 @@ int isendrecv_replace(void* buf, int64_t count, MPI_Datatype datatype, int dest,
 extern "C" {
 
 int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                  MPI_Status* status) {
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   SONDE_ENTER("MPI_Sendrecv");
   return blocking_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                            comm, status, fn);
 }
 SONDE_WEAK_ALIAS(Sendrecv)
 
-int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                          int recvtag, MPI_Comm comm, MPI_Status* status) {
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Status* status) {
   SONDE_ENTER("MPI_Sendrecv_replace");
   return blocking_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, fn);
 }
 SONDE_WEAK_ALIAS(Sendrecv_replace)
 
 int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                   MPI_Request* request) {
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Isendrecv");
   return isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
                    request, fn);
 }
 SONDE_WEAK_ALIAS(Isendrecv)
 
-int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                           int recvtag, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Isendrecv_replace");
   return isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Isendrecv_replace)
 
 int PMPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                    MPI_Comm comm, MPI_Status* status) {
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                    MPI_Status* status) {
   SONDE_ENTER("MPI_Sendrecv_c");
   return blocking_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                            comm, status, fn);
@@ -129,8 +129,8 @@ int PMPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, i
 SONDE_WEAK_ALIAS(Sendrecv_replace_c)
 
 int PMPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                     MPI_Comm comm, MPI_Request* request) {
+                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Request* request) {
   SONDE_ENTER("MPI_Isendrecv_c");
   return isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
                    request, fn);

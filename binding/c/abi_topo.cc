@@ -362,9 +362,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 }
 SONDE_WEAK_ALIAS(Dist_graph_create_adjacent)
 
-int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                           const int destinations[], const int weights[], MPI_Info info, int reorder,
-                           MPI_Comm* comm_dist_graph) {
+int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+                           const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
   SONDE_ENTER("MPI_Dist_graph_create");
   (void)info;
   (void)reorder;
@@ -451,8 +450,7 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
   int rc;
   const Topology* t = topology_of(comm, MPI_DIST_GRAPH, &c, &rc);
   if (!t) return raise(c, rc, fn);
-  if (maxindegree < 0 || maxoutdegree < 0 || (maxindegree > 0 && !sources) ||
-      (maxoutdegree > 0 && !destinations))
+  if (maxindegree < 0 || maxoutdegree < 0 || (maxindegree > 0 && !sources) || (maxoutdegree > 0 && !destinations))
     return raise(c, MPI_ERR_ARG, fn);
   auto copy = [](const std::vector<int>& from, int max, int* to) {
     for (int i = 0; i < max && i < int(from.size()); ++i) to[i] = from[size_t(i)];

@@ -106,8 +106,8 @@ inline int check_op(MPI_Op op, const Datatype& t) {
 // The root of a rooted collective: a rank of c, or on an intercommunicator
 // MPI_ROOT, MPI_PROC_NULL or a remote rank.
 inline int check_root(int root, const Comm* c) {
-  if (c->inter) return root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->peers()) ? MPI_SUCCESS
-                                                                                                      : MPI_ERR_ROOT;
+  if (c->inter)
+    return root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->peers()) ? MPI_SUCCESS : MPI_ERR_ROOT;
   return root < 0 || root >= c->size ? MPI_ERR_ROOT : MPI_SUCCESS;
 }
 

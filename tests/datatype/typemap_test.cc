@@ -94,9 +94,18 @@ TEST_CASE("predefined types have the C sizes, extents and names") {
   CHECK(p[MPI_UINT64_T].name == "MPI_UINT64_T");
   CHECK(p[MPI_INT].envelope.combiner == MPI_COMBINER_NAMED);
   // Pair types: value + int, padding excluded from the data.
-  struct DI { double d; int i; };
-  struct LDI { long double d; int i; };
-  struct SI { short s; int i; };
+  struct DI {
+    double d;
+    int i;
+  };
+  struct LDI {
+    long double d;
+    int i;
+  };
+  struct SI {
+    short s;
+    int i;
+  };
   CHECK(p[MPI_DOUBLE_INT].size == sizeof(double) + sizeof(int));
   CHECK(p[MPI_DOUBLE_INT].extent == sizeof(DI));
   CHECK_FALSE(p[MPI_DOUBLE_INT].contiguous);  // the tail padding is a gap

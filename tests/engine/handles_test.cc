@@ -6,13 +6,15 @@
 
 #include "base/handles.h"
 
-using sonde::engine::HandleTable;
 using sonde::engine::handle_index;
 using sonde::engine::handle_kind;
+using sonde::engine::HandleTable;
 using sonde::engine::make_handle;
 
 namespace {
-struct Obj { int value = 0; };
+struct Obj {
+  int value = 0;
+};
 constexpr uint32_t kKind = 4;
 using Table = HandleTable<Obj, kKind>;
 }  // namespace
@@ -37,10 +39,10 @@ TEST_CASE("null, forged, out-of-range and other-kind handles are rejected") {
   Table t(2);
   Obj* a;
   int h = t.allocate(&a);
-  CHECK(t.lookup(make_handle(kKind, 0, 0)) == nullptr);        // null
-  CHECK(t.lookup(make_handle(kKind, 0, 1)) == &t.predefined(1));  // predefined
-  CHECK(t.lookup(make_handle(kKind, 7, 1)) == nullptr);        // predefined slot, wrong generation
-  CHECK(t.lookup(make_handle(kKind, 1, 100000)) == nullptr);   // beyond the table
+  CHECK(t.lookup(make_handle(kKind, 0, 0)) == nullptr);                    // null
+  CHECK(t.lookup(make_handle(kKind, 0, 1)) == &t.predefined(1));           // predefined
+  CHECK(t.lookup(make_handle(kKind, 7, 1)) == nullptr);                    // predefined slot, wrong generation
+  CHECK(t.lookup(make_handle(kKind, 1, 100000)) == nullptr);               // beyond the table
   CHECK(t.lookup(make_handle(kKind + 1, 1, handle_index(h))) == nullptr);  // wrong kind
   CHECK(t.lookup(0x7fffffff) == nullptr);
   CHECK(t.lookup(-1) == nullptr);

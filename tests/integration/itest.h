@@ -20,44 +20,44 @@ static int itest_rank = -1;
 static int itest_size = 0;
 static int itest_failures = 0;
 
-#define CHECK(cond, ...)                                                                       \
-  do {                                                                                         \
-    if (!(cond) && ++itest_failures <= 25) {                                                   \
+#define CHECK(cond, ...)                                                                             \
+  do {                                                                                               \
+    if (!(cond) && ++itest_failures <= 25) {                                                         \
       fprintf(stderr, "[rank %d] %s:%d: CHECK(%s) failed: ", itest_rank, __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                                            \
-      fputc('\n', stderr);                                                                     \
-      if (itest_failures == 25) fputs("(further failures not shown)\n", stderr);               \
-      fflush(stderr);                                                                          \
-    }                                                                                          \
+      fprintf(stderr, __VA_ARGS__);                                                                  \
+      fputc('\n', stderr);                                                                           \
+      if (itest_failures == 25) fputs("(further failures not shown)\n", stderr);                     \
+      fflush(stderr);                                                                                \
+    }                                                                                                \
   } while (0)
 
 /* An MPI call that must succeed. */
-#define CHECK_OK(call)                                                                         \
-  do {                                                                                         \
-    int itest_rc_ = (call);                                                                    \
+#define CHECK_OK(call)                                                                                 \
+  do {                                                                                                 \
+    int itest_rc_ = (call);                                                                            \
     CHECK(itest_rc_ == MPI_SUCCESS, "%s returned %d (%s)", #call, itest_rc_, itest_errstr(itest_rc_)); \
   } while (0)
 
 /* An MPI call that must fail with error class `cls` (needs MPI_ERRORS_RETURN). */
-#define CHECK_CLASS(call, cls)                                                                 \
-  do {                                                                                         \
-    int itest_rc_ = (call), itest_cls_ = -1;                                                   \
-    if (itest_rc_ != MPI_SUCCESS) MPI_Error_class(itest_rc_, &itest_cls_);                     \
-    CHECK(itest_rc_ != MPI_SUCCESS && itest_cls_ == (cls), "%s returned %d (class %d, %s), want class %s", \
-          #call, itest_rc_, itest_cls_, itest_errstr(itest_rc_), #cls);                       \
+#define CHECK_CLASS(call, cls)                                                                                    \
+  do {                                                                                                            \
+    int itest_rc_ = (call), itest_cls_ = -1;                                                                      \
+    if (itest_rc_ != MPI_SUCCESS) MPI_Error_class(itest_rc_, &itest_cls_);                                        \
+    CHECK(itest_rc_ != MPI_SUCCESS && itest_cls_ == (cls), "%s returned %d (class %d, %s), want class %s", #call, \
+          itest_rc_, itest_cls_, itest_errstr(itest_rc_), #cls);                                                  \
   } while (0)
 
 /* A status must say (source, tag, byte count). The empty status of a null or
  * inactive request is (MPI_ANY_SOURCE, MPI_ANY_TAG, 0); that of a receive
  * from MPI_PROC_NULL is (MPI_PROC_NULL, MPI_ANY_TAG, 0). */
-#define CHECK_STATUS(st, source, tag, bytes, what)                                             \
-  do {                                                                                         \
-    const MPI_Status* itest_st_ = (st);                                                        \
-    int itest_n_ = -1;                                                                         \
-    MPI_Get_count(itest_st_, MPI_BYTE, &itest_n_);                                             \
-    CHECK(itest_st_->MPI_SOURCE == (source) && itest_st_->MPI_TAG == (tag) && itest_n_ == (bytes), \
-          "%s: status source %d tag %d count %d, want %d %d %d", (what), itest_st_->MPI_SOURCE, \
-          itest_st_->MPI_TAG, itest_n_, (source), (tag), (bytes));                             \
+#define CHECK_STATUS(st, source, tag, bytes, what)                                                                  \
+  do {                                                                                                              \
+    const MPI_Status* itest_st_ = (st);                                                                             \
+    int itest_n_ = -1;                                                                                              \
+    MPI_Get_count(itest_st_, MPI_BYTE, &itest_n_);                                                                  \
+    CHECK(itest_st_->MPI_SOURCE == (source) && itest_st_->MPI_TAG == (tag) && itest_n_ == (bytes),                  \
+          "%s: status source %d tag %d count %d, want %d %d %d", (what), itest_st_->MPI_SOURCE, itest_st_->MPI_TAG, \
+          itest_n_, (source), (tag), (bytes));                                                                      \
   } while (0)
 #define CHECK_EMPTY_STATUS(st, what) CHECK_STATUS(st, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, what)
 #define CHECK_PROC_NULL_STATUS(st, what) CHECK_STATUS(st, MPI_PROC_NULL, MPI_ANY_TAG, 0, what)
@@ -141,10 +141,8 @@ static inline int itest_pair_main(int argc, char** argv, const char* name, MPI_C
   itest_init(&argc, &argv);
   CHECK(itest_size == 2, "needs 2 ranks");
   MPI_Comm_dup(MPI_COMM_WORLD, ctl);
-  if (itest_rank == 0)
-    rank0();
-  else
-    rank1();
+  if (itest_rank == 0) rank0();
+  else rank1();
   itest_barrier(*ctl);
   MPI_Comm_free(ctl);
   return itest_finish(name);

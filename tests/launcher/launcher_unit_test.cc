@@ -54,8 +54,7 @@ TEST_CASE("rank count in every spelling, before the program only") {
 }
 
 TEST_CASE("flags and their values") {
-  Options o =
-      parse({"--bind-to=core", "-tag-output", "--timeout", "2.5", "--", "-weird-prog", "x"});
+  Options o = parse({"--bind-to=core", "-tag-output", "--timeout", "2.5", "--", "-weird-prog", "x"});
   CHECK(o.binding.bind == Unit::kCore);
   CHECK(o.tag_output);
   CHECK(o.timeout_seconds == doctest::Approx(2.5));
@@ -66,8 +65,8 @@ TEST_CASE("flags and their values") {
 }
 
 TEST_CASE("MPMD: blocks separated by ':' are numbered in order") {
-  Options o = parse({"-n", "2", "--tag-output", "./a", "x", ":", "-n", "3", "-env", "V", "1 2",
-                     "-x", "W=w", "-wdir", "/tmp", "./b", "-n", "9", ":", "c"});
+  Options o = parse({"-n",  "2",  "--tag-output", "./a",   "x",    ":",   "-n", "3", "-env", "V",
+                     "1 2", "-x", "W=w",          "-wdir", "/tmp", "./b", "-n", "9", ":",    "c"});
   REQUIRE(o.apps.size() == 3);
   CHECK(o.tag_output);
   CHECK(o.ranks == 6);
@@ -104,11 +103,11 @@ TEST_CASE("MPMD: blocks separated by ':' are numbered in order") {
 }
 
 TEST_CASE("MPMD: empty blocks, missing programs and misplaced options are usage errors") {
-  CHECK_THROWS_AS(parse({"-n", "2", "a", ":"}), UsageError);           // ':' at the end
-  CHECK_THROWS_AS(parse({":", "a"}), UsageError);                      // nothing before it
-  CHECK_THROWS_AS(parse({"a", ":", ":", "b"}), UsageError);            // empty block
-  CHECK_THROWS_AS(parse({"-n", "2", ":", "-n", "2", "b"}), UsageError);  // no program
-  CHECK_THROWS_AS(parse({"a", ":", "-n", "2"}), UsageError);           // no program
+  CHECK_THROWS_AS(parse({"-n", "2", "a", ":"}), UsageError);              // ':' at the end
+  CHECK_THROWS_AS(parse({":", "a"}), UsageError);                         // nothing before it
+  CHECK_THROWS_AS(parse({"a", ":", ":", "b"}), UsageError);               // empty block
+  CHECK_THROWS_AS(parse({"-n", "2", ":", "-n", "2", "b"}), UsageError);   // no program
+  CHECK_THROWS_AS(parse({"a", ":", "-n", "2"}), UsageError);              // no program
   CHECK_THROWS_AS(parse({"a", ":", "-hostfile", "x", "b"}), UsageError);  // job-wide, too late
   CHECK_THROWS_AS(parse({"a", ":", "--map-by", "node", "b"}), UsageError);
   CHECK_THROWS_AS(parse({"a", ":", "--tag-output", "b"}), UsageError);

@@ -76,8 +76,7 @@ TEST_CASE("ranks fill hosts in order, up to their slots") {
   CHECK(names_of(p) == std::vector<std::string>{"a", "b"});
   CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1}, {2}});
   // Without -n: every slot; one slot for a host without a count.
-  CHECK(ranks_of(place_ranks(parse_host_list("a:2,b"), 0, 0)) ==
-        std::vector<std::vector<int>>{{0, 1}, {2}});
+  CHECK(ranks_of(place_ranks(parse_host_list("a:2,b"), 0, 0)) == std::vector<std::vector<int>>{{0, 1}, {2}});
   // -ppn overrides the counts; hosts that get no rank are left out.
   p = place_ranks(parse_host_list("a:5,b,c"), 4, 2);
   CHECK(names_of(p) == std::vector<std::string>{"a", "b"});
@@ -111,8 +110,7 @@ TEST_CASE("MPMD blocks with hosts of their own share the hosts' slots") {
   // Two blocks on one host use up its slots together.
   p = place_blocks(h("a:3,b:3"), {{}, h("a")}, {2, 1}, 0, MapBy::kSlot);
   CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1, 2}});
-  CHECK_THROWS_AS(place_blocks(h("a:3,b:3"), {h("a"), h("a")}, {3, 1}, 0, MapBy::kSlot),
-                  UsageError);
+  CHECK_THROWS_AS(place_blocks(h("a:3,b:3"), {h("a"), h("a")}, {3, 1}, 0, MapBy::kSlot), UsageError);
   // The largest count a list gives a host is its slots; -ppn overrides.
   p = place_blocks(h("a"), {{}, h("a:4")}, {1, 3}, 0, MapBy::kSlot);
   CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1, 2, 3}});
@@ -159,8 +157,7 @@ TEST_CASE("a machine's identity: host name, boot id, /dev/shm") {
 }
 
 TEST_CASE("the agent's command string survives a remote shell") {
-  CHECK(shell_command({"/opt/x y/sonde-hostd", "--token", "a'b"}) ==
-        "'/opt/x y/sonde-hostd' '--token' 'a'\\''b'");
+  CHECK(shell_command({"/opt/x y/sonde-hostd", "--token", "a'b"}) == "'/opt/x y/sonde-hostd' '--token' 'a'\\''b'");
 }
 
 TEST_CASE("control messages round-trip, split anywhere, over a socket") {
@@ -247,14 +244,13 @@ TEST_CASE("inconsistent job descriptions are refused") {
 }
 
 TEST_CASE("the daemon's command line") {
-  HostdOptions o = parse_hostd_options(
-      {"--connect", "10.0.0.1:5,127.0.0.1:5", "--node", "2", "--token", "t", "--stdin"});
+  HostdOptions o =
+      parse_hostd_options({"--connect", "10.0.0.1:5,127.0.0.1:5", "--node", "2", "--token", "t", "--stdin"});
   CHECK(o.connect == std::vector<std::string>{"10.0.0.1:5", "127.0.0.1:5"});
   CHECK(o.node == 2);
   CHECK(o.stdin_to_rank0);
   CHECK_FALSE(o.stdin_relay);
-  CHECK(parse_hostd_options({"--connect", "x:1", "--node", "0", "--token", "t", "--stdin-relay"})
-            .stdin_relay);
+  CHECK(parse_hostd_options({"--connect", "x:1", "--node", "0", "--token", "t", "--stdin-relay"}).stdin_relay);
   CHECK_THROWS(parse_hostd_options({"--node", "1"}));
   CHECK_THROWS(parse_hostd_options({"--connect", "x:1", "--node", "0", "--token", "t", "--what"}));
 }

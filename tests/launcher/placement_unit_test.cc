@@ -191,8 +191,7 @@ TEST_CASE("--bind-to and --map-by objects on the command line") {
   Options o = parse_options({"--map-by", "package", "p"});
   CHECK(o.binding == BindPolicy{Unit::kPackage, Unit::kPackage});
   CHECK(o.map_by == MapBy::kSlot);
-  CHECK(parse_options({"--map-by", "numa", "--bind-to", "none", "p"}).binding ==
-        BindPolicy{Unit::kNuma, Unit::kNone});
+  CHECK(parse_options({"--map-by", "numa", "--bind-to", "none", "p"}).binding == BindPolicy{Unit::kNuma, Unit::kNone});
   CHECK(parse_options({"--bind-to", "core", "-map-by", "socket", "p"}).binding ==
         BindPolicy{Unit::kPackage, Unit::kCore});
   // A later host mapping replaces the object.

@@ -10,11 +10,27 @@
 using namespace sonde::matching;
 
 namespace {
-struct Recv : PostedEntry { int id; };
-struct Msg : UnexpectedEntry { int id; };
+struct Recv : PostedEntry {
+  int id;
+};
+struct Msg : UnexpectedEntry {
+  int id;
+};
 
-Recv recv(int id, int src, int tag) { Recv r; r.id = id; r.source = src; r.tag = tag; return r; }
-Msg msg(int id, int src, int tag) { Msg m; m.id = id; m.source = src; m.tag = tag; return m; }
+Recv recv(int id, int src, int tag) {
+  Recv r;
+  r.id = id;
+  r.source = src;
+  r.tag = tag;
+  return r;
+}
+Msg msg(int id, int src, int tag) {
+  Msg m;
+  m.id = id;
+  m.source = src;
+  m.tag = tag;
+  return m;
+}
 
 struct CountingObserver : SearchObserver {
   int posted_begin = 0, posted_end = 0, unex_begin = 0, unex_end = 0;
@@ -28,7 +44,9 @@ struct CountingObserver : SearchObserver {
 TEST_CASE("an arriving message matches the oldest posted receive that accepts it") {
   MatchQueues q;
   Recv a = recv(1, 3, 7), b = recv(2, kAnySource, 7), c = recv(3, 3, 7);
-  q.post(&a); q.post(&b); q.post(&c);
+  q.post(&a);
+  q.post(&b);
+  q.post(&c);
   CHECK(static_cast<Recv*>(q.match_arrival(5, 7)) == &b);  // a wants source 3
   CHECK(static_cast<Recv*>(q.match_arrival(3, 7)) == &a);
   CHECK(static_cast<Recv*>(q.match_arrival(3, 7)) == &c);
@@ -39,7 +57,9 @@ TEST_CASE("an arriving message matches the oldest posted receive that accepts it
 TEST_CASE("a receive takes the earliest unexpected message it accepts, wildcards included") {
   MatchQueues q;
   Msg m1 = msg(1, 0, 5), m2 = msg(2, 1, 6), m3 = msg(3, 0, 6);
-  q.push_unexpected(&m1); q.push_unexpected(&m2); q.push_unexpected(&m3);
+  q.push_unexpected(&m1);
+  q.push_unexpected(&m2);
+  q.push_unexpected(&m3);
   CHECK(static_cast<Msg*>(q.match_receive(kAnySource, 6)) == &m2);
   CHECK(static_cast<Msg*>(q.match_receive(0, kAnyTag)) == &m1);
   CHECK(static_cast<Msg*>(q.match_receive(kAnySource, kAnyTag)) == &m3);
@@ -49,7 +69,8 @@ TEST_CASE("a receive takes the earliest unexpected message it accepts, wildcards
 TEST_CASE("MPI_ANY_TAG never matches reserved collective tags") {
   MatchQueues q;
   Msg coll = msg(1, 0, -10), user = msg(2, 0, 0);
-  q.push_unexpected(&coll); q.push_unexpected(&user);
+  q.push_unexpected(&coll);
+  q.push_unexpected(&user);
   CHECK(static_cast<Msg*>(q.match_receive(kAnySource, kAnyTag)) == &user);
   CHECK(static_cast<Msg*>(q.match_receive(0, -10)) == &coll);
   Recv any = recv(1, kAnySource, kAnyTag);
@@ -72,7 +93,8 @@ TEST_CASE("probe leaves the message in place; a matched probe removes it") {
 TEST_CASE("cancel removes a posted receive once and reports a matched one") {
   MatchQueues q;
   Recv a = recv(1, 0, 0), b = recv(2, 0, 0);
-  q.post(&a); q.post(&b);
+  q.post(&a);
+  q.post(&b);
   CHECK(q.cancel(&a));
   CHECK_FALSE(q.cancel(&a));
   CHECK(q.match_arrival(0, 0) == &b);
@@ -108,26 +130,41 @@ TEST_CASE("randomized matching agrees with a reference model and keeps per-sende
     int seq = 0;
     for (int step = 0; step < 400; ++step) {
       if (rng() % 2) {
-        int src = int(rng() % 5) - 1; if (src < 0) src = kAnySource;
+        int src = int(rng() % 5) - 1;
+        if (src < 0) src = kAnySource;
         int tag = int(rng() % 4) - 1;  // -1 = any
         recvs.push_back(recv(int(recvs.size()), src, tag));
         Recv* r = &recvs.back();
         Msg* expect = nullptr;
         for (auto it = ref_unex.begin(); it != ref_unex.end(); ++it)
-          if (matches(src, tag, (*it)->source, (*it)->tag)) { expect = *it; ref_unex.erase(it); break; }
+          if (matches(src, tag, (*it)->source, (*it)->tag)) {
+            expect = *it;
+            ref_unex.erase(it);
+            break;
+          }
         auto* got = static_cast<Msg*>(q.match_receive(src, tag));
         REQUIRE(got == expect);
-        if (!got) { q.post(r); ref_posted.push_back(r); }
+        if (!got) {
+          q.post(r);
+          ref_posted.push_back(r);
+        }
       } else {
         int src = int(rng() % 4), tag = int(rng() % 3);
         msgs.push_back(msg(seq++, src, tag));
         Msg* m = &msgs.back();
         Recv* expect = nullptr;
         for (auto it = ref_posted.begin(); it != ref_posted.end(); ++it)
-          if (matches((*it)->source, (*it)->tag, src, tag)) { expect = *it; ref_posted.erase(it); break; }
+          if (matches((*it)->source, (*it)->tag, src, tag)) {
+            expect = *it;
+            ref_posted.erase(it);
+            break;
+          }
         auto* got = static_cast<Recv*>(q.match_arrival(src, tag));
         REQUIRE(got == expect);
-        if (!got) { q.push_unexpected(m); ref_unex.push_back(m); }
+        if (!got) {
+          q.push_unexpected(m);
+          ref_unex.push_back(m);
+        }
       }
       REQUIRE(q.posted_size() == ref_posted.size());
       REQUIRE(q.unexpected_size() == ref_unex.size());

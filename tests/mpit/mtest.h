@@ -32,11 +32,10 @@ static inline const char* mtest_rc_name(int rc) {
 }
 
 /* An MPI_T call must return exactly `want`. */
-#define CHECK_T(call, want)                                                                         \
-  do {                                                                                              \
-    int mtest_rc_ = (call);                                                                         \
-    CHECK(mtest_rc_ == (want), "%s returned %d (%s), want %s", #call, mtest_rc_, mtest_rc_name(mtest_rc_), \
-          #want);                                                                                   \
+#define CHECK_T(call, want)                                                                                        \
+  do {                                                                                                             \
+    int mtest_rc_ = (call);                                                                                        \
+    CHECK(mtest_rc_ == (want), "%s returned %d (%s), want %s", #call, mtest_rc_, mtest_rc_name(mtest_rc_), #want); \
   } while (0)
 
 static inline int mtest_cvar(const char* name) {

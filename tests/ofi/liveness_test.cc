@@ -26,9 +26,7 @@ namespace {
 
 using State = Liveness::State;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 sockaddr_in loopback() {
   sockaddr_in a{};

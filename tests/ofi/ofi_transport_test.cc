@@ -79,8 +79,8 @@ void settle(transport::Transport& ofi, transport::Delivery& in) {
 
 // Every rank queues `count` packets of about `bytes` to every other rank
 // before anyone receives; all must arrive in order with the right bytes.
-void flood(FakeExchange& ex, const std::string& provider, uint32_t count, uint64_t bytes, int credits,
-           int tx_buffers, size_t frame) {
+void flood(FakeExchange& ex, const std::string& provider, uint32_t count, uint64_t bytes, int credits, int tx_buffers,
+           size_t frame) {
   Endpoint ofi(make_ofi(ex, provider, credits, tx_buffers, frame));
   RANK_CHECK(std::string(ofi->name()) == "ofi");
   RANK_CHECK(transport::ofi_selected_provider(*ofi).rfind(expected_provider(provider) + ";", 0) == 0);
@@ -99,30 +99,44 @@ void flood(FakeExchange& ex, const std::string& provider, uint32_t count, uint64
   };
   // Generous: ofi_rxd recovers datagrams dropped under load by timed
   // retransmission.
-  wait_until(ex, [&] { ofi->progress(in); return done(); }, "all packets both ways", std::chrono::seconds(90));
+  wait_until(
+      ex,
+      [&] {
+        ofi->progress(in);
+        return done();
+      },
+      "all packets both ways", std::chrono::seconds(90));
   settle(*ofi, in);
   ex.fence();
 }
 
 TEST_CASE("ofi tcp: packets of many frames arrive in order with every byte, both sink kinds") {
-  RunResult run = run_ranks(3, [&](FakeExchange& ex) { flood(ex, "tcp", 24, 200000, 8, 64, 64 * 1024); }, Launch::kProcesses, std::chrono::seconds(120));
+  RunResult run = run_ranks(
+      3, [&](FakeExchange& ex) { flood(ex, "tcp", 24, 200000, 8, 64, 64 * 1024); }, Launch::kProcesses,
+      std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
 TEST_CASE("ofi tcp: two credits and two send buffers still move everything, no deadlock") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) { flood(ex, "tcp", 40, 30000, 2, 2, 4096); }, Launch::kProcesses, std::chrono::seconds(120));
+  RunResult run = run_ranks(
+      2, [&](FakeExchange& ex) { flood(ex, "tcp", 40, 30000, 2, 2, 4096); }, Launch::kProcesses,
+      std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
 // The layered endpoint, asked for by its full name (libfabric 1.17 offers
 // it first): the same traffic through it.
 TEST_CASE("ofi tcp;ofi_rxm asked by name: packets of many frames arrive in order, both sink kinds") {
-  RunResult run = run_ranks(3, [&](FakeExchange& ex) { flood(ex, "tcp;ofi_rxm", 24, 200000, 8, 64, 64 * 1024); }, Launch::kProcesses, std::chrono::seconds(120));
+  RunResult run = run_ranks(
+      3, [&](FakeExchange& ex) { flood(ex, "tcp;ofi_rxm", 24, 200000, 8, 64, 64 * 1024); }, Launch::kProcesses,
+      std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
 TEST_CASE("ofi udp (ofi_rxd): frames the provider may reorder are delivered in order") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) { flood(ex, "udp", 16, 20000, 4, 8, 8192); }, Launch::kProcesses, std::chrono::seconds(120));
+  RunResult run = run_ranks(
+      2, [&](FakeExchange& ex) { flood(ex, "udp", 16, 20000, 4, 8, 8192); }, Launch::kProcesses,
+      std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
@@ -133,11 +147,23 @@ TEST_CASE("ofi: a peer that does not receive pushes back; try_send_now refuses, 
     // One packet each way first, so the provider's connection is up: rank 1
     // answers only once it has rank 0's, so its answer returns that credit.
     if (ex.rank() == 0) ofi.send(0, 1, 0, 10, true);
-    wait_until(ex, [&] { ofi->progress(in); return in.received_from(1 - ex.rank()) == 1; }, "the first packet");
+    wait_until(
+        ex,
+        [&] {
+          ofi->progress(in);
+          return in.received_from(1 - ex.rank()) == 1;
+        },
+        "the first packet");
     if (ex.rank() == 1) ofi.send(1, 0, 0, 10, true);
     settle(*ofi, in);
     if (ex.rank() == 0) {
-      wait_until(ex, [&] { ofi->progress(in); return in.received_from(1) == 1; }, "the answer");
+      wait_until(
+          ex,
+          [&] {
+            ofi->progress(in);
+            return in.received_from(1) == 1;
+          },
+          "the answer");
     }
     ex.fence();
     if (ex.rank() == 0) {
@@ -160,13 +186,25 @@ TEST_CASE("ofi: a peer that does not receive pushes back; try_send_now refuses, 
       RANK_CHECK(ofi->dequeue(1, &last));
       RANK_CHECK(!ofi->try_send_now(1, make_header(0, seq + 1, 0), nullptr));
       ex.fence();
-      wait_until(ex, [&] { ofi->progress(in); return ofi.all_handed(); }, "queued item to drain");
+      wait_until(
+          ex,
+          [&] {
+            ofi->progress(in);
+            return ofi.all_handed();
+          },
+          "queued item to drain");
       settle(*ofi, in);
       RANK_CHECK(big.handed_over && big.progresses > 0);
       ex.fence();
     } else {
       ex.fence();
-      wait_until(ex, [&] { ofi->progress(in); return in.received_from(0) == 6; }, "every packet, in order");
+      wait_until(
+          ex,
+          [&] {
+            ofi->progress(in);
+            return in.received_from(0) == 6;
+          },
+          "every packet, in order");
       ex.fence();
     }
   });
@@ -213,11 +251,26 @@ struct CountingSink final : transport::PayloadSink {
 void connect_pair(FakeExchange& ex, transport::Transport& ofi, RmaDelivery& in) {
   transport::PacketHeader hello{};
   hello.type = transport::PacketType::kSyncAck;
-  if (ex.rank() == 0) while (!ofi.try_send_now(1, hello, nullptr)) ofi.progress(in);
-  wait_until(ex, [&] { ofi.progress(in); return in.acks == 1; }, "the first packet");
-  if (ex.rank() == 1) while (!ofi.try_send_now(0, hello, nullptr)) ofi.progress(in);
+  if (ex.rank() == 0)
+    while (!ofi.try_send_now(1, hello, nullptr)) ofi.progress(in);
+  wait_until(
+      ex,
+      [&] {
+        ofi.progress(in);
+        return in.acks == 1;
+      },
+      "the first packet");
+  if (ex.rank() == 1)
+    while (!ofi.try_send_now(0, hello, nullptr)) ofi.progress(in);
   settle(ofi, in);
-  if (ex.rank() == 0) wait_until(ex, [&] { ofi.progress(in); return in.acks == 1; }, "the answer");
+  if (ex.rank() == 0)
+    wait_until(
+        ex,
+        [&] {
+          ofi.progress(in);
+          return in.acks == 1;
+        },
+        "the answer");
   ex.fence();
 }
 
@@ -241,18 +294,36 @@ void rma_rendezvous(FakeExchange& ex, const std::string& provider) {
   if (ex.rank() == 0) {
     std::vector<uint8_t> data = pattern(0, 5, n);
     for (int m = 0; m < 3; ++m) announce_rts(*ofi, in, data.data(), n, 1000 + uint64_t(m));
-    wait_until(ex, [&] { ofi->progress(in); return in.fins == 3; }, "three kFin");
+    wait_until(
+        ex,
+        [&] {
+          ofi->progress(in);
+          return in.fins == 3;
+        },
+        "three kFin");
     RANK_CHECK(transport::ofi_registrations(*ofi) == 1);
     settle(*ofi, in);
     ex.fence();
   } else {
-    wait_until(ex, [&] { ofi->progress(in); return in.rts.size() == 3; }, "three kRts");
+    wait_until(
+        ex,
+        [&] {
+          ofi->progress(in);
+          return in.rts.size() == 3;
+        },
+        "three kRts");
     for (int m = 0; m < 3; ++m) {
       std::vector<uint8_t> got(n, 0);
       CountingSink sink;
       sink.out = &got;
       RANK_CHECK(ofi->start_read(0, in.rts[size_t(m)], m == 1 ? nullptr : got.data(), n, &sink));
-      wait_until(ex, [&] { ofi->progress(in); return in.data_done == m + 1; }, "the read");
+      wait_until(
+          ex,
+          [&] {
+            ofi->progress(in);
+            return in.data_done == m + 1;
+          },
+          "the read");
       RANK_CHECK(got == pattern(0, 5, n));
       RANK_CHECK(sink.chunks == 3 && sink.in_order);
       if (m == 1) RANK_CHECK(sink.next_offset == n);
@@ -277,7 +348,15 @@ void rma_forget(FakeExchange& ex) {
   if (ex.rank() == 0) {
     std::vector<uint8_t> data = pattern(0, 7, n);
     auto announce = [&](int m) { announce_rts(*ofi, in, data.data(), n, 2000 + uint64_t(m)); };
-    auto finished = [&](int fins) { wait_until(ex, [&] { ofi->progress(in); return in.fins == fins; }, "kFin"); };
+    auto finished = [&](int fins) {
+      wait_until(
+          ex,
+          [&] {
+            ofi->progress(in);
+            return in.fins == fins;
+          },
+          "kFin");
+    };
     announce(0);
     finished(1);
     RANK_CHECK(transport::ofi_registrations(*ofi) == 1);
@@ -290,7 +369,7 @@ void rma_forget(FakeExchange& ex) {
     RANK_CHECK(transport::ofi_registrations(*ofi) == 2);
     announce(3);
     ofi->forget_memory(data.data() + n / 2, 1);  // any overlap counts
-    ex.fence();  // rank 1 reads only now, from the forgotten region
+    ex.fence();                                  // rank 1 reads only now, from the forgotten region
     finished(4);
     announce(4);
     finished(5);
@@ -299,13 +378,25 @@ void rma_forget(FakeExchange& ex) {
     ex.fence();
   } else {
     for (int m = 0; m < 5; ++m) {
-      wait_until(ex, [&] { ofi->progress(in); return in.rts.size() == size_t(m + 1); }, "a kRts");
+      wait_until(
+          ex,
+          [&] {
+            ofi->progress(in);
+            return in.rts.size() == size_t(m + 1);
+          },
+          "a kRts");
       if (m == 3) ex.fence();
       std::vector<uint8_t> got(n, 0);
       CountingSink sink;
       sink.out = &got;
       RANK_CHECK(ofi->start_read(0, in.rts[size_t(m)], got.data(), n, &sink));
-      wait_until(ex, [&] { ofi->progress(in); return in.data_done == m + 1; }, "the read");
+      wait_until(
+          ex,
+          [&] {
+            ofi->progress(in);
+            return in.data_done == m + 1;
+          },
+          "the read");
       RANK_CHECK(got == pattern(0, 7, n));
     }
     settle(*ofi, in);
@@ -314,20 +405,22 @@ void rma_forget(FakeExchange& ex) {
 }
 
 TEST_CASE("ofi tcp: MPI_Free_mem's forget_memory drops cached registrations, also one still lent") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) { rma_forget(ex); }, Launch::kProcesses, std::chrono::seconds(120));
+  RunResult run = run_ranks(
+      2, [&](FakeExchange& ex) { rma_forget(ex); }, Launch::kProcesses, std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
 TEST_CASE("ofi tcp: rendezvous by RMA read, fragment by fragment, registration cached") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) { rma_rendezvous(ex, "tcp"); }, Launch::kProcesses, std::chrono::seconds(120));
+  RunResult run = run_ranks(
+      2, [&](FakeExchange& ex) { rma_rendezvous(ex, "tcp"); }, Launch::kProcesses, std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
 TEST_CASE("ofi tcp;ofi_rxm: rendezvous by RMA read, fragment by fragment, registration cached") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) { rma_rendezvous(ex, "tcp;ofi_rxm"); }, Launch::kProcesses, std::chrono::seconds(120));
+  RunResult run = run_ranks(
+      2, [&](FakeExchange& ex) { rma_rendezvous(ex, "tcp;ofi_rxm"); }, Launch::kProcesses, std::chrono::seconds(120));
   CHECK_MESSAGE(run.ok, run.report);
 }
-
 
 // A two-rank tcp transport with these timeouts (the environment's
 // overrides cleared), its fatal errors thrown as RankFailure.
@@ -349,9 +442,22 @@ transport::OfiConfig timed_pair(FakeExchange& ex, double stall_timeout_s, double
 // each watches the other.
 void greet(FakeExchange& ex, Endpoint& ofi, CheckingDelivery& in) {
   if (ex.rank() == 0) ofi.send(0, 1, 0, 10, true);
-  wait_until(ex, [&] { ofi->progress(in); return in.received_from(1 - ex.rank()) == 1; }, "the first packet");
+  wait_until(
+      ex,
+      [&] {
+        ofi->progress(in);
+        return in.received_from(1 - ex.rank()) == 1;
+      },
+      "the first packet");
   if (ex.rank() == 1) ofi.send(1, 0, 0, 10, true);
-  if (ex.rank() == 0) wait_until(ex, [&] { ofi->progress(in); return in.received_from(1) == 1; }, "the answer");
+  if (ex.rank() == 0)
+    wait_until(
+        ex,
+        [&] {
+          ofi->progress(in);
+          return in.received_from(1) == 1;
+        },
+        "the answer");
 }
 
 // Progresses until `until`; what the transport reported fatal, empty if
@@ -390,23 +496,28 @@ std::string busy_peer(FakeExchange& ex, double liveness_timeout_s) {
 }
 
 TEST_CASE("ofi tcp: a peer away from progress past the stall timeout stays alive while its host answers TCP") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
-    std::string reported = busy_peer(ex, 2);
-    if (!reported.empty()) throw RankFailure("busy peer taken for gone: " + reported);
-  }, Launch::kProcesses, std::chrono::seconds(60));
+  RunResult run = run_ranks(
+      2,
+      [&](FakeExchange& ex) {
+        std::string reported = busy_peer(ex, 2);
+        if (!reported.empty()) throw RankFailure("busy peer taken for gone: " + reported);
+      },
+      Launch::kProcesses, std::chrono::seconds(60));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
 TEST_CASE("ofi tcp: with liveness off the same busy peer is taken for gone by its silence") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
-    std::string reported = busy_peer(ex, 0);
-    if (ex.rank() == 0 && reported.find("no sign of life from rank 1") == std::string::npos) {
-      throw RankFailure("expected the silence check to fire, got: \"" + reported + "\"");
-    }
-  }, Launch::kProcesses, std::chrono::seconds(60));
+  RunResult run = run_ranks(
+      2,
+      [&](FakeExchange& ex) {
+        std::string reported = busy_peer(ex, 0);
+        if (ex.rank() == 0 && reported.find("no sign of life from rank 1") == std::string::npos) {
+          throw RankFailure("expected the silence check to fire, got: \"" + reported + "\"");
+        }
+      },
+      Launch::kProcesses, std::chrono::seconds(60));
   CHECK_MESSAGE(run.ok, run.report);
 }
-
 
 // Which providers get TCP liveness: those whose address is an IP address,
 // all of them here. (The shm provider, whose addresses are strings, does
@@ -414,28 +525,31 @@ TEST_CASE("ofi tcp: with liveness off the same busy peer is taken for gone by it
 TEST_CASE("ofi: TCP liveness listens on the provider's IP address unless turned off") {
   for (const char* provider : {"tcp", "tcp;ofi_rxm", "sockets", "udp"}) {
     for (double timeout : {60.0, 0.0}) {
-      RunResult run = run_ranks(2, [&](FakeExchange& ex) {
-        unsetenv("SONDE_OFI_LIVENESS_TIMEOUT");
-        transport::OfiConfig config;
-        config.my_rank = ex.rank();
-        config.world_size = 2;
-        config.peers = {1 - ex.rank()};
-        config.provider = provider;
-        config.liveness_timeout_s = timeout;
-        config.fatal = [](const std::string& m) { throw RankFailure(m); };
-        auto ofi = transport::make_ofi_transport(config, ex);
-        std::string live = transport::ofi_liveness_address(*ofi);
-        std::fprintf(stderr, "%s (%g s): \"%s\"\n", provider, timeout, live.c_str());
-        if (live.empty() == (timeout > 0)) throw RankFailure(std::string(provider) + ": liveness address \"" + live + "\"");
-        ex.fence();
-        ofi->shutdown();
-      }, Launch::kProcesses, std::chrono::seconds(60));
+      RunResult run = run_ranks(
+          2,
+          [&](FakeExchange& ex) {
+            unsetenv("SONDE_OFI_LIVENESS_TIMEOUT");
+            transport::OfiConfig config;
+            config.my_rank = ex.rank();
+            config.world_size = 2;
+            config.peers = {1 - ex.rank()};
+            config.provider = provider;
+            config.liveness_timeout_s = timeout;
+            config.fatal = [](const std::string& m) { throw RankFailure(m); };
+            auto ofi = transport::make_ofi_transport(config, ex);
+            std::string live = transport::ofi_liveness_address(*ofi);
+            std::fprintf(stderr, "%s (%g s): \"%s\"\n", provider, timeout, live.c_str());
+            if (live.empty() == (timeout > 0))
+              throw RankFailure(std::string(provider) + ": liveness address \"" + live + "\"");
+            ex.fence();
+            ofi->shutdown();
+          },
+          Launch::kProcesses, std::chrono::seconds(60));
       INFO(provider);
       CHECK_MESSAGE(run.ok, run.report);
     }
   }
 }
-
 
 // sockets reports automatic progress by default and then runs a spinning
 // progress thread that competes with the ranks' polling (3.7 ms per half
@@ -450,38 +564,43 @@ TEST_CASE("ofi: sockets is driven by the engine's own progress; SONDE_OFI_PROGRE
   };
   for (Case c : {Case{"sockets", nullptr, true}, Case{"sockets", "auto", false}, Case{"tcp", "manual", true},
                  Case{"tcp;ofi_rxm", "manual", true}, Case{"udp", "manual", true}}) {
-    RunResult run = run_ranks(2, [&](FakeExchange& ex) {
-      if (c.mode) setenv("SONDE_OFI_PROGRESS", c.mode, 1);
-      else unsetenv("SONDE_OFI_PROGRESS");
-      Endpoint ofi(make_ofi(ex, c.provider));
-      if (transport::ofi_manual_progress(*ofi) != c.manual) {
-        throw RankFailure(std::string("progress is ") + (c.manual ? "automatic" : "manual") + " on " +
-                          transport::ofi_selected_provider(*ofi));
-      }
-      // And data still moves: one packet each way.
-      CheckingDelivery in(2);
-      greet(ex, ofi, in);
-      settle(*ofi, in);
-      ex.fence();
-    }, Launch::kProcesses, std::chrono::seconds(60));
+    RunResult run = run_ranks(
+        2,
+        [&](FakeExchange& ex) {
+          if (c.mode) setenv("SONDE_OFI_PROGRESS", c.mode, 1);
+          else unsetenv("SONDE_OFI_PROGRESS");
+          Endpoint ofi(make_ofi(ex, c.provider));
+          if (transport::ofi_manual_progress(*ofi) != c.manual) {
+            throw RankFailure(std::string("progress is ") + (c.manual ? "automatic" : "manual") + " on " +
+                              transport::ofi_selected_provider(*ofi));
+          }
+          // And data still moves: one packet each way.
+          CheckingDelivery in(2);
+          greet(ex, ofi, in);
+          settle(*ofi, in);
+          ex.fence();
+        },
+        Launch::kProcesses, std::chrono::seconds(60));
     INFO(c.provider, " SONDE_OFI_PROGRESS=", c.mode ? c.mode : "(unset)");
     CHECK_MESSAGE(run.ok, run.report);
   }
   // A value it does not know fails start-up on every rank, naming it.
-  RunResult bad = run_ranks(2, [&](FakeExchange& ex) {
-    setenv("SONDE_OFI_PROGRESS", "sometimes", 1);
-    try {
-      make_ofi(ex, "tcp");
-    } catch (const std::runtime_error& e) {
-      if (std::string(e.what()).find("SONDE_OFI_PROGRESS is \"sometimes\"") != std::string::npos) return;
-      throw RankFailure(std::string("unexpected error: ") + e.what());
-    }
-    throw RankFailure("a bad SONDE_OFI_PROGRESS was accepted");
-  }, Launch::kProcesses, std::chrono::seconds(60));
+  RunResult bad = run_ranks(
+      2,
+      [&](FakeExchange& ex) {
+        setenv("SONDE_OFI_PROGRESS", "sometimes", 1);
+        try {
+          make_ofi(ex, "tcp");
+        } catch (const std::runtime_error& e) {
+          if (std::string(e.what()).find("SONDE_OFI_PROGRESS is \"sometimes\"") != std::string::npos) return;
+          throw RankFailure(std::string("unexpected error: ") + e.what());
+        }
+        throw RankFailure("a bad SONDE_OFI_PROGRESS was accepted");
+      },
+      Launch::kProcesses, std::chrono::seconds(60));
   CHECK_MESSAGE(bad.ok, bad.report);
   unsetenv("SONDE_OFI_PROGRESS");
 }
-
 
 // The exchange as the transport sees it, but rank 1's liveness address
 // replaced by `fake`.
@@ -552,20 +671,26 @@ std::string filtered_port(FakeExchange& ex, bool peer_talks) {
 }
 
 TEST_CASE("ofi tcp: a liveness port that never answers while the peer's frames arrive is a firewall, not a death") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
-    std::string reported = filtered_port(ex, true);
-    if (!reported.empty()) throw RankFailure("talking peer taken for gone: " + reported);
-  }, Launch::kProcesses, std::chrono::seconds(60));
+  RunResult run = run_ranks(
+      2,
+      [&](FakeExchange& ex) {
+        std::string reported = filtered_port(ex, true);
+        if (!reported.empty()) throw RankFailure("talking peer taken for gone: " + reported);
+      },
+      Launch::kProcesses, std::chrono::seconds(60));
   CHECK_MESSAGE(run.ok, run.report);
 }
 
 TEST_CASE("ofi tcp: a peer that answers neither frames nor TCP connection attempts is lost") {
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
-    std::string reported = filtered_port(ex, false);
-    if (ex.rank() == 0 && reported.find("lost rank 1") == std::string::npos) {
-      throw RankFailure("expected \"lost rank 1\", got: \"" + reported + "\"");
-    }
-  }, Launch::kProcesses, std::chrono::seconds(60));
+  RunResult run = run_ranks(
+      2,
+      [&](FakeExchange& ex) {
+        std::string reported = filtered_port(ex, false);
+        if (ex.rank() == 0 && reported.find("lost rank 1") == std::string::npos) {
+          throw RankFailure("expected \"lost rank 1\", got: \"" + reported + "\"");
+        }
+      },
+      Launch::kProcesses, std::chrono::seconds(60));
   CHECK_MESSAGE(run.ok, run.report);
 }
 

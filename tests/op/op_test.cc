@@ -28,7 +28,7 @@ const Types& types() {
   return t;
 }
 
-const MPI_Op kAllOps[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
+const MPI_Op kAllOps[] = {MPI_MAX, MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,   MPI_BAND,    MPI_LOR,
                           MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
 
 // What each op does to one (in, inout) pair, computed the obvious way.
@@ -74,7 +74,7 @@ void check_ops(MPI_Datatype dt, std::initializer_list<MPI_Op> ops) {
   }
 }
 
-constexpr auto kIntegerOps = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_LOR,
+constexpr auto kIntegerOps = {MPI_MAX,  MPI_MIN,  MPI_SUM, MPI_PROD, MPI_LAND,    MPI_LOR,
                               MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP};
 constexpr auto kFloatOps = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_REPLACE, MPI_NO_OP};
 
@@ -129,8 +129,8 @@ TEST_CASE("every integer op on every C integer type") {
 // MPI 4.1 leaves the logical ops out for these types; MPICH accepts them
 // and its test suite (coll/allred) uses them, so Sonde does too.
 TEST_CASE("multi-language types take arithmetic, bitwise and (as in MPICH) logical ops, not MAXLOC/MINLOC") {
-  static constexpr auto ops = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_BAND, MPI_BOR, MPI_BXOR,
-                               MPI_LAND, MPI_LOR, MPI_LXOR};
+  static constexpr auto ops = {MPI_MAX, MPI_MIN,  MPI_SUM,  MPI_PROD, MPI_BAND,
+                               MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR,  MPI_LXOR};
   check_ops<MPI_Aint>(MPI_AINT, ops);
   check_ops<MPI_Offset>(MPI_OFFSET, ops);
   check_ops<MPI_Count>(MPI_COUNT, ops);
@@ -245,7 +245,8 @@ void check_loc(MPI_Datatype dt) {
     CHECK(mn[i].v == min_value[i]);
     CHECK(mn[i].i == min_index[i]);
   }
-  for (MPI_Op op : {MPI_MAX, MPI_SUM, MPI_BAND, MPI_LAND}) CHECK(reduce_local(in.data(), mx.data(), 1, t, op) == MPI_ERR_TYPE);
+  for (MPI_Op op : {MPI_MAX, MPI_SUM, MPI_BAND, MPI_LAND})
+    CHECK(reduce_local(in.data(), mx.data(), 1, t, op) == MPI_ERR_TYPE);
 }
 
 TEST_CASE("MAXLOC and MINLOC on every pair type, ties keeping the lowest index") {
@@ -283,7 +284,7 @@ TEST_CASE("derived types reduce element-wise over their basics and leave the gap
   make_vector(vec, 3, 2, 3 * sizeof(double), dbl);
   vec.committed = true;
   REQUIRE_FALSE(vec.contiguous);
-  const int count = 4000;  // several scratch pieces
+  const int count = 4000;                                    // several scratch pieces
   const int64_t per = vec.extent / int64_t(sizeof(double));  // 8 doubles, gaps at 2 and 5
   std::vector<double> in(count * per + 1), inout(count * per + 1);
   for (size_t i = 0; i < in.size(); ++i) in[i] = double(i), inout[i] = -1.0;

@@ -44,10 +44,8 @@ void toggle_memory() {
   std::atomic<long> a{0}, b{0}, c{0};
   peruse_event_h h, other1, other2;
   CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_COMPLETE, MPI_COMM_WORLD, count_cb, &a, &h), PERUSE_SUCCESS);
-  CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_COMPLETE, MPI_COMM_WORLD, count_cb, &b, &other1),
-           PERUSE_SUCCESS);
-  CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_ACTIVATE, MPI_COMM_WORLD, count_cb, &c, &other2),
-           PERUSE_SUCCESS);
+  CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_COMPLETE, MPI_COMM_WORLD, count_cb, &b, &other1), PERUSE_SUCCESS);
+  CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_ACTIVATE, MPI_COMM_WORLD, count_cb, &c, &other2), PERUSE_SUCCESS);
   CHECK_PERUSE_OK(PERUSE_Event_activate(other1));  // the array holds 1 or 2 handles as h toggles
   CHECK_PERUSE_OK(PERUSE_Event_activate(other2));
   // Warm up (allocator pools, page faults), then measure.
@@ -77,8 +75,8 @@ void toggle_memory() {
   // Dispatch is still right: h inactive, the others active.
   long a0 = a, b0 = b, c0 = c;
   ptest_self_exchange(MPI_COMM_WORLD, 2);
-  CHECK(a - a0 == 0 && b - b0 == 2 && c - c0 == 2, "after the cycles: %ld/%ld/%ld calls, want 0/2/2", a - a0,
-        b - b0, c - c0);
+  CHECK(a - a0 == 0 && b - b0 == 2 && c - c0 == 2, "after the cycles: %ld/%ld/%ld calls, want 0/2/2", a - a0, b - b0,
+        c - c0);
   CHECK_PERUSE_OK(PERUSE_Event_activate(h));
   ptest_self_exchange(MPI_COMM_WORLD, 3);
   CHECK(a - a0 == 2 && b - b0 == 4, "with h active again: %ld/%ld calls, want 2/4", a - a0, b - b0);
@@ -193,8 +191,7 @@ void concurrent(bool churn) {
   }
   toggled_w.event = PERUSE_COMM_REQ_COMPLETE;
   toggled_w.comm = g_comms[0];
-  CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_COMPLETE, g_comms[0], watch_cb, &toggled_w, &ht),
-           PERUSE_SUCCESS);
+  CHECK_RC(PERUSE_Event_comm_register(PERUSE_COMM_REQ_COMPLETE, g_comms[0], watch_cb, &toggled_w, &ht), PERUSE_SUCCESS);
   itest_barrier(MPI_COMM_WORLD);
 
   std::vector<Watch*> temps;

@@ -29,18 +29,17 @@ static inline const char* ptest_rc_name(int rc) {
 }
 
 /* A PERUSE call must return exactly `want`. */
-#define CHECK_RC(call, want)                                                                      \
-  do {                                                                                            \
-    int ptest_rc_ = (call);                                                                       \
-    CHECK(ptest_rc_ == (want), "%s returned %d (%s), want %s", #call, ptest_rc_,                  \
-          ptest_rc_name(ptest_rc_), #want);                                                       \
+#define CHECK_RC(call, want)                                                                                       \
+  do {                                                                                                             \
+    int ptest_rc_ = (call);                                                                                        \
+    CHECK(ptest_rc_ == (want), "%s returned %d (%s), want %s", #call, ptest_rc_, ptest_rc_name(ptest_rc_), #want); \
   } while (0)
 
 /* A PERUSE call must return some error (anything but PERUSE_SUCCESS). */
-#define CHECK_ERR(call)                                                                           \
-  do {                                                                                            \
-    int ptest_rc_ = (call);                                                                       \
-    CHECK(ptest_rc_ != PERUSE_SUCCESS, "%s returned PERUSE_SUCCESS, want an error", #call);       \
+#define CHECK_ERR(call)                                                                     \
+  do {                                                                                      \
+    int ptest_rc_ = (call);                                                                 \
+    CHECK(ptest_rc_ != PERUSE_SUCCESS, "%s returned PERUSE_SUCCESS, want an error", #call); \
   } while (0)
 
 #define CHECK_PERUSE_OK(call) CHECK_RC(call, PERUSE_SUCCESS)

@@ -36,8 +36,8 @@ struct Ev {
 std::vector<Ev>* g_log;
 
 int log_cb(peruse_event_h h, MPI_Aint id, peruse_comm_spec_t* s, void* param) {
-  g_log->push_back(Ev{*static_cast<int*>(param), id, s->buf, s->count, s->datatype, s->peer, s->tag, s->operation,
-                      s->comm});
+  g_log->push_back(
+      Ev{*static_cast<int*>(param), id, s->buf, s->count, s->datatype, s->peer, s->tag, s->operation, s->comm});
   return MPI_SUCCESS;
 }
 
@@ -66,8 +66,8 @@ int violations = 0;
 void violation(size_t i, const Ev& e, const std::string& what) {
   ++violations;
   if (violations <= 20)
-    fprintf(stderr, "[rank %d] event #%zu %s id 0x%lx (peer %d tag %d count %d): %s\n", itest_rank, i,
-            ev_name(e.event), (unsigned long)e.id, e.peer, e.tag, e.count, what.c_str());
+    fprintf(stderr, "[rank %d] event #%zu %s id 0x%lx (peer %d tag %d count %d): %s\n", itest_rank, i, ev_name(e.event),
+            (unsigned long)e.id, e.peer, e.tag, e.count, what.c_str());
 }
 
 // Replays the log; returns the number of objects opened.
@@ -82,8 +82,8 @@ size_t check_log(const std::vector<Ev>& log) {
   auto open = [&](size_t i, const Ev& e, int kind) {
     auto it = live.find(e.id);
     if (it != live.end())
-      violation(i, e, std::string("opens a ") + kind_name(kind) + " with the id of a live " +
-                          kind_name(it->second.kind));
+      violation(i, e,
+                std::string("opens a ") + kind_name(kind) + " with the id of a live " + kind_name(it->second.kind));
     live[e.id] = Live{kind, e};
     auto ev = ever.find(e.id);
     if (ev != ever.end() && ev->second != kind && !(kind >= kSearchPosted && ev->second >= kSearchPosted))
@@ -94,13 +94,13 @@ size_t check_log(const std::vector<Ev>& log) {
   auto use = [&](size_t i, const Ev& e, int kind, bool close) {
     auto it = live.find(e.id);
     if (it == live.end() || it->second.kind != kind) {
-      violation(i, e, std::string("no live ") + kind_name(kind) + " has this id" +
-                          (it == live.end() ? "" : std::string(" (a live ") + kind_name(it->second.kind) + " has)"));
+      violation(i, e,
+                std::string("no live ") + kind_name(kind) + " has this id" +
+                    (it == live.end() ? "" : std::string(" (a live ") + kind_name(it->second.kind) + " has)"));
       return;
     }
     const Ev& f = it->second.first;
-    if (kind == kRequest && !same_spec(f, e))
-      violation(i, e, "the request's spec changed since its REQ_ACTIVATE");
+    if (kind == kRequest && !same_spec(f, e)) violation(i, e, "the request's spec changed since its REQ_ACTIVATE");
     if (kind == kMessage && (f.peer != e.peer || f.tag != e.tag || f.count != e.count || f.comm != e.comm))
       violation(i, e, "the message's envelope changed since its MSG_ARRIVED");
     if (close) live.erase(it);
@@ -124,7 +124,8 @@ size_t check_log(const std::vector<Ev>& log) {
         else violation(i, e, "unknown event");
     }
   }
-  for (auto& [id, l] : live) violation(log.size(), l.first, std::string("still live at the end: a ") + kind_name(l.kind));
+  for (auto& [id, l] : live)
+    violation(log.size(), l.first, std::string("still live at the end: a ") + kind_name(l.kind));
   return opened;
 }
 

@@ -88,8 +88,8 @@ enum State : uint8_t {
   kArrived,
   kUnexpected,
 };
-const char* const kStateNames[] = {"-",        "active",        "posted",      "removed",  "matched",   "xfer",
-                                   "xfer-done", "complete",     "posted-search", "unex-search", "arrived", "unexpected"};
+const char* const kStateNames[] = {"-",         "active",   "posted",        "removed",     "matched", "xfer",
+                                   "xfer-done", "complete", "posted-search", "unex-search", "arrived", "unexpected"};
 
 // Pseudo-event: the MSG_MATCH_POSTED_REQ(M) that follows REQ_REMOVE_FROM_POSTED_Q(R)
 // moves R on (S4).
@@ -116,16 +116,16 @@ struct Transition {
 constexpr Transition kTransitions[] = {
     // ids        state          event                                   next           only if
     {kReq | kTr, kDead, PERUSE_COMM_REQ_ACTIVATE, kActive, kAlways},
-    {kReq, kActive, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, kPosted, kRecv},       // S1: nothing matched
-    {kReq, kActive, PERUSE_COMM_REQ_MATCH_UNEX, kMatched, kRecv},              // S1, S2
-    {kReq, kActive, PERUSE_COMM_REQ_COMPLETE, kComplete, kRecvProcNull},       // S3
-    {kReq, kActive, PERUSE_COMM_REQ_COMPLETE, kComplete, kSendAtOnce},         // S9
-    {kReq, kPosted, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, kRemoved, kRecv},    // S4 or S7
-    {kReq, kRemoved, kMatchedByArrival, kMatched, kRecv},                      // S4
-    {kReq, kRemoved, PERUSE_COMM_REQ_COMPLETE, kComplete, kRecv},              // S7: cancelled
+    {kReq, kActive, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, kPosted, kRecv},     // S1: nothing matched
+    {kReq, kActive, PERUSE_COMM_REQ_MATCH_UNEX, kMatched, kRecv},            // S1, S2
+    {kReq, kActive, PERUSE_COMM_REQ_COMPLETE, kComplete, kRecvProcNull},     // S3
+    {kReq, kActive, PERUSE_COMM_REQ_COMPLETE, kComplete, kSendAtOnce},       // S9
+    {kReq, kPosted, PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q, kRemoved, kRecv},  // S4 or S7
+    {kReq, kRemoved, kMatchedByArrival, kMatched, kRecv},                    // S4
+    {kReq, kRemoved, PERUSE_COMM_REQ_COMPLETE, kComplete, kRecv},            // S7: cancelled
     {kReq, kMatched, PERUSE_COMM_REQ_XFER_BEGIN, kXfer, kRecv},
     {kReq | kTr, kActive, PERUSE_COMM_REQ_XFER_BEGIN, kXfer, kSend},
-    {kReq, kXfer, PERUSE_COMM_REQ_XFER_CONTINUE, kXfer, kAlways},              // one per fragment
+    {kReq, kXfer, PERUSE_COMM_REQ_XFER_CONTINUE, kXfer, kAlways},  // one per fragment
     {kReq | kTr, kXfer, PERUSE_COMM_REQ_XFER_END, kXferDone, kAlways},
     {kReq | kTr, kXferDone, PERUSE_COMM_REQ_COMPLETE, kComplete, kAlways},
     {kReq | kTr, kComplete, PERUSE_COMM_REQ_NOTIFY, kDead, kAlways},
@@ -135,8 +135,8 @@ constexpr Transition kTransitions[] = {
     {kSearch, kUnexSearch, PERUSE_COMM_SEARCH_UNEX_Q_END, kDead, kAlways},
     {kMsg, kDead, PERUSE_COMM_MSG_ARRIVED, kArrived, kAlways},
     {kMsg, kArrived, PERUSE_COMM_MSG_INSERT_IN_UNEX_Q, kUnexpected, kAlways},
-    {kMsg, kArrived, PERUSE_COMM_MSG_MATCH_POSTED_REQ, kDead, kAlways},        // S4
-    {kMsg, kUnexpected, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, kDead, kAlways},   // S1 or S6
+    {kMsg, kArrived, PERUSE_COMM_MSG_MATCH_POSTED_REQ, kDead, kAlways},       // S4
+    {kMsg, kUnexpected, PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q, kDead, kAlways},  // S1 or S6
 };
 
 bool is_beginning(int e) {
@@ -159,13 +159,10 @@ const char* must_follow(int e, uint8_t kind) {
       return "MSG_INSERT_IN_UNEX_Q(M) must follow M's SEARCH_POSTED_Q_END (S4) or M's ARRIVED (S5)";
     case PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q:
       return "MSG_REMOVE_FROM_UNEX_Q must follow the SEARCH_UNEX_Q_END of a receive (S1) or probe (S6)";
-    case PERUSE_COMM_SEARCH_POSTED_Q_BEGIN:
-      return "SEARCH_POSTED_Q_BEGIN must follow MSG_ARRIVED (S4)";
+    case PERUSE_COMM_SEARCH_POSTED_Q_BEGIN: return "SEARCH_POSTED_Q_BEGIN must follow MSG_ARRIVED (S4)";
     case PERUSE_COMM_SEARCH_POSTED_Q_END:
-    case PERUSE_COMM_SEARCH_UNEX_Q_END:
-      return "a search's END must immediately follow its BEGIN";
-    default:
-      return nullptr;
+    case PERUSE_COMM_SEARCH_UNEX_Q_END: return "a search's END must immediately follow its BEGIN";
+    default: return nullptr;
   }
 }
 
@@ -221,21 +218,19 @@ struct Expect {
 std::string want_text(const Expect& x) {
   switch (x.what) {
     case Want::kNone: return "anything";
-    case Want::kRecvStart: return format("SEARCH_UNEX_Q_BEGIN of receive 0x%" PRIx64 " (S1) or its REQ_MATCH_UNEX (S2)", x.r);
+    case Want::kRecvStart:
+      return format("SEARCH_UNEX_Q_BEGIN of receive 0x%" PRIx64 " (S1) or its REQ_MATCH_UNEX (S2)", x.r);
     case Want::kRecvProcNull: return format("REQ_COMPLETE(0x%" PRIx64 ") of the MPI_PROC_NULL receive (S3)", x.r);
     case Want::kSearchEnd: return format("%s(0x%" PRIx64 ")", kNames[x.next_event], x.s);
-    case Want::kRecvOutcome:
-      return format("REQ_INSERT_IN_POSTED_Q(0x%" PRIx64 ") or MSG_REMOVE_FROM_UNEX_Q (S1)", x.r);
-    case Want::kMatchUnex:
-      return format("REQ_MATCH_UNEX(0x%" PRIx64 ") for message 0x%" PRIx64 " (S1)", x.r, x.m);
+    case Want::kRecvOutcome: return format("REQ_INSERT_IN_POSTED_Q(0x%" PRIx64 ") or MSG_REMOVE_FROM_UNEX_Q (S1)", x.r);
+    case Want::kMatchUnex: return format("REQ_MATCH_UNEX(0x%" PRIx64 ") for message 0x%" PRIx64 " (S1)", x.r, x.m);
     case Want::kArrival:
       return format("SEARCH_POSTED_Q_BEGIN for message 0x%" PRIx64 " (S4) or its MSG_INSERT_IN_UNEX_Q (S5)", x.m);
     case Want::kArrivalOutcome:
       return format("MSG_INSERT_IN_UNEX_Q(0x%" PRIx64 ") or REQ_REMOVE_FROM_POSTED_Q (S4)", x.m);
     case Want::kMatchPosted:
       return format("MSG_MATCH_POSTED_REQ(0x%" PRIx64 ") for receive 0x%" PRIx64 " (S4)", x.m, x.r);
-    case Want::kCancel:
-      return format("REQ_COMPLETE(0x%" PRIx64 ") of the cancelled receive (S7)", x.r);
+    case Want::kCancel: return format("REQ_COMPLETE(0x%" PRIx64 ") of the cancelled receive (S7)", x.r);
     case Want::kTransient: return format("%s(0x%" PRIx64 ") (S8)", kNames[x.next_event], x.r);
     case Want::kProbeTail: return "anything (after a probe)";
   }
@@ -248,8 +243,8 @@ struct Obj {
   State state = kDead;
   size_t begin = 0;
   size_t ended = SIZE_MAX;
-  bool began = false;  // spec holds a beginning event
-  Event spec{};  // the beginning event
+  bool began = false;           // spec holds a beginning event
+  Event spec{};                 // the beginning event
   std::vector<size_t> history;  // this life's events
 };
 
@@ -315,7 +310,9 @@ class Verifier {
       add(Kind::kBadId, i, 0,
           e.id == 0 ? std::string("unique_id 0")
                     : format("a %s event with a %s id (low bits %u)%s",
-                             is_request_event(e.event) ? "request" : is_message_event(e.event) ? "message" : "search",
+                             is_request_event(e.event)   ? "request"
+                             : is_message_event(e.event) ? "message"
+                                                         : "search",
                              id_kind_name(e.id), unsigned(e.id & 7),
                              k == kTr ? " (transient ids belong to sends only)" : ""));
       expect_ = {};
@@ -353,17 +350,14 @@ class Verifier {
           expect_ = {e.peer == MPI_PROC_NULL ? Want::kRecvProcNull : Want::kRecvStart, e.id, 0, 0, 0, Owner::kRecv, i};
         }
         break;
-      case PERUSE_COMM_MSG_ARRIVED:
-        expect_ = {Want::kArrival, 0, e.id, 0, 0, Owner::kArrival, i};
-        break;
+      case PERUSE_COMM_MSG_ARRIVED: expect_ = {Want::kArrival, 0, e.id, 0, 0, Owner::kArrival, i}; break;
       case PERUSE_COMM_SEARCH_UNEX_Q_BEGIN:  // a probe's search (S6)
         expect_ = {Want::kSearchEnd, 0, 0, e.id, PERUSE_COMM_SEARCH_UNEX_Q_END, Owner::kProbe, i};
         break;
       case PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q:  // not inside an arrival: a cancel (S7)
         expect_ = {Want::kCancel, e.id, 0, 0, 0, Owner::kRecv, i};
         break;
-      default:
-        break;
+      default: break;
     }
   }
 
@@ -371,8 +365,7 @@ class Verifier {
   bool fits(size_t i, const Expect& x) {
     const Event& e = ev_[i];
     switch (x.what) {
-      case Want::kNone:
-        return false;
+      case Want::kNone: return false;
       case Want::kRecvStart:
         if (e.event == PERUSE_COMM_SEARCH_UNEX_Q_BEGIN) {
           const Event& r = spec_of(x.r);
@@ -388,8 +381,7 @@ class Verifier {
           return true;
         }
         return false;
-      case Want::kRecvProcNull:
-        return e.event == PERUSE_COMM_REQ_COMPLETE && e.id == x.r;
+      case Want::kRecvProcNull: return e.event == PERUSE_COMM_REQ_COMPLETE && e.id == x.r;
       case Want::kSearchEnd:
         if (e.event != x.next_event || e.id != x.s) return false;
         if (x.owner == Owner::kRecv) expect_ = {Want::kRecvOutcome, x.r, 0, x.s, 0, Owner::kRecv, i};
@@ -447,14 +439,15 @@ class Verifier {
         }
         drop_posted(x.r);
         return false;
-      case Want::kCancel:
-        drop_posted(x.r);
-        return e.event == PERUSE_COMM_REQ_COMPLETE && e.id == x.r;
+      case Want::kCancel: drop_posted(x.r); return e.event == PERUSE_COMM_REQ_COMPLETE && e.id == x.r;
       case Want::kTransient:
         if (e.id != x.r || e.event != x.next_event) return false;
-        if (e.event == PERUSE_COMM_REQ_XFER_BEGIN) expect_ = {Want::kTransient, x.r, 0, 0, PERUSE_COMM_REQ_XFER_END, Owner::kProbe, i};
-        else if (e.event == PERUSE_COMM_REQ_XFER_END) expect_ = {Want::kTransient, x.r, 0, 0, PERUSE_COMM_REQ_COMPLETE, Owner::kProbe, i};
-        else if (e.event == PERUSE_COMM_REQ_COMPLETE) expect_ = {Want::kTransient, x.r, 0, 0, PERUSE_COMM_REQ_NOTIFY, Owner::kProbe, i};
+        if (e.event == PERUSE_COMM_REQ_XFER_BEGIN)
+          expect_ = {Want::kTransient, x.r, 0, 0, PERUSE_COMM_REQ_XFER_END, Owner::kProbe, i};
+        else if (e.event == PERUSE_COMM_REQ_XFER_END)
+          expect_ = {Want::kTransient, x.r, 0, 0, PERUSE_COMM_REQ_COMPLETE, Owner::kProbe, i};
+        else if (e.event == PERUSE_COMM_REQ_COMPLETE)
+          expect_ = {Want::kTransient, x.r, 0, 0, PERUSE_COMM_REQ_NOTIFY, Owner::kProbe, i};
         return true;
       case Want::kProbeTail:
         if (e.event == PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q) {  // a matched probe claims the message
@@ -484,7 +477,8 @@ class Verifier {
       case kSend: return spec.operation == PERUSE_SEND;
       case kRecvProcNull: return spec.operation == PERUSE_RECV && spec.peer == MPI_PROC_NULL;
       case kSendAtOnce:
-        return spec.operation == PERUSE_SEND && i > 0 && ev_[i - 1].id == id && ev_[i - 1].event == PERUSE_COMM_REQ_ACTIVATE;
+        return spec.operation == PERUSE_SEND && i > 0 && ev_[i - 1].id == id &&
+               ev_[i - 1].event == PERUSE_COMM_REQ_ACTIVATE;
     }
     return false;
   }
@@ -531,7 +525,8 @@ class Verifier {
       field("count", e.count, s.count);
     }
     if (!diff.empty())
-      add(Kind::kSpecChanged, i, e.id, "the spec differs from the id's first event (#" + std::to_string(o.begin) + "):" + diff);
+      add(Kind::kSpecChanged, i, e.id,
+          "the spec differs from the id's first event (#" + std::to_string(o.begin) + "):" + diff);
   }
 
   // The spec of a beginning event (or any message event) on its own.
@@ -548,7 +543,8 @@ class Verifier {
     const Event& e = ev_[i];
     uint8_t k = id_kind(id);
     Obj& o = obj(id);
-    if (event != kMatchedByArrival && (event == e.event) && (is_message_event(event) || event == PERUSE_COMM_REQ_ACTIVATE))
+    if (event != kMatchedByArrival && (event == e.event) &&
+        (is_message_event(event) || event == PERUSE_COMM_REQ_ACTIVATE))
       check_own_spec(i);
     if (event != kMatchedByArrival && is_beginning(event) && o.state != kDead) {
       add(Kind::kIdReused, i, id,
@@ -579,14 +575,14 @@ class Verifier {
       return;
     }
     // Not in the table.
-    const char* ename = event == kMatchedByArrival ? "MSG_MATCH_POSTED_REQ (of the message it was removed for)" : kNames[event];
+    const char* ename =
+        event == kMatchedByArrival ? "MSG_MATCH_POSTED_REQ (of the message it was removed for)" : kNames[event];
     std::string where;
     if (o.state == kDead)
-      where = o.ended != SIZE_MAX ? format("the %s is not live (it ended at #%zu)", id_kind_name(id), o.ended)
+      where = o.ended != SIZE_MAX    ? format("the %s is not live (it ended at #%zu)", id_kind_name(id), o.ended)
               : o.history.size() > 1 ? format("the %s is not live", id_kind_name(id))
                                      : format("the %s never began", id_kind_name(id));
-    else
-      where = format("the %s is in state %s", id_kind_name(id), kStateNames[o.state]);
+    else where = format("the %s is in state %s", id_kind_name(id), kStateNames[o.state]);
     add(Kind::kBadTransition, i, id,
         format("%s here: %s; allowed from there: %s; %s is allowed only from: %s", ename, where.c_str(),
                allowed_from(k, o.state).c_str(), ename, states_for(k, event).c_str()));
@@ -690,8 +686,8 @@ class Verifier {
       const Event& os = spec_of(older);
       if (accepts(os.peer, os.tag, ms.peer, ms.tag))
         add(Kind::kPostedOrder, i, m,
-            format("message (source %d, tag %d) goes to receive 0x%" PRIx64 " although the older posted receive 0x%" PRIx64
-                   " %s (posted at #%zu) accepts it",
+            format("message (source %d, tag %d) goes to receive 0x%" PRIx64
+                   " although the older posted receive 0x%" PRIx64 " %s (posted at #%zu) accepts it",
                    ms.peer, ms.tag, r, older, pattern(os.peer, os.tag).c_str(), objs_[older].begin));
     }
     if (!found)
@@ -733,8 +729,9 @@ class Verifier {
     for (auto& [begin, id] : live) {
       const Obj& o = objs_[id];
       add(Kind::kNotEnded, SIZE_MAX, id,
-          format("%s 0x%" PRIx64 " began at #%zu (%s) and is still in state %s: expected %s", id_kind_name(id), id, begin,
-                 describe(ev_[begin]).c_str(), kStateNames[o.state], allowed_from(id_kind(id), o.state).c_str()));
+          format("%s 0x%" PRIx64 " began at #%zu (%s) and is still in state %s: expected %s", id_kind_name(id), id,
+                 begin, describe(ev_[begin]).c_str(), kStateNames[o.state],
+                 allowed_from(id_kind(id), o.state).c_str()));
     }
     for (auto& [comm, q] : queues_)
       for (uint64_t m : q.claimed)
@@ -773,20 +770,18 @@ const char* kind_name(Kind k) {
   return "?";
 }
 
-const char* event_name(int event) {
-  return event > 0 && event < kNumKnown ? kNames[event] : "UNKNOWN_EVENT";
-}
+const char* event_name(int event) { return event > 0 && event < kNumKnown ? kNames[event] : "UNKNOWN_EVENT"; }
 
 std::string describe(const Event& e) {
   const char* op = e.operation == PERUSE_SEND ? "send" : e.operation == PERUSE_RECV ? "recv" : "?";
   if (e.event > 0 && e.event < kNumKnown && is_message_event(e.event))
-    return format("%s(0x%" PRIx64 " %s) comm=%d source=%d tag=%d bytes=%d", event_name(e.event), e.id, id_kind_name(e.id),
-                  e.comm, e.peer, e.tag, e.count);
+    return format("%s(0x%" PRIx64 " %s) comm=%d source=%d tag=%d bytes=%d", event_name(e.event), e.id,
+                  id_kind_name(e.id), e.comm, e.peer, e.tag, e.count);
   if (e.event > 0 && e.event < kNumKnown && !is_request_event(e.event))
-    return format("%s(0x%" PRIx64 " %s) comm=%d source=%d tag=%d", event_name(e.event), e.id, id_kind_name(e.id), e.comm,
-                  e.peer, e.tag);
-  return format("%s(0x%" PRIx64 " %s) comm=%d peer=%d tag=%d count=%d datatype=%d buf=%p op=%s", event_name(e.event), e.id,
-                id_kind_name(e.id), e.comm, e.peer, e.tag, e.count, e.datatype, e.buf, op);
+    return format("%s(0x%" PRIx64 " %s) comm=%d source=%d tag=%d", event_name(e.event), e.id, id_kind_name(e.id),
+                  e.comm, e.peer, e.tag);
+  return format("%s(0x%" PRIx64 " %s) comm=%d peer=%d tag=%d count=%d datatype=%d buf=%p op=%s", event_name(e.event),
+                e.id, id_kind_name(e.id), e.comm, e.peer, e.tag, e.count, e.datatype, e.buf, op);
 }
 
 std::vector<Violation> verify(const Event* events, size_t n, size_t lost) { return Verifier(events, n).run(lost); }
@@ -818,8 +813,11 @@ int Recorder::on_event(peruse_event_h, MPI_Aint id, peruse_comm_spec_t* spec, vo
   Recorder* self = slot->self;
   size_t i = self->next_.fetch_add(1, std::memory_order_relaxed);
   if (i < self->capacity_) {
-    self->buf_[i] = Event{MPI_Wtime(),  static_cast<uint64_t>(id), slot->event, spec->comm, spec->buf, spec->count,
-                          spec->datatype, spec->peer,              spec->tag,   spec->operation};
+    self->buf_[i] = Event{MPI_Wtime(),    static_cast<uint64_t>(id),
+                          slot->event,    spec->comm,
+                          spec->buf,      spec->count,
+                          spec->datatype, spec->peer,
+                          spec->tag,      spec->operation};
   }
   return MPI_SUCCESS;
 }

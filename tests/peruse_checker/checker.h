@@ -117,19 +117,19 @@ struct Event {
 };
 
 enum class Kind {
-  kBadEvent,         // an event number the checker does not know
-  kBadId,            // 0, or the wrong kind of id for the event
-  kBadTransition,    // table 1
-  kIdReused,         // a beginning event on a live id
-  kSpecChanged,      // table 1, last paragraph
-  kBrokenSequence,   // table 2
-  kEnvelope,         // M1
-  kOvertaking,       // M2
-  kPostedOrder,      // M3
-  kMissedMatch,      // M4
-  kNoClaimedMessage, // S2 without a claimed message
-  kNotEnded,         // live at the end of the run (M5 too)
-  kLostEvents,       // the recording buffer overflowed
+  kBadEvent,          // an event number the checker does not know
+  kBadId,             // 0, or the wrong kind of id for the event
+  kBadTransition,     // table 1
+  kIdReused,          // a beginning event on a live id
+  kSpecChanged,       // table 1, last paragraph
+  kBrokenSequence,    // table 2
+  kEnvelope,          // M1
+  kOvertaking,        // M2
+  kPostedOrder,       // M3
+  kMissedMatch,       // M4
+  kNoClaimedMessage,  // S2 without a claimed message
+  kNotEnded,          // live at the end of the run (M5 too)
+  kLostEvents,        // the recording buffer overflowed
 };
 const char* kind_name(Kind k);
 

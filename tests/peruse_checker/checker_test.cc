@@ -120,11 +120,11 @@ std::string dump(const std::vector<Violation>& v) {
   return s;
 }
 
-#define CHECK_CLEAN(stream)                   \
-  do {                                        \
-    auto v_ = (stream).check();               \
-    INFO(dump(v_));                           \
-    CHECK(v_.empty());                        \
+#define CHECK_CLEAN(stream)     \
+  do {                          \
+    auto v_ = (stream).check(); \
+    INFO(dump(v_));             \
+    CHECK(v_.empty());          \
   } while (0)
 
 }  // namespace
@@ -339,7 +339,7 @@ TEST_CASE("matching: envelopes, non-overtaking, posted order, missed matches") {
   }
   SUBCASE("missed matches in both directions") {
     Stream s;
-    s.post(R(1), 1, 5, S(1)).unexpected(M(1), 1, 5, S(2));  // M(1) should have matched R(1)
+    s.post(R(1), 1, 5, S(1)).unexpected(M(1), 1, 5, S(2));               // M(1) should have matched R(1)
     s.unexpected(M(2), 2, 7, S(3)).post(R(2), MPI_ANY_SOURCE, 7, S(4));  // R(2) should have taken M(2)
     auto v = s.check();
     INFO(dump(v));

@@ -83,9 +83,9 @@ void expect_arrival(MPI_Comm c, int src, int tag) { ++g_expect_arrivals[Key{c, s
     }                                                                                                          \
   } while (0)
 
-#define MPI_OK(call)                                     \
-  do {                                                   \
-    int rc_ = (call);                                    \
+#define MPI_OK(call)                                         \
+  do {                                                       \
+    int rc_ = (call);                                        \
     CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_); \
   } while (0)
 
@@ -161,9 +161,9 @@ enum Slot { kWorld, kDupA, kDupB, kSplit, kTemp, kNumSlots };
 const char* const kSlotNames[] = {"WORLD", "dupA", "dupB", "split", "temp"};
 
 struct CommInfo {
-  MPI_Comm comm = MPI_COMM_NULL;  // this rank's handle, MPI_COMM_NULL if not a member
-  std::vector<int> color;         // per world rank, -1: not a member
-  std::vector<int> rank_of;       // world rank -> rank in its communicator
+  MPI_Comm comm = MPI_COMM_NULL;            // this rank's handle, MPI_COMM_NULL if not a member
+  std::vector<int> color;                   // per world rank, -1: not a member
+  std::vector<int> rank_of;                 // world rank -> rank in its communicator
   std::map<int, std::vector<int>> members;  // colour -> world ranks in rank order
   bool exists = false;
   bool watched = false;  // registered by the recorder itself (not by propagation)
@@ -205,11 +205,24 @@ void check_layout(const CommInfo& c, const char* what) {
 // ---------------------------------------------------------------- the plan
 
 enum SendKind {
-  kSend, kSsend, kRsend, kBsend, kIsend, kIssend, kIrsend, kIbsend, kIsendFree, kIbsendFree,
-  kSendInit, kSsendInit, kRsendInit, kBsendInit, kNumSendKinds
+  kSend,
+  kSsend,
+  kRsend,
+  kBsend,
+  kIsend,
+  kIssend,
+  kIrsend,
+  kIbsend,
+  kIsendFree,
+  kIbsendFree,
+  kSendInit,
+  kSsendInit,
+  kRsendInit,
+  kBsendInit,
+  kNumSendKinds
 };
-const char* const kSendNames[] = {"Send",     "Ssend",       "Rsend",       "Bsend",     "Isend",
-                                  "Issend",   "Irsend",      "Ibsend",      "Isend+free", "Ibsend+free",
+const char* const kSendNames[] = {"Send",      "Ssend",      "Rsend",      "Bsend",      "Isend",
+                                  "Issend",    "Irsend",     "Ibsend",     "Isend+free", "Ibsend+free",
                                   "Send_init", "Ssend_init", "Rsend_init", "Bsend_init"};
 
 enum RecvKind { kIrecv, kRecvInit, kIrecvCancel, kRecv, kIrecvLate, kProbe, kIprobe, kMprobe, kImprobe, kNumRecvKinds };
@@ -310,8 +323,8 @@ std::vector<Msg> make_plan(Rng& g, int round, std::map<int, Group>& groups) {
     m.send_kind = kinds[size_t(g.below(int(kinds.size())))];
     if (g_skip_free && m.send_kind == kIsendFree) m.send_kind = kIsend;
     if (g_skip_free && m.send_kind == kIbsendFree) m.send_kind = kIbsend;
-    bool buffered = m.send_kind == kBsend || m.send_kind == kIbsend || m.send_kind == kIbsendFree ||
-                    m.send_kind == kBsendInit;
+    bool buffered =
+        m.send_kind == kBsend || m.send_kind == kIbsend || m.send_kind == kIbsendFree || m.send_kind == kBsendInit;
     if (buffered) {
       long need = long(m.size) + MPI_BSEND_OVERHEAD;
       if (bsend_used[size_t(m.src_w)] + need > kBsendBudget) m.send_kind = kIsend;
@@ -332,7 +345,7 @@ struct RecvRecord {
 
 struct Pending {
   MPI_Request req;
-  int record;     // RecvRecord index, -1 for sends and the rest
+  int record;            // RecvRecord index, -1 for sends and the rest
   bool persistent_free;  // a one-shot persistent request: free it once complete
 };
 
@@ -350,7 +363,7 @@ struct Round {
   std::vector<Pending> pending;
   std::vector<std::vector<uint8_t>> send_bufs;
   std::vector<std::vector<uint8_t>> scratch;  // kept alive until the round ends
-  std::vector<int> received;  // per plan index: times received
+  std::vector<int> received;                  // per plan index: times received
   long post_seq = 0;
   Stats& stats;
 
@@ -387,7 +400,8 @@ struct Round {
     MPI_Get_count(&st, MPI_BYTE, &count);
     CHECK(count == m.size, "msg %d: %d bytes received, %d sent", idx, count, m.size);
     if (count == m.size) {
-      uint64_t got = checksum(rec.buf.data(), size_t(m.size)), want = expected_checksum(size_t(m.size), msg_key(round, idx));
+      uint64_t got = checksum(rec.buf.data(), size_t(m.size)),
+               want = expected_checksum(size_t(m.size), msg_key(round, idx));
       CHECK(got == want, "msg %d (%d B, %s -> %s, comm %s): checksum %016llx, expected %016llx", idx, m.size,
             kSendNames[m.send_kind], kRecvNames[own.recv_kind], kSlotNames[m.slot], (unsigned long long)got,
             (unsigned long long)want);
@@ -566,7 +580,8 @@ struct Round {
     }
     int count = -1;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    CHECK(count == self_size && checksum(b.data(), size_t(count)) == expected_checksum(size_t(count), msg_key(round, 999)),
+    CHECK(count == self_size &&
+              checksum(b.data(), size_t(count)) == expected_checksum(size_t(count), msg_key(round, 999)),
           "self message on MPI_COMM_SELF: %d bytes, expected %d, or bad data", count, self_size);
   }
 
@@ -640,8 +655,7 @@ struct Round {
           MPI_OK(MPI_Imrecv(rec.buf.data(), cap, MPI_BYTE, &msg, &req));
           pending.push_back({req, r, false});
           break;
-        default:
-          CHECK(false, "bad late receive kind %d", m.recv_kind);
+        default: CHECK(false, "bad late receive kind %d", m.recv_kind);
       }
     }
   }
@@ -665,9 +679,7 @@ struct Round {
       }
     };
     switch (method) {
-      case 0:
-        MPI_OK(MPI_Waitall(ni, reqs.data(), st.data()));
-        break;
+      case 0: MPI_OK(MPI_Waitall(ni, reqs.data(), st.data())); break;
       case 1:
         for (int i = 0; i != MPI_UNDEFINED;) {
           MPI_Status s;
@@ -675,9 +687,7 @@ struct Round {
           if (i != MPI_UNDEFINED) st[size_t(i)] = s;
         }
         break;
-      case 2:
-        some(MPI_Waitsome);
-        break;
+      case 2: some(MPI_Waitsome); break;
       case 3: {
         int flag = 0;
         while (!flag) MPI_OK(MPI_Testall(ni, reqs.data(), &flag, st.data()));
@@ -690,9 +700,7 @@ struct Round {
           if (flag && i != MPI_UNDEFINED) st[size_t(i)] = s;
         }
         break;
-      case 5:
-        some(MPI_Testsome);
-        break;
+      case 5: some(MPI_Testsome); break;
       case 6:
         for (size_t k = n; k-- > 0;) MPI_OK(MPI_Wait(&reqs[k], &st[k]));
         break;
@@ -880,7 +888,8 @@ int main(int argc, char** argv) {
   CHECK(rc == PERUSE_SUCCESS, "watch(MPI_COMM_SELF) returned %d", rc);
 
   // The long-lived communicators.
-  std::vector<int> zeros(static_cast<size_t>(g_size), 0), ids(static_cast<size_t>(g_size)), colors(static_cast<size_t>(g_size)), keys(static_cast<size_t>(g_size));
+  std::vector<int> zeros(static_cast<size_t>(g_size), 0), ids(static_cast<size_t>(g_size)),
+      colors(static_cast<size_t>(g_size)), keys(static_cast<size_t>(g_size));
   for (int w = 0; w < g_size; ++w) {
     ids[size_t(w)] = w;
     colors[size_t(w)] = w % 2;

@@ -99,7 +99,8 @@ std::string reader(Pair& pair, uint32_t count, uint32_t* boxed) {
       pop(ring, data.data(), data.size());
     }
     std::string problem = header_problem(h, 0, seq);
-    if (problem.empty() && data != pattern(0, seq, h.payload)) problem = "packet " + std::to_string(seq) + ": wrong bytes";
+    if (problem.empty() && data != pattern(0, seq, h.payload))
+      problem = "packet " + std::to_string(seq) + ": wrong bytes";
     if (!problem.empty()) return problem;
     boxes.done();
   }

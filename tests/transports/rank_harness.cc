@@ -84,8 +84,7 @@ void FakeExchange::commit() {
   for (int i = 0; i < board_->pending_of[rank_]; ++i) {
     const Board::Entry& entry = board_->pending[rank_][i];
     int slot = 0;
-    while (slot < board_->entries_of[rank_] &&
-           std::strcmp(board_->entries[rank_][slot].key, entry.key) != 0) {
+    while (slot < board_->entries_of[rank_] && std::strcmp(board_->entries[rank_][slot].key, entry.key) != 0) {
       ++slot;
     }
     if (slot == kMaxKeys) throw RankFailure("FakeExchange: too many keys");

@@ -25,12 +25,12 @@ class RankFailure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-#define RANK_CHECK(cond)                                                                   \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
+#define RANK_CHECK(cond)                                                                        \
+  do {                                                                                          \
+    if (!(cond)) {                                                                              \
       throw ::sonde::test::RankFailure(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
-                                       ": RANK_CHECK(" #cond ") failed");                 \
-    }                                                                                      \
+                                       ": RANK_CHECK(" #cond ") failed");                       \
+    }                                                                                           \
   } while (0)
 
 class FakeExchange final : public transport::Exchange {
@@ -71,8 +71,7 @@ struct RunResult {
 };
 
 // Runs body(exchange) on `ranks` ranks; exchange.rank() tells which.
-RunResult run_ranks(int ranks, const std::function<void(FakeExchange&)>& body,
-                    Launch launch = Launch::kProcesses,
+RunResult run_ranks(int ranks, const std::function<void(FakeExchange&)>& body, Launch launch = Launch::kProcesses,
                     std::chrono::seconds timeout = std::chrono::seconds(60));
 
 // A job id nobody else uses: tests run in parallel and may leave nothing

@@ -47,11 +47,22 @@ TEST_CASE("shm full ring and busy fast boxes refuse the fast path, hold queued i
           RANK_CHECK(handed < ring - ring_fit * (sizeof(PacketHeader) + kPayload));  // only the leftover room
           RANK_CHECK(!shm->try_send_now(1, make_header(0, seq + 6, 0), nullptr));
           ex.fence();
-          wait_until(ex, [&] { shm->progress(in); return shm.all_handed(); }, "queued items to drain");
+          wait_until(
+              ex,
+              [&] {
+                shm->progress(in);
+                return shm.all_handed();
+              },
+              "queued items to drain");
         } else {
           ex.fence();
-          wait_until(ex, [&] { shm->progress(in); return in.received_from(0) == fit + 6; },
-                     "every packet, in order");
+          wait_until(
+              ex,
+              [&] {
+                shm->progress(in);
+                return in.received_from(0) == fit + 6;
+              },
+              "every packet, in order");
         }
       });
       CHECK_MESSAGE(run.ok, run.report);
@@ -61,8 +72,7 @@ TEST_CASE("shm full ring and busy fast boxes refuse the fast path, hold queued i
 
 // Every rank queues `count` messages of `bytes` to every other rank before
 // anyone receives, then progresses until everything is handed and received.
-void flood_each_other(FakeExchange& ex, const std::string& job, size_t ring, uint32_t count,
-                      uint64_t bytes) {
+void flood_each_other(FakeExchange& ex, const std::string& job, size_t ring, uint32_t count, uint64_t bytes) {
   Endpoint shm(make_shm(ex, job, ring));
   const int me = ex.rank();
   CheckingDelivery in(ex.size());
@@ -77,7 +87,13 @@ void flood_each_other(FakeExchange& ex, const std::string& job, size_t ring, uin
     }
     return shm.all_handed();
   };
-  wait_until(ex, [&] { shm->progress(in); return done(); }, "all messages both ways");
+  wait_until(
+      ex,
+      [&] {
+        shm->progress(in);
+        return done();
+      },
+      "all messages both ways");
   ex.fence();  // nobody leaves while a peer still has an item of ours to drain
 }
 
@@ -98,8 +114,8 @@ TEST_CASE("shm all-to-all flood among four ranks completes") {
 
 TEST_CASE("shm mutual flood with both ranks as threads of one process") {
   const std::string job = unique_job_id();
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) { flood_each_other(ex, job, kSmallRing, 4, 200000); },
-                            Launch::kThreads);
+  RunResult run = run_ranks(
+      2, [&](FakeExchange& ex) { flood_each_other(ex, job, kSmallRing, 4, 200000); }, Launch::kThreads);
   CHECK_MESSAGE(run.ok, run.report);
 }
 

@@ -32,8 +32,11 @@ uint64_t random_size(std::mt19937_64& random) {
     case 0: return 0;
     case 1: return kFastBoxPayload - random() % 2;
     case 2: return kFastBoxPayload + 1 + random() % 2;
-    case 3: case 4: case 5: return random() % (kFastBoxPayload + 1);
-    case 6: case 7: return kFastBoxPayload + random() % 8000;
+    case 3:
+    case 4:
+    case 5: return random() % (kFastBoxPayload + 1);
+    case 6:
+    case 7: return kFastBoxPayload + random() % 8000;
     case 8: return random() % 64;
     default: return random() % 150000;
   }
@@ -46,10 +49,18 @@ struct Send {
   uint64_t bytes;
   int path;  // 0: try_send_now, 1: queued contiguous, 2: queued through pack()
 };
-const Send kOpening[] = {{10, 0},   {5000, 0},           {0, 0},
-                         {3000, 2}, {20, 1},             {kFastBoxPayload, 0},
-                         {kFastBoxPayload + 1, 0}, {0, 1}, {700, 2},
-                         {1, 0},    {200000, 1},         {kFastBoxPayload, 2},
+const Send kOpening[] = {{10, 0},
+                         {5000, 0},
+                         {0, 0},
+                         {3000, 2},
+                         {20, 1},
+                         {kFastBoxPayload, 0},
+                         {kFastBoxPayload + 1, 0},
+                         {0, 1},
+                         {700, 2},
+                         {1, 0},
+                         {200000, 1},
+                         {kFastBoxPayload, 2},
                          {5, 0}};
 
 // Both ranks send `count` random packets each way (rank 0 starts with
@@ -110,17 +121,16 @@ TEST_CASE("shm random mix with a per-job seed") {
 TEST_CASE("shm random mix with both ranks as threads of one process") {
   // TSan sees each rank's transport state, not the shared segments (above).
   const std::string job = unique_job_id();
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) { random_mix(ex, job, kSmallRing, 7, 300); },
-                            Launch::kThreads);
+  RunResult run = run_ranks(
+      2, [&](FakeExchange& ex) { random_mix(ex, job, kSmallRing, 7, 300); }, Launch::kThreads);
   CHECK_MESSAGE(run.ok, run.report);
 }
 
 TEST_CASE("shm ranks need not agree on fast boxes") {
   // Rank 0 sends everything through the ring, rank 1 uses boxes; both read both.
   const std::string job = unique_job_id();
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) {
-    random_mix(ex, job, kSmallRing, 11, 300, /*my_boxes=*/ex.rank() == 1);
-  });
+  RunResult run =
+      run_ranks(2, [&](FakeExchange& ex) { random_mix(ex, job, kSmallRing, 11, 300, /*my_boxes=*/ex.rank() == 1); });
   CHECK_MESSAGE(run.ok, run.report);
 }
 
@@ -152,7 +162,13 @@ TEST_CASE("shm fast boxes are reused across many wraps, with ring packets betwee
       } else {
         seq += burst + 1;
         ex.fence();
-        wait_until(ex, [&] { shm->progress(in); return in.received_from(0) == seq; }, "the round's packets");
+        wait_until(
+            ex,
+            [&] {
+              shm->progress(in);
+              return in.received_from(0) == seq;
+            },
+            "the round's packets");
         RANK_CHECK(shm->progress(in) == 0);
         ex.fence();
       }
@@ -176,9 +192,21 @@ TEST_CASE("shm streams many thousands of box-sized packets each way while both r
       data.resize(bytes);
       fill_pattern(data.data(), me, seq, 0, bytes);
       const PacketHeader h = make_header(me, seq, bytes);
-      wait_until(ex, [&] { shm->progress(in); return shm->try_send_now(peer, h, data.data()); }, "room to send");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return shm->try_send_now(peer, h, data.data());
+          },
+          "room to send");
     }
-    wait_until(ex, [&] { shm->progress(in); return in.received_from(peer) == kCount; }, "every packet");
+    wait_until(
+        ex,
+        [&] {
+          shm->progress(in);
+          return in.received_from(peer) == kCount;
+        },
+        "every packet");
     ex.fence();
   });
   CHECK_MESSAGE(run.ok, run.report);
@@ -202,11 +230,19 @@ TEST_CASE("shm reader polling while box and ring packets alternate takes neither
         const PacketHeader ring = make_header(0, seq + 1, kFastBoxPayload + 1 + seq % 99);
         fill_pattern(small.data(), 0, seq, 0, box.payload);
         fill_pattern(large.data(), 0, seq + 1, 0, ring.payload);
-        wait_until(ex, [&] { return shm->try_send_now(1, box, small.data()); }, "a free box");
-        wait_until(ex, [&] { return shm->try_send_now(1, ring, large.data()); }, "room in the ring");
+        wait_until(
+            ex, [&] { return shm->try_send_now(1, box, small.data()); }, "a free box");
+        wait_until(
+            ex, [&] { return shm->try_send_now(1, ring, large.data()); }, "room in the ring");
       }
     } else {
-      wait_until(ex, [&] { shm->progress(in); return in.received_from(0) == 2 * kPairs; }, "every packet in turn");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return in.received_from(0) == 2 * kPairs;
+          },
+          "every packet in turn");
     }
     ex.fence();
   });
@@ -261,13 +297,25 @@ TEST_CASE("shm keeps a box busy until on_payload_done, then reuses it") {
       const uint32_t total = seq + 3 * kFastBoxes;
       CheckingDelivery none(2);  // rank 1 sends nothing
       while (seq < total) {
-        wait_until(ex, [&] { shm->progress(none); return send(); }, "room again");
+        wait_until(
+            ex,
+            [&] {
+              shm->progress(none);
+              return send();
+            },
+            "room again");
       }
       ex.fence();
     } else {
       const uint32_t ring_fit = static_cast<uint32_t>(kSmallRing / (sizeof(PacketHeader) + kPayload));
       const uint32_t total = kFastBoxes + ring_fit + 3 * kFastBoxes;
-      wait_until(ex, [&] { shm->progress(in); return in.received_from(0) == total; }, "every packet, intact");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return in.received_from(0) == total;
+          },
+          "every packet, intact");
       ex.fence();
     }
   });
@@ -307,11 +355,21 @@ TEST_CASE("shm packets sent from inside delivery callbacks keep their sequence")
         shm.send(0, 1, seq, random_size(random) % 3000, /*fast=*/true);
         shm->progress(in);
       }
-      wait_until(ex, [&] { shm->progress(in); return shm.all_handed() && in.received_from(1) == kCount; },
-                 "every echo");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return shm.all_handed() && in.received_from(1) == kCount;
+          },
+          "every echo");
     } else {
-      wait_until(ex, [&] { shm->progress(in); return shm.all_handed() && in.received_from(0) == kCount; },
-                 "every packet echoed");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return shm.all_handed() && in.received_from(0) == kCount;
+          },
+          "every packet echoed");
     }
     ex.fence();
   });
@@ -332,8 +390,13 @@ TEST_CASE("SONDE_SHM_FAST_BOXES=0 sends everything through the ring") {
       ex.fence();
     } else {
       ex.fence();
-      wait_until(ex, [&] { shm->progress(in); return in.received_from(0) == kSmallRing / sizeof(PacketHeader); },
-                 "every packet");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return in.received_from(0) == kSmallRing / sizeof(PacketHeader);
+          },
+          "every packet");
     }
     ex.fence();
   });

@@ -21,8 +21,7 @@ inline std::vector<int> ranks_upto(int n) {
 
 inline std::unique_ptr<transport::Transport> make_shm(FakeExchange& exchange, const std::string& job,
                                                       size_t ring_bytes = transport::shm::kRingBytes,
-                                                      std::vector<int> local = {},
-                                                      bool fast_boxes = true) {
+                                                      std::vector<int> local = {}, bool fast_boxes = true) {
   transport::ShmConfig config;
   config.my_rank = exchange.rank();
   config.local_ranks = local.empty() ? ranks_upto(exchange.size()) : std::move(local);
@@ -36,8 +35,7 @@ inline std::unique_ptr<transport::Transport> make_shm(FakeExchange& exchange, co
 // outlive the transport (its destructor unlinks them), so it goes first.
 class Endpoint {
  public:
-  explicit Endpoint(std::unique_ptr<transport::Transport> transport)
-      : transport_(std::move(transport)) {}
+  explicit Endpoint(std::unique_ptr<transport::Transport> transport) : transport_(std::move(transport)) {}
 
   transport::Transport* operator->() { return transport_.get(); }
   transport::Transport& operator*() { return *transport_; }

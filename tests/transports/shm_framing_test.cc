@@ -16,10 +16,10 @@ constexpr size_t kSmallRing = transport::shm::kRingSizes[0];
 constexpr uint32_t kBoxes = transport::shm::kFastBoxes;
 
 std::vector<uint64_t> framing_sizes() {
-  std::vector<uint64_t> sizes = {0,    1,    2,    7,     47,    48,    49,    200,       207,
-                                 208,  209,  255,  256,   1000,  4047,  4048,  4049,      4095,
-                                 4096, 4097, 4143, 10000, 65487, 65488, 65535, 65536,     65537,
-                                 0,    0,    3,    131075, 1 << 20, 0,   5,     (1 << 20) - 1};
+  std::vector<uint64_t> sizes = {0,    1,    2,    7,      47,      48,    49,    200,          207,
+                                 208,  209,  255,  256,    1000,    4047,  4048,  4049,         4095,
+                                 4096, 4097, 4143, 10000,  65487,   65488, 65535, 65536,        65537,
+                                 0,    0,    3,    131075, 1 << 20, 0,     5,     (1 << 20) - 1};
   std::mt19937_64 random(42);
   for (int i = 0; i < 60; ++i) {
     int bits = static_cast<int>(random() % 21);  // log-uniform up to 1 MiB
@@ -64,8 +64,8 @@ TEST_CASE("shm framing holds with both ranks as threads of one process") {
   // through its own mapping, at another address (fast_box_protocol_test
   // covers the ordering over a single mapping).
   const std::string job = unique_job_id();
-  RunResult run = run_ranks(2, [&](FakeExchange& ex) { exchange_all_sizes(ex, job, kSmallRing); },
-                            Launch::kThreads);
+  RunResult run = run_ranks(
+      2, [&](FakeExchange& ex) { exchange_all_sizes(ex, job, kSmallRing); }, Launch::kThreads);
   CHECK_MESSAGE(run.ok, run.report);
 }
 
@@ -82,13 +82,30 @@ TEST_CASE("shm keeps FIFO order between try_send_now and queued items") {
       RANK_CHECK(!shm->try_send_now(1, make_header(0, 2, 10), next.data()));
       shm.enqueue(0, 1, 2, 10);
       shm.enqueue(0, 1, 3, 3000, /*contiguous=*/false);
-      wait_until(ex, [&] { shm->progress(in); return shm.all_handed(); }, "queued items handed over");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return shm.all_handed();
+          },
+          "queued items handed over");
       // Queue empty again: the fast path is open (once the ring has room).
       auto last = pattern(0, 4, 0);
-      wait_until(ex, [&] { shm->progress(in); return shm->try_send_now(1, make_header(0, 4, 0), last.data()); },
-                 "the fast path to reopen");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return shm->try_send_now(1, make_header(0, 4, 0), last.data());
+          },
+          "the fast path to reopen");
     } else {
-      wait_until(ex, [&] { shm->progress(in); return in.received_from(0) == 5; }, "5 packets in order");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return in.received_from(0) == 5;
+          },
+          "5 packets in order");
     }
     ex.fence();
   });
@@ -113,16 +130,34 @@ TEST_CASE("shm dequeue removes unstarted items and refuses started ones") {
       RANK_CHECK(shm->dequeue(1, &dropped));
       RANK_CHECK(!shm->dequeue(1, &dropped));
       ex.fence();  // let the receiver read
-      wait_until(ex, [&] { shm->progress(in); return big.handed > 0; }, "the big item to start");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return big.handed > 0;
+          },
+          "the big item to start");
       RANK_CHECK(!big.handed_over);
       RANK_CHECK(!shm->dequeue(1, &big));
-      wait_until(ex, [&] { shm->progress(in); return shm.all_handed(); }, "the rest handed over");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return shm.all_handed();
+          },
+          "the rest handed over");
       RANK_CHECK(!dropped.handed_over && dropped.first_bytes == 0);
       ex.fence();
     } else {
       ex.fence();
       const uint32_t expected = kBoxes + kSmallRing / sizeof(PacketHeader) + 2;
-      wait_until(ex, [&] { shm->progress(in); return in.received_from(0) == expected; }, "all but the dropped packet");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return in.received_from(0) == expected;
+          },
+          "all but the dropped packet");
       ex.fence();
       RANK_CHECK(shm->progress(in) == 0);
     }

@@ -74,8 +74,9 @@ TEST_CASE("shm read_remote returns false for unmapped addresses and for a peer t
     }
     ex.fence();
     if (ex.rank() == 1) return;  // exits: its pid stops naming a live address space
-    wait_until(ex, [&] { return !shm->read_remote(1, remote, dst.data(), dst.size()); },
-               "read_remote to fail once the peer is gone");
+    wait_until(
+        ex, [&] { return !shm->read_remote(1, remote, dst.data(), dst.size()); },
+        "read_remote to fail once the peer is gone");
     CheckingDelivery in(2);
     RANK_CHECK(shm->progress(in) == 0);  // nothing else broke
   });
@@ -165,8 +166,8 @@ TEST_CASE("shm write_remote returns false for unmapped or read-only addresses an
     const std::vector<uint8_t> source = pattern(0, 4, 2 * page);
     if (ex.rank() == 0) {
       RANK_CHECK(shm->write_remote(1, remote, source.data(), page));
-      RANK_CHECK(!shm->write_remote(1, 16, source.data(), page));  // nothing mapped there
-      RANK_CHECK(!shm->write_remote(1, remote + page, source.data(), 8));  // read-only
+      RANK_CHECK(!shm->write_remote(1, 16, source.data(), page));              // nothing mapped there
+      RANK_CHECK(!shm->write_remote(1, remote + page, source.data(), 8));      // read-only
       RANK_CHECK(!shm->write_remote(1, remote + 2 * page, source.data(), 8));  // inaccessible
       // Starts writable, runs into the read-only page: false, not a partial success.
       RANK_CHECK(!shm->write_remote(1, remote + page / 2, source.data(), page));
@@ -178,8 +179,9 @@ TEST_CASE("shm write_remote returns false for unmapped or read-only addresses an
       for (size_t i = 0; i < page; ++i) RANK_CHECK(area[page + i] == 0);
       return;  // exits: its pid stops naming a live address space
     }
-    wait_until(ex, [&] { return !shm->write_remote(1, remote, source.data(), 8); },
-               "write_remote to fail once the peer is gone");
+    wait_until(
+        ex, [&] { return !shm->write_remote(1, remote, source.data(), 8); },
+        "write_remote to fail once the peer is gone");
     CheckingDelivery in(2);
     RANK_CHECK(shm->progress(in) == 0);  // nothing else broke
   });

@@ -92,7 +92,13 @@ TEST_CASE("shm wire-up includes ranks alone on their host") {
       const int peer = 1 - ex.rank();
       RANK_CHECK(shm->reaches(peer) && !shm->reaches(2));
       shm.send(ex.rank(), peer, 0, 1000, /*fast=*/true);
-      wait_until(ex, [&] { shm->progress(in); return in.received_from(peer) == 1; }, "one packet");
+      wait_until(
+          ex,
+          [&] {
+            shm->progress(in);
+            return in.received_from(peer) == 1;
+          },
+          "one packet");
     }
     ex.fence();
   });

@@ -51,17 +51,15 @@ inline PacketHeader make_header(int sender, uint32_t seq, uint64_t payload) {
 inline std::string header_problem(const PacketHeader& h, int sender, uint32_t seq) {
   PacketHeader want = make_header(sender, seq, h.payload);
   if (std::memcmp(&h, &want, sizeof h) == 0 && h.payload == h.total) return {};
-  return "packet from " + std::to_string(sender) + ": got seq " + std::to_string(h.tag) +
-         " payload " + std::to_string(h.payload) + ", expected seq " + std::to_string(seq) +
-         " (or a torn header)";
+  return "packet from " + std::to_string(sender) + ": got seq " + std::to_string(h.tag) + " payload " +
+         std::to_string(h.payload) + ", expected seq " + std::to_string(seq) + " (or a torn header)";
 }
 
 // A queued packet with a pattern payload, read through the contiguous
 // pointer or through pack(); checks the callback order transport.h promises.
 class TestItem final : public SendItem {
  public:
-  TestItem(int sender, uint32_t seq, uint64_t bytes, bool contiguous)
-      : data_(pattern(sender, seq, bytes)) {
+  TestItem(int sender, uint32_t seq, uint64_t bytes, bool contiguous) : data_(pattern(sender, seq, bytes)) {
     header = make_header(sender, seq, bytes);
     if (contiguous) payload = data_.data();
   }
@@ -115,8 +113,7 @@ class CheckingDelivery final : public transport::Delivery {
     std::string problem = header_problem(h, peer, next_[peer]);
     if (!problem.empty()) throw RankFailure(problem);
     open_[peer] = true;
-    bool contiguous = sinks_ == Sinks::kContiguous ||
-                      (sinks_ == Sinks::kAlternate && next_[peer] % 2 == 0);
+    bool contiguous = sinks_ == Sinks::kContiguous || (sinks_ == Sinks::kAlternate && next_[peer] % 2 == 0);
     sink_[peer].reset(peer, h, contiguous);
     return &sink_[peer];
   }
@@ -162,8 +159,7 @@ class CheckingDelivery final : public transport::Delivery {
       RANK_CHECK(offset == received && n > 0 && offset + n <= expected);
       for (size_t i = 0; i < n; ++i) {
         if (bytes[i] != pattern_byte(sender, seq, offset + i)) {
-          throw RankFailure("unpacked packet " + std::to_string(seq) + ": wrong byte at " +
-                            std::to_string(offset + i));
+          throw RankFailure("unpacked packet " + std::to_string(seq) + ": wrong byte at " + std::to_string(offset + i));
         }
       }
       received += n;

@@ -44,8 +44,7 @@ struct Options {
 int rank_for_messages = -1;
 
 [[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "wireup_probe: rank %d: CHECK FAILED: %s\n", rank_for_messages,
-               what.c_str());
+  std::fprintf(stderr, "wireup_probe: rank %d: CHECK FAILED: %s\n", rank_for_messages, what.c_str());
   std::exit(10);
 }
 
@@ -161,8 +160,7 @@ void exchange(sonde::Wireup& w) {
   w.commit();
   w.fence(false);
   for (int p = (r + 1) % n, i = 0; i < n; ++i, p = (p + 1) % n) {
-    check(w.get(p, "probe.round2") == "second-" + std::to_string(p),
-          "round-2 value of rank " + std::to_string(p));
+    check(w.get(p, "probe.round2") == "second-" + std::to_string(p), "round-2 value of rank " + std::to_string(p));
     check(!w.get(p, "probe.never-put-2").has_value(), "round 2: a key nobody put has a value");
   }
 }
@@ -225,8 +223,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   // Lets a test time how fast the launcher reacts, from this moment on.
-  if (!o.info_dir.empty() &&
-      (r == o.exit_rank || r == o.kill_rank || r == o.abort_rank || r == o.no_finalize_rank)) {
+  if (!o.info_dir.empty() && (r == o.exit_rank || r == o.kill_rank || r == o.abort_rank || r == o.no_finalize_rank)) {
     std::ofstream(o.info_dir + "/failing") << r << "\n";
   }
   if (r == o.exit_rank) std::exit(o.exit_code);

@@ -32,14 +32,12 @@ int remove_job_shm(const std::string& job_id, const std::string& shm_dir) {
 
 std::string make_private_tmpdir() {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl =
-      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/sonde-mpiexec-XXXXXX";
+  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/sonde-mpiexec-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   // mkdtemp makes it mode 0700.
   if (mkdtemp(buf.data()) == nullptr) {
-    throw std::runtime_error("cannot create a private directory " + tmpl + ": " +
-                             std::strerror(errno));
+    throw std::runtime_error("cannot create a private directory " + tmpl + ": " + std::strerror(errno));
   }
   return buf.data();
 }

@@ -192,8 +192,7 @@ JobMessage JobMessage::decode(std::string_view payload) {
   j.size = r.i32();
   j.hostnames = r.strings();
   uint32_t nodes = r.u32();
-  if (nodes != j.hostnames.size() || j.size < 1 ||
-      j.apps.back().first + j.apps.back().size != j.size) {
+  if (nodes != j.hostnames.size() || j.size < 1 || j.apps.back().first + j.apps.back().size != j.size) {
     throw ProtocolError("inconsistent job description");
   }
   std::vector<bool> seen(static_cast<size_t>(j.size), false);
@@ -285,8 +284,7 @@ int connect_first(const std::vector<std::string>& endpoints, int timeout_ms, std
     size_t colon = ep.rfind(':');
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    if (colon == std::string::npos ||
-        inet_pton(AF_INET, ep.substr(0, colon).c_str(), &a.sin_addr) != 1) {
+    if (colon == std::string::npos || inet_pton(AF_INET, ep.substr(0, colon).c_str(), &a.sin_addr) != 1) {
       *error = "bad address " + ep;
       continue;
     }

@@ -25,19 +25,19 @@ namespace sonde::mpiexec {
 
 enum class Msg : uint8_t {
   // daemon -> mpiexec
-  kHello = 1,   // token, daemon index, host name, pid, machine identity
-  kOutput,      // rank, stream (1 stdout, 2 stderr), bytes; empty bytes: end of stream
-  kExited,      // rank, wait status, exec errno, connected, finalized
-  kAbort,       // rank, status, message
-  kFence,       // sequence number, this host's PMIx fence contribution
-  kFailure,     // exit code, message: the daemon cannot go on (it ends its ranks)
+  kHello = 1,  // token, daemon index, host name, pid, machine identity
+  kOutput,     // rank, stream (1 stdout, 2 stderr), bytes; empty bytes: end of stream
+  kExited,     // rank, wait status, exec errno, connected, finalized
+  kAbort,      // rank, status, message
+  kFence,      // sequence number, this host's PMIx fence contribution
+  kFailure,    // exit code, message: the daemon cannot go on (it ends its ranks)
   // mpiexec -> daemon
-  kJob,         // everything needed to start the host's ranks (JobMessage)
-  kFenceDone,   // sequence number, every host's contributions concatenated
-  kSignal,      // signal number to forward to the ranks
-  kTerminate,   // SIGTERM the ranks, SIGKILL a second later
-  kShutdown,    // the job is over (or, before kJob: another daemon serves this
-                // machine): clean up and exit
+  kJob,        // everything needed to start the host's ranks (JobMessage)
+  kFenceDone,  // sequence number, every host's contributions concatenated
+  kSignal,     // signal number to forward to the ranks
+  kTerminate,  // SIGTERM the ranks, SIGKILL a second later
+  kShutdown,   // the job is over (or, before kJob: another daemon serves this
+               // machine): clean up and exit
   // both ways
   kHeartbeat,
   // Direct modex (a PMIx_Get of a rank on another host without a collecting
@@ -126,14 +126,14 @@ struct JobMessage {
   // directory (relative to cwd, or empty), contiguous rank ranges
   // covering 0..size-1 in order.
   std::vector<App> apps;
-  std::vector<std::string> env;   // the ranks' base environment (mpiexec's, filtered)
-  std::string cwd;                // the ranks' working directory (mpiexec's)
+  std::vector<std::string> env;  // the ranks' base environment (mpiexec's, filtered)
+  std::string cwd;               // the ranks' working directory (mpiexec's)
   // Each daemon places and binds its own ranks from its own topology.
   BindPolicy binding;
   bool report_bindings = false;
   std::string launcher;  // mpiexec's name, for the --report-bindings lines
   int size = 0;
-  std::vector<std::string> hostnames;      // by node id, as each daemon reported it
+  std::vector<std::string> hostnames;        // by node id, as each daemon reported it
   std::vector<std::vector<int>> node_ranks;  // by node id: its global ranks
   // By daemon index (--node): the node it serves, -1 for a daemon told to
   // go (its machine is another's). Daemons on one machine under several

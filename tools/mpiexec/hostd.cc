@@ -132,8 +132,8 @@ void HostDaemon::direct_modex(int rank, ModexDone done) {
 
 HostDaemon::Rank* HostDaemon::find(int rank) {
   // Ranks are in ascending order (the job message guarantees it).
-  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
-                             [](const auto& r, int want) { return r->rank < want; });
+  auto it =
+      std::lower_bound(ranks_.begin(), ranks_.end(), rank, [](const auto& r, int want) { return r->rank < want; });
   return it != ranks_.end() && (*it)->rank == rank ? it->get() : nullptr;
 }
 
@@ -141,8 +141,7 @@ int HostDaemon::run() {
   std::string error;
   int fd = connect_first(opt_.connect, kConnectTimeoutMs, &error);
   if (fd < 0) {
-    std::fprintf(stderr, "sonde-hostd on %s: cannot reach mpiexec (%s)\n", hostname_.c_str(),
-                 error.c_str());
+    std::fprintf(stderr, "sonde-hostd on %s: cannot reach mpiexec (%s)\n", hostname_.c_str(), error.c_str());
     return 1;
   }
   ch_ = std::make_unique<Channel>(fd);
@@ -201,8 +200,7 @@ bool HostDaemon::wait_for_job(JobMessage* job) {
 
 void HostDaemon::start(const JobMessage& job) {
   job_id_ = job.job_id;
-  if (opt_.node >= static_cast<int>(job.daemon_node.size()) ||
-      job.daemon_node[static_cast<size_t>(opt_.node)] < 0) {
+  if (opt_.node >= static_cast<int>(job.daemon_node.size()) || job.daemon_node[static_cast<size_t>(opt_.node)] < 0) {
     throw std::runtime_error("the job has no node for daemon " + std::to_string(opt_.node));
   }
   const int node = job.daemon_node[static_cast<size_t>(opt_.node)];
@@ -214,8 +212,8 @@ void HostDaemon::start(const JobMessage& job) {
   // The ranks start where the user started mpiexec, if that exists here.
   if (!job.cwd.empty() && chdir(job.cwd.c_str()) != 0) {
     const char* home = env_value(job.env, "HOME");
-    std::fprintf(stderr, "sonde-hostd on %s: no directory %s here; ranks start in %s\n",
-                 hostname_.c_str(), job.cwd.c_str(), home != nullptr ? home : "/");
+    std::fprintf(stderr, "sonde-hostd on %s: no directory %s here; ranks start in %s\n", hostname_.c_str(),
+                 job.cwd.c_str(), home != nullptr ? home : "/");
     if (home == nullptr || chdir(home) != 0) (void)!chdir("/");
   }
   // Each app with ranks here: its directory (relative to the one above) and
@@ -223,9 +221,8 @@ void HostDaemon::start(const JobMessage& job) {
   std::vector<App> apps = job.apps;
   std::vector<std::string> executables(apps.size());
   for (size_t a = 0; a < apps.size(); ++a) {
-    bool here = std::any_of(mine.begin(), mine.end(), [&](int r) {
-      return r >= apps[a].first && r < apps[a].first + apps[a].size;
-    });
+    bool here = std::any_of(mine.begin(), mine.end(),
+                            [&](int r) { return r >= apps[a].first && r < apps[a].first + apps[a].size; });
     if (!here) continue;
     std::string why;
     const char* path = env_value(job.env, "PATH");
@@ -328,8 +325,7 @@ void HostDaemon::report_failure(int code, const std::string& message) {
 
 void HostDaemon::lost(const std::string& why) {
   if (!leaving_) {
-    std::fprintf(stderr, "sonde-hostd on %s: %s; ending this host's ranks\n", hostname_.c_str(),
-                 why.c_str());
+    std::fprintf(stderr, "sonde-hostd on %s: %s; ending this host's ranks\n", hostname_.c_str(), why.c_str());
   }
   leaving_ = true;
   exit_code_ = 1;
@@ -365,8 +361,7 @@ void HostDaemon::loop() {
     if (leaving_ && (running_ == 0 || (give_up_at_ && now >= *give_up_at_))) return;
     if (channel_open) {
       if (now - ch_->last_heard() > limit) {
-        lost("no word from mpiexec for " + std::to_string(static_cast<int>(opt_.heartbeat_limit)) +
-             " s");
+        lost("no word from mpiexec for " + std::to_string(static_cast<int>(opt_.heartbeat_limit)) + " s");
         channel_open = false;
       } else if (now >= next_beat) {
         ch_->send(Msg::kHeartbeat);
@@ -378,8 +373,7 @@ void HostDaemon::loop() {
     owners.clear();
     fds.push_back({signal_fd_, POLLIN, 0});
     fds.push_back({pmix_ ? pmix_->wake_fd() : -1, POLLIN, 0});
-    fds.push_back({channel_open ? ch_->fd() : -1,
-                   static_cast<short>(POLLIN | (ch_->wants_write() ? POLLOUT : 0)), 0});
+    fds.push_back({channel_open ? ch_->fd() : -1, static_cast<short>(POLLIN | (ch_->wants_write() ? POLLOUT : 0)), 0});
     fds.push_back({!stdin_buf_.empty() ? stdin_fd_ : -1, POLLOUT, 0});
     const bool take_output = !channel_open || ch_->queued() < kMaxQueuedOutput;
     for (auto& r : ranks_) {
@@ -478,19 +472,14 @@ void HostDaemon::handle(Msg type, const std::string& payload) {
       write_stdin();
       break;
     }
-    case Msg::kSignal:
-      signal_all(in.i32());
-      break;
-    case Msg::kTerminate:
-      terminate_ranks();
-      break;
+    case Msg::kSignal: signal_all(in.i32()); break;
+    case Msg::kTerminate: terminate_ranks(); break;
     case Msg::kShutdown:
       leaving_ = true;
       if (running_ > 0) signal_all(SIGKILL);
       if (!give_up_at_) give_up_at_ = Clock::now() + kKillGrace;
       break;
-    default:
-      break;  // heartbeats
+    default: break;  // heartbeats
   }
 }
 

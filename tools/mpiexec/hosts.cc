@@ -20,8 +20,8 @@ int parse_slots(const std::string& v, const std::string& where) {
   errno = 0;
   long n = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > kMaxSlots) {
-    throw UsageError(where + ": a slot count must be a number from 1 to " +
-                     std::to_string(kMaxSlots) + ", not '" + v + "'");
+    throw UsageError(where + ": a slot count must be a number from 1 to " + std::to_string(kMaxSlots) + ", not '" + v +
+                     "'");
   }
   return static_cast<int>(n);
 }
@@ -29,8 +29,8 @@ int parse_slots(const std::string& v, const std::string& where) {
 bool valid_host_name(const std::string& n) {
   if (n.empty() || n.size() > 253 || n[0] == '-') return false;
   for (char c : n) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '.' || c == '_';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
     if (!ok) return false;
   }
   return true;
@@ -83,8 +83,7 @@ std::vector<HostSlots> parse_hostfile(const std::string& text, const std::string
   return hosts;
 }
 
-std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn,
-                                   MapBy map_by) {
+std::vector<Placement> place_ranks(const std::vector<HostSlots>& hosts, int ranks, int ppn, MapBy map_by) {
   std::vector<Placement> out;
   std::vector<int> slots;
   for (const auto& h : hosts) {

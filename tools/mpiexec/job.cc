@@ -69,8 +69,8 @@ void Job::finalized(int rank) {
 
 void Job::aborted(int rank, int status, const std::string& message) {
   int code = (status > 0 && status < 256) ? status : 1;
-  fail(code, "rank " + std::to_string(rank) + " called abort with status " +
-                 std::to_string(status) + (message.empty() ? "" : ": " + message));
+  fail(code, "rank " + std::to_string(rank) + " called abort with status " + std::to_string(status) +
+                 (message.empty() ? "" : ": " + message));
 }
 
 bool Job::fail(int exit_code, const std::string& message) {
@@ -102,7 +102,8 @@ int Job::run() {
   gethostname(host, sizeof host - 1);
   std::vector<int> all(static_cast<size_t>(spec_.ranks));
   for (int r = 0; r < spec_.ranks; ++r) all[static_cast<size_t>(r)] = r;
-  std::vector<cpu_set_t> masks = host_binding_masks(spec_.binding, all, spec_.report_bindings, spec_.program_name, host);
+  std::vector<cpu_set_t> masks =
+      host_binding_masks(spec_.binding, all, spec_.report_bindings, spec_.program_name, host);
 
   host_ = std::make_unique<PmixHost>(spec_.tmpdir, this);
   JobLayout layout;
@@ -170,8 +171,8 @@ void Job::spawn(int rank, const std::vector<std::string>& env, const void* cpu_m
 
 void Job::loop() {
   const bool has_timeout = spec_.timeout_seconds > 0;
-  const auto timeout_at = start_ + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(spec_.timeout_seconds));
+  const auto timeout_at =
+      start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spec_.timeout_seconds));
   std::optional<Clock::time_point> drain_until;
   std::vector<pollfd> fds;
   std::vector<std::pair<int, int>> owners;  // (rank, stream) for fds[2..]
@@ -180,8 +181,7 @@ void Job::loop() {
     auto now = Clock::now();
     if (phase_ == Phase::kRunning && failed()) begin_termination();
     if (phase_ == Phase::kRunning && has_timeout && now >= timeout_at) {
-      fail(124, "the job ran longer than --timeout " + format_seconds(spec_.timeout_seconds) +
-                    " s; ending it");
+      fail(124, "the job ran longer than --timeout " + format_seconds(spec_.timeout_seconds) + " s; ending it");
       continue;
     }
     if (phase_ == Phase::kTerminating && running_ > 0 && now >= kill_at_) {
@@ -196,8 +196,8 @@ void Job::loop() {
     }
     if (running_ == 0) {
       if (!drain_until) drain_until = now + kDrainGrace;
-      bool open = std::any_of(ranks_.begin(), ranks_.end(),
-                              [](const auto& r) { return r->out_fd >= 0 || r->err_fd >= 0; });
+      bool open =
+          std::any_of(ranks_.begin(), ranks_.end(), [](const auto& r) { return r->out_fd >= 0 || r->err_fd >= 0; });
       if (!open || now >= *drain_until) return;
     }
 
@@ -241,9 +241,7 @@ void Job::loop() {
 
 void Job::handle_signal(int sig) {
   switch (sig) {
-    case SIGCHLD:
-      reap();
-      break;
+    case SIGCHLD: reap(); break;
     case SIGINT:
     case SIGTERM:
     case SIGHUP:
@@ -258,11 +256,8 @@ void Job::handle_signal(int sig) {
       }
       break;
     case SIGUSR1:
-    case SIGUSR2:
-      forward(sig);
-      break;
-    default:
-      break;
+    case SIGUSR2: forward(sig); break;
+    default: break;
   }
 }
 
@@ -303,13 +298,12 @@ void Job::on_rank_exit(int rank, int wait_status) {
   std::string who = "rank " + std::to_string(rank) + " (pid " + std::to_string(r.pid) + ")";
   if (r.exec_errno != 0) {
     const size_t app = static_cast<size_t>(app_of(spec_.apps, rank));
-    fail(127, "rank " + std::to_string(rank) + ": cannot execute '" + spec_.executables[app] +
-                  "'" + (spec_.apps[app].wdir.empty() ? "" : " in " + spec_.apps[app].wdir) +
-                  ": " + errno_text(r.exec_errno));
+    fail(127, "rank " + std::to_string(rank) + ": cannot execute '" + spec_.executables[app] + "'" +
+                  (spec_.apps[app].wdir.empty() ? "" : " in " + spec_.apps[app].wdir) + ": " +
+                  errno_text(r.exec_errno));
   } else if (WIFSIGNALED(wait_status)) {
     int sig = WTERMSIG(wait_status);
-    fail(128 + sig,
-         who + " was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")");
+    fail(128 + sig, who + " was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")");
   } else if (int code = WEXITSTATUS(wait_status); code != 0) {
     fail(code, who + " exited with status " + std::to_string(code));
   } else if (r.connected && !r.finalized && running_ > 0) {
@@ -345,13 +339,11 @@ void Job::emit(int fd, const std::string& bytes) {
   bool& ok = fd == 1 ? stdout_ok_ : stderr_ok_;
   if (!ok) return;
   switch (write_output(fd, bytes, kStalledOutputMs)) {
-    case WriteOutcome::kWritten:
-      return;
+    case WriteOutcome::kWritten: return;
     case WriteOutcome::kStalled:
       ok = false;
       if (fd == 1) {
-        std::fprintf(stderr, "%s: standard output is not being read; dropping the rest\n",
-                     spec_.program_name.c_str());
+        std::fprintf(stderr, "%s: standard output is not being read; dropping the rest\n", spec_.program_name.c_str());
       }
       return;
     case WriteOutcome::kClosed:

@@ -167,8 +167,8 @@ int run_multihost(const std::string& name, const Options& opt, std::vector<Place
   spec.agent = split_words(agent);
   spec.hostd = default_hostd_path();
   if (access(spec.hostd.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "%s: cannot run the host daemon %s: %s (set SONDE_HOSTD)\n",
-                 name.c_str(), spec.hostd.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "%s: cannot run the host daemon %s: %s (set SONDE_HOSTD)\n", name.c_str(), spec.hostd.c_str(),
+                 std::strerror(errno));
     return 127;
   }
   spec.binding = opt.binding;

@@ -113,8 +113,7 @@ int MultiHostJob::run() {
   uint16_t port = 0;
   listen_fd_ = listen_tcp(&port);
   if (listen_fd_ < 0) {
-    throw std::runtime_error(std::string("cannot listen for the daemons: ") +
-                             std::strerror(errno));
+    throw std::runtime_error(std::string("cannot listen for the daemons: ") + std::strerror(errno));
   }
   std::string endpoints;
   for (const auto& a : local_addresses()) {
@@ -151,10 +150,9 @@ int MultiHostJob::run() {
 
 void MultiHostJob::launch(size_t node, const std::string& endpoints) {
   Host& h = hosts_[node];
-  std::vector<std::string> args = {spec_.hostd,      "--connect", endpoints,
-                                   "--node",         std::to_string(node),
-                                   "--token",        token_,
-                                   "--heartbeat-limit", format_seconds(heartbeat_limit_)};
+  std::vector<std::string> args = {spec_.hostd, "--connect",          endpoints,
+                                   "--node",    std::to_string(node), "--token",
+                                   token_,      "--heartbeat-limit",  format_seconds(heartbeat_limit_)};
   const bool has_rank0 = !h.place.ranks.empty() && h.place.ranks.front() == 0;
   const bool give_stdin = h.local && has_rank0 && !isatty(0);
   if (give_stdin) args.emplace_back("--stdin");
@@ -174,8 +172,7 @@ void MultiHostJob::launch(size_t node, const std::string& endpoints) {
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   // Made before fork: the child only writes it (async-signal-safe).
-  const std::string exec_failed =
-      spec_.program_name + ": cannot execute " + words[0] + ": ";
+  const std::string exec_failed = spec_.program_name + ": cannot execute " + words[0] + ": ";
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   pid_t pid = fork();
   if (pid == 0) {
@@ -208,8 +205,7 @@ void MultiHostJob::launch(size_t node, const std::string& endpoints) {
 }
 
 bool MultiHostJob::output_open() const {
-  return std::any_of(ranks_.begin(), ranks_.end(),
-                     [](const Rank& r) { return r.open[0] || r.open[1]; });
+  return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.open[0] || r.open[1]; });
 }
 
 void MultiHostJob::broadcast(Msg type, const Writer& w) {
@@ -262,8 +258,8 @@ void MultiHostJob::host_lost(size_t node, const std::string& why) {
   h.gone = true;
   int lost_ranks = forget_ranks(node);
   if (lost_ranks > 0 && (phase_ == Phase::kRunning || phase_ == Phase::kStarting)) {
-    fail(1, "lost the daemon on host " + h.place.name + " (" + why + "); its " +
-                std::to_string(lost_ranks) + " rank(s) are gone; ending the job");
+    fail(1, "lost the daemon on host " + h.place.name + " (" + why + "); its " + std::to_string(lost_ranks) +
+                " rank(s) are gone; ending the job");
   }
 }
 
@@ -440,13 +436,11 @@ void MultiHostJob::handle(size_t node, Msg type, const std::string& payload) {
       fail(code, "host " + host + ": " + message);
       break;
     }
-    default:
-      break;  // heartbeats
+    default: break;  // heartbeats
   }
 }
 
-void MultiHostJob::on_exit(size_t node, int rank, int status, int exec_errno, bool connected,
-                           bool finalized) {
+void MultiHostJob::on_exit(size_t node, int rank, int status, int exec_errno, bool connected, bool finalized) {
   Rank& r = ranks_[static_cast<size_t>(rank)];
   if (r.exited) return;
   r.exited = true;
@@ -455,12 +449,11 @@ void MultiHostJob::on_exit(size_t node, int rank, int status, int exec_errno, bo
   const std::string who = "rank " + std::to_string(rank) + " (on " + hosts_[node].hostname + ")";
   if (exec_errno != 0) {
     const App& app = spec_.apps[static_cast<size_t>(app_of(spec_.apps, rank))];
-    fail(127, who + ": cannot execute '" + app.argv[0] + "'" +
-                  (app.wdir.empty() ? "" : " in " + app.wdir) + ": " + std::strerror(exec_errno));
+    fail(127, who + ": cannot execute '" + app.argv[0] + "'" + (app.wdir.empty() ? "" : " in " + app.wdir) + ": " +
+                  std::strerror(exec_errno));
   } else if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    fail(128 + sig,
-         who + " was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")");
+    fail(128 + sig, who + " was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")");
   } else if (int code = WEXITSTATUS(status); code != 0) {
     fail(code, who + " exited with status " + std::to_string(code));
   } else if (connected && !finalized && running_ > 0) {
@@ -481,9 +474,8 @@ void MultiHostJob::reap_agents() {
     if (!h.ch && !h.gone && phase_ != Phase::kDone) {
       bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
       if (!ok) {
-        std::string how = WIFSIGNALED(status)
-                              ? "was killed by " + signal_name(WTERMSIG(status))
-                              : "exited with status " + std::to_string(WEXITSTATUS(status));
+        std::string how = WIFSIGNALED(status) ? "was killed by " + signal_name(WTERMSIG(status))
+                                              : "exited with status " + std::to_string(WEXITSTATUS(status));
         fail(1, "cannot start the daemon on host " + h.place.name + ": the launch agent (" +
                     (h.local ? spec_.hostd : spec_.agent[0]) + ") " + how);
         forget_ranks(n);
@@ -494,9 +486,7 @@ void MultiHostJob::reap_agents() {
 
 void MultiHostJob::handle_signal(int sig) {
   switch (sig) {
-    case SIGCHLD:
-      reap_agents();
-      break;
+    case SIGCHLD: reap_agents(); break;
     case SIGINT:
     case SIGTERM:
     case SIGHUP:
@@ -505,9 +495,9 @@ void MultiHostJob::handle_signal(int sig) {
         w.i32(sig);
         broadcast(Msg::kSignal, w);
       } else {
-        fail(128 + sig, "received " + signal_name(sig) + (phase_ == Phase::kStarting
-                                                                ? " while starting; ending the job"
-                                                                : " again; killing the job"));
+        fail(128 + sig,
+             "received " + signal_name(sig) +
+                 (phase_ == Phase::kStarting ? " while starting; ending the job" : " again; killing the job"));
         Writer w;
         w.i32(SIGKILL);
         broadcast(Msg::kSignal, w);
@@ -521,8 +511,7 @@ void MultiHostJob::handle_signal(int sig) {
       broadcast(Msg::kSignal, w);
       break;
     }
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -531,16 +520,15 @@ void MultiHostJob::emit(int fd, const std::string& bytes) {
   if (!ok || bytes.empty()) return;
   WriteOutcome w = write_output(fd, bytes, kStalledOutputMs);
   if (w == WriteOutcome::kStalled && fd == 1) {
-    std::fprintf(stderr, "%s: standard output is not being read; dropping the rest\n",
-                 spec_.program_name.c_str());
+    std::fprintf(stderr, "%s: standard output is not being read; dropping the rest\n", spec_.program_name.c_str());
   }
   if (w != WriteOutcome::kWritten) ok = false;
 }
 
 void MultiHostJob::loop() {
   const bool has_timeout = spec_.timeout_seconds > 0;
-  const auto timeout_at = start_ + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(spec_.timeout_seconds));
+  const auto timeout_at =
+      start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spec_.timeout_seconds));
   const auto limit = std::chrono::duration<double>(heartbeat_limit_);
   // Starting a daemon through ssh may take a while; twice the silence limit.
   const auto launch_limit = start_ + std::chrono::duration_cast<Clock::duration>(2 * limit);
@@ -552,10 +540,8 @@ void MultiHostJob::loop() {
   for (;;) {
     auto now = Clock::now();
     if (failed_ && (phase_ == Phase::kRunning || phase_ == Phase::kStarting)) begin_termination();
-    if ((phase_ == Phase::kRunning || phase_ == Phase::kStarting) && has_timeout &&
-        now >= timeout_at) {
-      fail(124, "the job ran longer than --timeout " + format_seconds(spec_.timeout_seconds) +
-                    " s; ending it");
+    if ((phase_ == Phase::kRunning || phase_ == Phase::kStarting) && has_timeout && now >= timeout_at) {
+      fail(124, "the job ran longer than --timeout " + format_seconds(spec_.timeout_seconds) + " s; ending it");
       continue;
     }
     if (phase_ == Phase::kStarting && now >= launch_limit) {
@@ -568,8 +554,8 @@ void MultiHostJob::loop() {
       continue;
     }
     if (phase_ == Phase::kTerminating && running_ > 0 && give_up_at_ && now >= *give_up_at_) {
-      std::fprintf(stderr, "%s: %d rank(s) not reported gone; not waiting for them\n",
-                   spec_.program_name.c_str(), running_);
+      std::fprintf(stderr, "%s: %d rank(s) not reported gone; not waiting for them\n", spec_.program_name.c_str(),
+                   running_);
       for (size_t n = 0; n < hosts_.size(); ++n) forget_ranks(n);
     }
     if (phase_ != Phase::kStarting && phase_ != Phase::kDone && running_ == 0) {
@@ -586,8 +572,8 @@ void MultiHostJob::loop() {
       }
     }
     if (phase_ == Phase::kDone) {
-      bool waiting = std::any_of(hosts_.begin(), hosts_.end(),
-                                 [](const Host& h) { return (h.ch && !h.gone) || h.agent > 0; });
+      bool waiting =
+          std::any_of(hosts_.begin(), hosts_.end(), [](const Host& h) { return (h.ch && !h.gone) || h.agent > 0; });
       if (!waiting || now >= *shutdown_until) return;
     }
     // Heartbeats, and silence from a daemon.
@@ -616,15 +602,13 @@ void MultiHostJob::loop() {
     {
       // Rank 0's stdin, read only as fast as its daemon's connection drains.
       const Host& h0 = hosts_[static_cast<size_t>(ranks_[0].node)];
-      bool relay = phase_ == Phase::kRunning && stdin_fd_ >= 0 && h0.ch && !h0.gone &&
-                   h0.ch->queued() < (8u << 20);
+      bool relay = phase_ == Phase::kRunning && stdin_fd_ >= 0 && h0.ch && !h0.gone && h0.ch->queued() < (8u << 20);
       fds.push_back({relay ? stdin_fd_ : -1, POLLIN, 0});
     }
     for (size_t n = 0; n < hosts_.size(); ++n) {
       const Host& h = hosts_[n];
       if (!h.ch || h.gone) continue;
-      fds.push_back({h.ch->fd(), static_cast<short>(POLLIN | (h.ch->wants_write() ? POLLOUT : 0)),
-                     0});
+      fds.push_back({h.ch->fd(), static_cast<short>(POLLIN | (h.ch->wants_write() ? POLLOUT : 0)), 0});
       owners.push_back(static_cast<int>(n));
     }
     for (size_t i = 0; i < unnamed_.size(); ++i) {

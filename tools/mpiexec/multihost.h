@@ -25,12 +25,12 @@
 namespace sonde::mpiexec {
 
 struct MultiHostSpec {
-  std::string program_name;            // for messages
-  std::vector<App> apps;               // programs as given (each host looks them up), env, wdir
-  std::vector<Placement> placement;    // hosts in node order, with their ranks
-  std::vector<std::string> agent;      // launch agent command, split into words
-  std::string hostd;                   // path of sonde-hostd (the same on every host)
-  BindPolicy binding;            // each daemon binds its own ranks (placement.h)
+  std::string program_name;          // for messages
+  std::vector<App> apps;             // programs as given (each host looks them up), env, wdir
+  std::vector<Placement> placement;  // hosts in node order, with their ranks
+  std::vector<std::string> agent;    // launch agent command, split into words
+  std::string hostd;                 // path of sonde-hostd (the same on every host)
+  BindPolicy binding;                // each daemon binds its own ranks (placement.h)
   bool report_bindings = false;
   bool tag_output = false;
   double timeout_seconds = 0;
@@ -88,8 +88,7 @@ class MultiHostJob {
   // Daemons reporting one machine: the first gets the others' ranks.
   void merge_same_machines();
   void handle(size_t node, Msg type, const std::string& payload);
-  void on_exit(size_t node, int rank, int status, int exec_errno, bool connected,
-               bool finalized);
+  void on_exit(size_t node, int rank, int status, int exec_errno, bool connected, bool finalized);
   // The host's connection is gone: its ranks with it (a failure while the
   // job runs).
   void host_lost(size_t node, const std::string& why);

@@ -18,8 +18,7 @@ int parse_ranks(const std::string& flag, const std::string& v) {
   errno = 0;
   long n = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > kMaxRanks) {
-    throw UsageError(flag + " wants a number of ranks from 1 to " + std::to_string(kMaxRanks) +
-                     ", not '" + v + "'");
+    throw UsageError(flag + " wants a number of ranks from 1 to " + std::to_string(kMaxRanks) + ", not '" + v + "'");
   }
   return static_cast<int>(n);
 }
@@ -66,7 +65,8 @@ void parse_map_by(Options& o, const std::string& v) {
     o.map_by = MapBy::kSlot;
   } else {
     throw UsageError("--map-by wants 'slot', 'node', 'ppr:N:node', 'hwthread', 'core', 'l3cache', "
-                     "'numa', 'package' or 'socket', not '" + v + "'");
+                     "'numa', 'package' or 'socket', not '" +
+                     v + "'");
   }
 }
 
@@ -75,13 +75,12 @@ Unit parse_bind_to(const std::string& v) {
   if (v == "none") return Unit::kNone;
   if (std::optional<Unit> u = unit_from_name(v)) return *u;
   throw UsageError("--bind-to wants 'none', 'hwthread', 'core', 'l3cache', 'numa', 'package' or "
-                   "'socket', not '" + v + "'");
+                   "'socket', not '" +
+                   v + "'");
 }
 
 // Where a block starts and ends in `args`, for messages: "block 2 (after the first ':')".
-std::string block_name(size_t block) {
-  return "block " + std::to_string(block + 1) + " of the command line";
-}
+std::string block_name(size_t block) { return "block " + std::to_string(block + 1) + " of the command line"; }
 
 }  // namespace
 
@@ -159,8 +158,7 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
     size_t app_file_at = 0;
     bool app_file_inline = false;
     size_t i = 0;
-    auto value_of = [&](const std::string& flag, const std::string& inline_value,
-                        bool has_inline) -> std::string {
+    auto value_of = [&](const std::string& flag, const std::string& inline_value, bool has_inline) -> std::string {
       if (has_inline) return inline_value;
       if (i + 1 >= words.size()) throw UsageError(flag + " needs a value");
       return words[++i];
@@ -168,8 +166,7 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
     // Options of the whole job are read only before the first program.
     auto job_wide = [&](const std::string& flag) {
       if (b > 0) {
-        throw UsageError(flag + " applies to the whole job: give it before the first program, not in " +
-                         block_name(b));
+        throw UsageError(flag + " applies to the whole job: give it before the first program, not in " + block_name(b));
       }
     };
     for (; i < words.size(); ++i) {
@@ -286,8 +283,7 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
     }
     app.argv.assign(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
     if (app.argv.empty()) {
-      throw UsageError(blocks.size() == 1 ? std::string("no program to run")
-                                          : block_name(b) + " names no program");
+      throw UsageError(blocks.size() == 1 ? std::string("no program to run") : block_name(b) + " names no program");
     }
     all_ranks_given = all_ranks_given && ranks_given;
     o.apps.push_back(std::move(app));
@@ -307,8 +303,7 @@ void number_apps(Options& o) {
     next += app.size;
   }
   if (next > kMaxRanks) {
-    throw UsageError("the blocks add up to " + std::to_string(next) + " ranks; at most " +
-                     std::to_string(kMaxRanks));
+    throw UsageError("the blocks add up to " + std::to_string(next) + " ranks; at most " + std::to_string(kMaxRanks));
   }
   o.ranks = next;
 }

@@ -38,7 +38,7 @@ struct Options {
   MapBy map_by = MapBy::kSlot;
   std::vector<std::string> genv;  // -genv NAME VALUE: NAME=VALUE for every app
   std::string wdir;               // -gwdir DIR: every app's default directory
-  std::string launch_agent;  // empty: $SONDE_LAUNCH_AGENT, else "ssh"
+  std::string launch_agent;       // empty: $SONDE_LAUNCH_AGENT, else "ssh"
   // One app per block of the command line (blocks are separated by a lone
   // ':'), in order; first/size are set (size: the block's -n, default 1).
   // Each block's program and arguments are untouched: everything from its

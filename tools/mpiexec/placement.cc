@@ -11,17 +11,12 @@ namespace {
 
 hwloc_obj_type_t hwloc_type(Unit u) {
   switch (u) {
-    case Unit::kHwthread:
-      return HWLOC_OBJ_PU;
-    case Unit::kCore:
-      return HWLOC_OBJ_CORE;
-    case Unit::kL3cache:
-      return HWLOC_OBJ_L3CACHE;
-    case Unit::kNuma:
-      return HWLOC_OBJ_NUMANODE;
+    case Unit::kHwthread: return HWLOC_OBJ_PU;
+    case Unit::kCore: return HWLOC_OBJ_CORE;
+    case Unit::kL3cache: return HWLOC_OBJ_L3CACHE;
+    case Unit::kNuma: return HWLOC_OBJ_NUMANODE;
     case Unit::kPackage:
-    case Unit::kNone:
-      break;
+    case Unit::kNone: break;
   }
   return HWLOC_OBJ_PACKAGE;
 }
@@ -102,8 +97,7 @@ const char* unit_name(Unit u) {
   return "none";
 }
 
-std::vector<RankBinding> bind_local_ranks(hwloc_topology_t topo, const BindPolicy& policy,
-                                          int local_ranks) {
+std::vector<RankBinding> bind_local_ranks(hwloc_topology_t topo, const BindPolicy& policy, int local_ranks) {
   const size_t n = local_ranks > 0 ? static_cast<size_t>(local_ranks) : 0;
   std::vector<RankBinding> out(n);
   if (policy.bind == Unit::kNone || n == 0) return out;
@@ -136,8 +130,7 @@ std::vector<RankBinding> local_bindings(const BindPolicy& policy, int local_rank
   // Only the CPUs we may use: hwloc drops those outside our cgroup by
   // default; RESTRICT_TO_CPUBINDING also those outside our affinity. Our
   // other threads (libpmix's) must keep their binding during discovery.
-  hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
-                                    HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING |
+  hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING |
                                     HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING);
   if (hwloc_topology_load(raw) != 0) throw std::runtime_error("hwloc cannot read this host's topology");
   return bind_local_ranks(raw, policy, local_ranks);
@@ -165,12 +158,11 @@ std::string cpu_list(const std::vector<unsigned>& cpus) {
   return out;
 }
 
-std::string binding_report(const std::string& launcher, int rank, const std::string& host,
-                           const RankBinding& b) {
+std::string binding_report(const std::string& launcher, int rank, const std::string& host, const RankBinding& b) {
   std::string line = "[" + launcher + "] rank " + std::to_string(rank) + " on " + host + ": ";
   if (b.unit == Unit::kNone) return line + "not bound";
-  line += std::string("bound to ") + unit_name(b.unit) + " " + std::to_string(b.index) + " (cpus " +
-          cpu_list(b.cpus) + ")";
+  line +=
+      std::string("bound to ") + unit_name(b.unit) + " " + std::to_string(b.index) + " (cpus " + cpu_list(b.cpus) + ")";
   if (b.sharers > 1) {
     const std::string plural = b.unit == Unit::kNuma ? "NUMA nodes" : unit_name(b.unit) + std::string("s");
     line += ", shared by " + std::to_string(b.sharers) + " ranks (more ranks than " + plural + ")";

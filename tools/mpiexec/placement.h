@@ -70,8 +70,7 @@ struct RankBinding {
 // A topology without cores is bound by PU instead (some virtual machines
 // report none). Throws std::runtime_error if it has no object of a type the
 // policy needs (e.g. no L3 cache), naming the type.
-std::vector<RankBinding> bind_local_ranks(hwloc_topology_t topo, const BindPolicy& policy,
-                                          int local_ranks);
+std::vector<RankBinding> bind_local_ranks(hwloc_topology_t topo, const BindPolicy& policy, int local_ranks);
 
 // This host's bindings: bind_local_ranks over its real topology, limited to
 // the CPUs this process may use (its cgroup and its own affinity, so a
@@ -88,8 +87,7 @@ std::string cpu_list(const std::vector<unsigned>& cpus);
 // The --report-bindings line (no newline): "[mpiexec] rank 1 on h: bound to
 // core 1 (cpus 1)", "... not bound", and ", shared by N ranks" when ranks
 // outnumber the objects.
-std::string binding_report(const std::string& launcher, int rank, const std::string& host,
-                           const RankBinding& b);
+std::string binding_report(const std::string& launcher, int rank, const std::string& host, const RankBinding& b);
 
 // What a launcher does with a host's bindings before it starts the ranks:
 // one mask per local rank for sched_setaffinity (empty when the policy does

@@ -127,8 +127,8 @@ pmix_status_t on_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfu
   return PMIX_SUCCESS;
 }
 
-pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char msg[], pmix_proc_t[],
-                       size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char msg[], pmix_proc_t[], size_t,
+                       pmix_op_cbfunc_t cbfunc, void* cbdata) {
   // Whatever subset the client named, the whole job ends: MPI_Abort's
   // behaviour in every implementation that matters.
   g_host->events()->aborted(rank_of(proc), status, msg != nullptr ? msg : "");
@@ -141,8 +141,7 @@ void free_copy(void* p) { std::free(p); }
 
 // Hands `data` back to libpmix as a fence's (or direct modex's) result; libpmix keeps the
 // pointer until it calls free_copy.
-void complete_fence(pmix_modex_cbfunc_t cbfunc, void* cbdata, pmix_status_t status,
-                    const std::string& data) {
+void complete_fence(pmix_modex_cbfunc_t cbfunc, void* cbdata, pmix_status_t status, const std::string& data) {
   char* copy = nullptr;
   if (!data.empty()) {
     copy = static_cast<char*>(std::malloc(data.size()));
@@ -155,8 +154,8 @@ void complete_fence(pmix_modex_cbfunc_t cbfunc, void* cbdata, pmix_status_t stat
   cbfunc(status, copy, copy != nullptr ? data.size() : 0, cbdata, free_copy, copy);
 }
 
-pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
-                       char* data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t, char* data, size_t ndata,
+                       pmix_modex_cbfunc_t cbfunc, void* cbdata) {
   std::string mine(data != nullptr ? data : "", data != nullptr ? ndata : 0);
   bool local_only = true, whole_job = false;
   for (size_t i = 0; i < nprocs; ++i) {
@@ -183,8 +182,8 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
   return PMIX_SUCCESS;
 }
 
-pmix_status_t on_direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
-                               pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+pmix_status_t on_direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size_t, pmix_modex_cbfunc_t cbfunc,
+                              void* cbdata) {
   if (!g_host->relaying_fences()) return PMIX_ERR_NOT_SUPPORTED;  // one host: nothing remote
   int rank = rank_of(proc);
   g_host->post([=] {
@@ -374,8 +373,7 @@ std::vector<std::string> PmixHost::client_env(int rank) {
   PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
 
   auto* w = new OpWait;
-  pmix_status_t rc =
-      PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, OpWait::callback, w);
+  pmix_status_t rc = PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, OpWait::callback, w);
   if (rc == PMIX_SUCCESS) {
     rc = OpWait::finish(w, "PMIx_server_register_client");
   } else {

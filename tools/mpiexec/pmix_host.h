@@ -85,9 +85,7 @@ class PmixHost {
   // host alone still complete here; other partial fences are refused.
   void relay_fences() { relay_fences_ = true; }
   bool relaying_fences() const { return relay_fences_; }
-  bool is_local(int rank) const {
-    return rank >= 0 && rank < static_cast<int>(local_.size()) && local_[rank];
-  }
+  bool is_local(int rank) const { return rank >= 0 && rank < static_cast<int>(local_.size()) && local_[rank]; }
 
   // Another host asks for the data our rank `rank` committed: libpmix
   // answers once the rank has committed (it waits for that). `reply` runs on

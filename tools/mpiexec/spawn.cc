@@ -108,8 +108,8 @@ void set_entry(std::vector<std::string>& env, const std::string& entry) {
   env.push_back(entry);
 }
 
-std::vector<std::string> rank_identity_env(const std::string& job_id, int rank, int size,
-                                           int local_rank, int local_size) {
+std::vector<std::string> rank_identity_env(const std::string& job_id, int rank, int size, int local_rank,
+                                           int local_size) {
   const std::string rs = std::to_string(rank), n = std::to_string(size);
   const std::string lr = std::to_string(local_rank), ln = std::to_string(local_size);
   return {std::string(kJobIdEnv) + "=" + job_id,
@@ -143,8 +143,17 @@ StartedRank start_rank(const RankLaunch& l) {
   envp.push_back(nullptr);
 
   const char* wdir = l.wdir != nullptr && !l.wdir->empty() ? l.wdir->c_str() : nullptr;
-  ChildSetup c{l.executable->c_str(), wdir, argv.data(), envp.data(), getpid(), l.pgid, l.stdin_fd,
-               out[1], err[1], ex[1], l.cpu_mask};
+  ChildSetup c{l.executable->c_str(),
+               wdir,
+               argv.data(),
+               envp.data(),
+               getpid(),
+               l.pgid,
+               l.stdin_fd,
+               out[1],
+               err[1],
+               ex[1],
+               l.cpu_mask};
   pid_t pid = fork();
   if (pid == 0) exec_child(c);
   int fork_errno = errno;
@@ -205,10 +214,8 @@ std::string check_directory(const std::string& dir) {
   return out;
 }
 
-std::string resolve_executable_in(const std::string& program, const std::string& wdir,
-                                  const char* path) {
-  if (!wdir.empty() && !program.empty() && program[0] != '/' &&
-      program.find('/') != std::string::npos) {
+std::string resolve_executable_in(const std::string& program, const std::string& wdir, const char* path) {
+  if (!wdir.empty() && !program.empty() && program[0] != '/' && program.find('/') != std::string::npos) {
     return resolve_executable(wdir + "/" + program, path);
   }
   return resolve_executable(program, path);
@@ -260,9 +267,8 @@ std::string resolve_executable(const std::string& program, const char* path) {
     if (e != ENOENT && e != ENOTDIR && first_error == ENOENT) first_error = e;
     start = end + 1;
   }
-  throw std::runtime_error(
-      "cannot execute '" + program +
-      "': " + (first_error == ENOENT ? std::string("not found in PATH") : errno_text(first_error)));
+  throw std::runtime_error("cannot execute '" + program + "': " +
+                           (first_error == ENOENT ? std::string("not found in PATH") : errno_text(first_error)));
 }
 
 }  // namespace sonde::mpiexec

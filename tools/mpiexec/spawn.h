@@ -57,8 +57,8 @@ void set_entry(std::vector<std::string>& env, const std::string& entry);
 
 // The NAME=value entries (besides the PMIx server's own) that tell a rank
 // who it is: SONDE_*, and the OMPI_/PMI_ names some programs read.
-std::vector<std::string> rank_identity_env(const std::string& job_id, int rank, int size,
-                                           int local_rank, int local_size);
+std::vector<std::string> rank_identity_env(const std::string& job_id, int rank, int size, int local_rank,
+                                           int local_size);
 
 // Checks that `dir` is a directory this process could start a rank in
 // (relative to our working directory) and returns its absolute path;
@@ -73,8 +73,7 @@ std::string resolve_executable(const std::string& program, const char* path = nu
 // The same for a rank that starts in `wdir` (absolute, or empty for ours):
 // a relative path with a '/' ("./a.out") is taken from there, as the rank
 // would see it after changing directory.
-std::string resolve_executable_in(const std::string& program, const std::string& wdir,
-                                  const char* path = nullptr);
+std::string resolve_executable_in(const std::string& program, const std::string& wdir, const char* path = nullptr);
 
 // Readies one program block for starting: makes its working directory
 // `wdir` absolute (check_directory; empty stays ours) and finds its program

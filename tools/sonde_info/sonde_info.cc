@@ -20,9 +20,8 @@
 namespace {
 
 const char* class_name(int c) {
-  static const char* const names[] = {"state",          "level",         "size",    "percentage",
-                                      "highwatermark",  "lowwatermark",  "counter", "aggregate",
-                                      "timer",          "generic"};
+  static const char* const names[] = {"state",        "level",   "size",      "percentage", "highwatermark",
+                                      "lowwatermark", "counter", "aggregate", "timer",      "generic"};
   return c >= 0 && c <= MPI_T_PVAR_CLASS_GENERIC ? names[c] : "?";
 }
 
@@ -199,8 +198,10 @@ Info gather() {
   for (int i = 0; i < n; ++i) {
     Category c;
     int ncv = 0, npv = 0, ncat = 0, nev = 0;
-    c.name = get_string([&](char* b, int* l) { MPI_T_category_get_info(i, b, l, nullptr, nullptr, &ncv, &npv, &ncat); });
-    c.desc = get_string([&](char* b, int* l) { MPI_T_category_get_info(i, nullptr, nullptr, b, l, nullptr, nullptr, nullptr); });
+    c.name =
+        get_string([&](char* b, int* l) { MPI_T_category_get_info(i, b, l, nullptr, nullptr, &ncv, &npv, &ncat); });
+    c.desc = get_string(
+        [&](char* b, int* l) { MPI_T_category_get_info(i, nullptr, nullptr, b, l, nullptr, nullptr, nullptr); });
     MPI_T_category_get_num_events(i, &nev);
     c.cvars.resize(size_t(ncv));
     c.pvars.resize(size_t(npv));
@@ -230,9 +231,8 @@ Info gather() {
   MPI_T_source_get_num(&n);
   for (int i = 0; i < n; ++i) {
     MPI_Count tps = 0;
-    info.sources.push_back(get_string([&](char* b, int* l) {
-      MPI_T_source_get_info(i, b, l, nullptr, nullptr, nullptr, &tps, nullptr, nullptr);
-    }));
+    info.sources.push_back(get_string(
+        [&](char* b, int* l) { MPI_T_source_get_info(i, b, l, nullptr, nullptr, nullptr, &tps, nullptr, nullptr); }));
     info.ticks_per_second = tps;
   }
   return info;
@@ -272,8 +272,8 @@ void print_text(const Info& info) {
   std::printf("\nPerformance variables (%zu):\n", info.pvars.size());
   for (const Pvar& p : info.pvars)
     std::printf("  %-40s %-13s %-18s bound to %-12s %s%s%s\n      %s\n", p.name.c_str(), class_name(p.cls),
-                type_name(p.type), bind_name(p.bind), p.continuous ? "continuous " : "",
-                p.readonly ? "readonly " : "", p.atomic ? "atomic" : "", p.desc.c_str());
+                type_name(p.type), bind_name(p.bind), p.continuous ? "continuous " : "", p.readonly ? "readonly " : "",
+                p.atomic ? "atomic" : "", p.desc.c_str());
   std::printf("\nCategories:\n");
   for (int r : roots(info)) print_tree(info, r, 1);
   std::printf("\nMPI_T event types (%zu), bound to a communicator, %d elements each "
@@ -302,8 +302,9 @@ void print_json(const Info& info) {
     std::printf("%s\n    {\"index\": %zu, \"name\": %s, \"value\": %s, \"datatype\": %s, \"scope\": %s, "
                 "\"verbosity\": %d, \"description\": %s}",
                 i ? "," : "", i, json_string(c.name).c_str(),
-                c.value_is_string ? json_string(c.value).c_str() : c.value.c_str(), json_string(type_name(c.type)).c_str(),
-                json_string(scope_name(c.scope)).c_str(), c.verbosity, json_string(c.desc).c_str());
+                c.value_is_string ? json_string(c.value).c_str() : c.value.c_str(),
+                json_string(type_name(c.type)).c_str(), json_string(scope_name(c.scope)).c_str(), c.verbosity,
+                json_string(c.desc).c_str());
   }
   std::printf("\n  ],\n  \"pvars\": [");
   for (size_t i = 0; i < info.pvars.size(); ++i) {

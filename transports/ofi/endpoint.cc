@@ -136,8 +136,8 @@ void OfiTransport::open() {
   }
   info_ = pick(list_, prov);
   prefer_manual_progress();
-  selected_ = std::string(info_->fabric_attr->prov_name) + ";" + info_->fabric_attr->name + ";" +
-              info_->domain_attr->name;
+  selected_ =
+      std::string(info_->fabric_attr->prov_name) + ";" + info_->fabric_attr->name + ";" + info_->domain_attr->name;
   rc = fi_fabric(info_->fabric_attr, &fabric_, nullptr);
   if (rc) throw std::runtime_error(fi_error("fi_fabric", rc));
   rc = fi_domain(fabric_, info_, &domain_, nullptr);

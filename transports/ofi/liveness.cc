@@ -192,8 +192,9 @@ std::vector<Liveness::Change> Liveness::poll(double now) {
   for (auto& [peer, w] : watches_) {
     if (w.state == State::kConnecting && w.fd < 0) {
       if (now >= w.deadline) {
-        settle(peer, w, State::kError, "no connection within " + std::to_string(int(timeout_s_)) + " s (" +
-                                           (w.reason.empty() ? "no answer" : w.reason) + ")",
+        settle(peer, w, State::kError,
+               "no connection within " + std::to_string(int(timeout_s_)) + " s (" +
+                   (w.reason.empty() ? "no answer" : w.reason) + ")",
                out, true);
         continue;
       }

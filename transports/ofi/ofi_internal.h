@@ -74,9 +74,9 @@ struct Op {
 // A bounce buffer.
 struct Buffer : Op {
   uint8_t* data = nullptr;
-  int peer = -1;     // tx: destination (for error messages)
+  int peer = -1;  // tx: destination (for error messages)
   bool is_rx = false;
-  size_t len = 0;    // rx: bytes received
+  size_t len = 0;          // rx: bytes received
   bool in_flight = false;  // tx: posted, completion not in yet
   double posted_at = 0;    // tx: when (for the stall check)
 };
@@ -110,13 +110,13 @@ struct ReadOp {
   uint64_t n = 0;
   uint8_t* dst = nullptr;  // contiguous destination, or null: bounce + unpack
   PayloadSink* sink = nullptr;
-  PacketHeader header{};   // what on_payload_done reports (kData)
+  PacketHeader header{};  // what on_payload_done reports (kData)
   std::vector<ReadFrag> frags;
   std::vector<uint8_t> bounce;
   MrCache::Entry* local = nullptr;  // FI_MR_LOCAL: our side's registration
-  uint64_t next = 0;     // next offset to read
-  uint64_t landed = 0;   // bytes in place (in order, for the bounce case)
-  size_t deliver = 0;    // bounce: the fragment whose piece is next in order
+  uint64_t next = 0;                // next offset to read
+  uint64_t landed = 0;              // bytes in place (in order, for the bounce case)
+  size_t deliver = 0;               // bounce: the fragment whose piece is next in order
 };
 
 // The transport; ofi_transport.h describes what it does and promises.
@@ -144,9 +144,9 @@ class OfiTransport final : public Transport {
 
   // Transport's interface (transports/transport.h).
   bool try_send_now(int peer, const PacketHeader& header, const void* payload) override;  // send.cc
-  void enqueue(int peer, SendItem* item) override;                                         // send.cc
-  bool dequeue(int peer, SendItem* item) override;                                         // send.cc
-  int progress(Delivery& delivery) override;                                               // progress.cc
+  void enqueue(int peer, SendItem* item) override;                                        // send.cc
+  bool dequeue(int peer, SendItem* item) override;                                        // send.cc
+  int progress(Delivery& delivery) override;                                              // progress.cc
   bool read_remote(int, uint64_t, void*, size_t) override { return false; }
   // A rank waiting on `peer` (Engine::waiting_on): watch it like a peer we
   // have talked to. The next idle check connects to its liveness port
@@ -173,10 +173,10 @@ class OfiTransport final : public Transport {
   struct Peer {
     bool reached = false;
     fi_addr_t addr = FI_ADDR_UNSPEC;
-    int credits = 0;        // frames we may still send to it
-    int owed = 0;           // frames of its we consumed and not yet acknowledged
+    int credits = 0;  // frames we may still send to it
+    int owed = 0;     // frames of its we consumed and not yet acknowledged
     uint32_t send_seq = 0;
-    uint32_t recv_seq = 0;  // next frame to deliver from it
+    uint32_t recv_seq = 0;              // next frame to deliver from it
     std::map<uint32_t, Buffer*> early;  // frames that overtook recv_seq
     boost::intrusive::list<SendItem> queue;
     bool front_started = false;  // the front item's first frame is out
@@ -318,7 +318,7 @@ class OfiTransport final : public Transport {
   std::vector<std::unique_ptr<ReadOp>> reads_;
   std::deque<ReadFrag*> read_wait_;  // fragments ready to read
   int reads_in_flight_ = 0;
-  uint64_t calls_ = 0;     // progress() calls (note_time samples every 64th)
+  uint64_t calls_ = 0;  // progress() calls (note_time samples every 64th)
   double last_tick_ = 0;
   Delivery* delivery_ = nullptr;
   bool in_progress_ = false;

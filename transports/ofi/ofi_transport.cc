@@ -33,9 +33,12 @@ OfiTransport::OfiTransport(const OfiConfig& config, Exchange& exchange) : cfg_(c
   if (cfg_.frame_bytes < 1024) throw std::invalid_argument("sonde ofi: frame_bytes too small");
   if (const char* s = std::getenv("SONDE_OFI_STALL_TIMEOUT"); s && *s) cfg_.stall_timeout_s = std::atof(s);
   if (const char* s = std::getenv("SONDE_OFI_LIVENESS_TIMEOUT"); s && *s) cfg_.liveness_timeout_s = std::atof(s);
-  if (const char* s = std::getenv("SONDE_OFI_READ_BYTES"); s && *s) cfg_.read_bytes = std::max<size_t>(4096, std::atol(s));
-  if (const char* s = std::getenv("SONDE_OFI_READS_PER_MESSAGE"); s && *s) cfg_.reads_per_message = std::max(1, std::atoi(s));
-  if (const char* s = std::getenv("SONDE_OFI_READS_IN_FLIGHT"); s && *s) cfg_.reads_in_flight = std::max(1, std::atoi(s));
+  if (const char* s = std::getenv("SONDE_OFI_READ_BYTES"); s && *s)
+    cfg_.read_bytes = std::max<size_t>(4096, std::atol(s));
+  if (const char* s = std::getenv("SONDE_OFI_READS_PER_MESSAGE"); s && *s)
+    cfg_.reads_per_message = std::max(1, std::atoi(s));
+  if (const char* s = std::getenv("SONDE_OFI_READS_IN_FLIGHT"); s && *s)
+    cfg_.reads_in_flight = std::max(1, std::atoi(s));
   // Eager limit for network peers: SONDE_OFI_EAGER_LIMIT; else an explicit
   // SONDE_EAGER_LIMIT (the user's choice for every transport at start-up;
   // later MPI_T writes of sonde_eager_limit affect shm and self only);

@@ -84,8 +84,8 @@ TransportChoice transport_choice_from_env();
 struct OfiConfig {
   int my_rank = 0;
   int world_size = 1;
-  std::vector<int> peers;     // world ranks this transport reaches (not my_rank)
-  std::string provider;       // as TransportChoice::provider
+  std::vector<int> peers;  // world ranks this transport reaches (not my_rank)
+  std::string provider;    // as TransportChoice::provider
   // Name of this rank's region when the provider is libfabric's shm (smr),
   // which otherwise names it "<pid>:0:0" in /dev/shm. A region left by a
   // killed process then collides with a later process that gets the same
@@ -93,9 +93,11 @@ struct OfiConfig {
   // unique per job and rank and removed by mpiexec with the job's other
   // shared memory. Empty: the provider's own name.
   std::string shm_region_name;
-  size_t frame_bytes = 64 * 1024 + 64;  // largest frame, FrameHeader included (+64: a 64 KiB eager message and its headers fit one frame)
-  int credits = 8;                 // frames in flight per peer (even, >= 2)
-  int tx_buffers = 64;             // frames being sent at once, all peers
+  size_t frame_bytes =
+      64 * 1024 +
+      64;           // largest frame, FrameHeader included (+64: a 64 KiB eager message and its headers fit one frame)
+  int credits = 8;  // frames in flight per peer (even, >= 2)
+  int tx_buffers = 64;  // frames being sent at once, all peers
   // SONDE_OFI_STALL_TIMEOUT overrides. Silence and stalls of a peer whose
   // TCP liveness connection is healthy (below) never count: its host
   // answers, it is busy. For the others (providers without an IP address,

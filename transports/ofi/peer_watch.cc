@@ -109,8 +109,7 @@ void OfiTransport::check_stalls() {
     // no credits.
     if (p.waiting_since != 0 && !alive(peer) && t - p.waiting_since > cfg_.stall_timeout_s) {
       fatal("sonde ofi: no progress sending to rank " + std::to_string(peer) + " for " +
-            std::to_string(int(t - p.waiting_since)) +
-            " s (the peer or the link is gone; SONDE_OFI_STALL_TIMEOUT)");
+            std::to_string(int(t - p.waiting_since)) + " s (the peer or the link is gone; SONDE_OFI_STALL_TIMEOUT)");
     }
   }
 }

@@ -159,8 +159,6 @@ class SelfTransport final : public Transport {
 
 }  // namespace
 
-std::unique_ptr<Transport> make_self_transport(int my_rank) {
-  return std::make_unique<SelfTransport>(my_rank);
-}
+std::unique_ptr<Transport> make_self_transport(int my_rank) { return std::make_unique<SelfTransport>(my_rank); }
 
 }  // namespace sonde::transport

@@ -98,9 +98,8 @@ Segment Segment::open(const std::string& name, size_t bytes) {
   }
   if (static_cast<size_t>(st.st_size) != bytes) {
     close(fd);
-    throw std::runtime_error("sonde shm: " + name + " is " + std::to_string(st.st_size) +
-                             " bytes, expected " + std::to_string(bytes) +
-                             " (ranks built with different ring sizes?)");
+    throw std::runtime_error("sonde shm: " + name + " is " + std::to_string(st.st_size) + " bytes, expected " +
+                             std::to_string(bytes) + " (ranks built with different ring sizes?)");
   }
   try {
     segment.data_ = map(fd, bytes, name);
@@ -114,8 +113,7 @@ Segment Segment::open(const std::string& name, size_t bytes) {
 }
 
 Segment::Segment(Segment&& other) noexcept
-    : name_(std::move(other.name_)), data_(other.data_), size_(other.size_),
-      owns_name_(other.owns_name_) {
+    : name_(std::move(other.name_)), data_(other.data_), size_(other.size_), owns_name_(other.owns_name_) {
   other.data_ = nullptr;
   other.size_ = 0;
   other.owns_name_ = false;

@@ -24,8 +24,8 @@ namespace sonde::transport {
 namespace {
 
 using shm::FastBox;
-using shm::Segment;
 using shm::kFastBoxPayload;
+using shm::Segment;
 
 constexpr char kExchangeKey[] = "sonde.shm";
 // Packets up to this size (header included) are staged on the stack and
@@ -389,7 +389,7 @@ class ShmTransport final : public Transport {
   void connect(int index, const std::string& endpoint, size_t segment_bytes, bool single_copy);
 
   const int me_;
-  int my_local_ = 0;  // my index among the sorted local ranks
+  int my_local_ = 0;             // my index among the sorted local ranks
   std::vector<int> peer_index_;  // world rank -> index in peers_, or -1
   std::unique_ptr<Peer[]> peers_;
   size_t npeers_ = 0;
@@ -397,7 +397,7 @@ class ShmTransport final : public Transport {
   Segment own_;                  // our inbound rings and boxes, peers_[i]'s at slot i
   std::vector<Segment> mapped_;  // the peers' segments, where our outbound ones are
   bool in_progress_ = false;
-  bool fast_boxes_ = true;  // ours to our peers; we read theirs either way
+  bool fast_boxes_ = true;     // ours to our peers; we read theirs either way
   uint64_t probe_cookie_ = 0;  // peers read it at wire-up to check single-copy works
   uint64_t local_hash_ = 0;
   uint8_t tx_bounce_[kBounceBytes];
@@ -405,16 +405,14 @@ class ShmTransport final : public Transport {
 };
 
 template <size_t RingBytes>
-ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchange)
-    : me_(config.my_rank) {
+ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchange) : me_(config.my_rank) {
   caps_.kind = TransportKind::kShm;
   caps_.single_copy = true;  // per peer, as the wire-up probe finds (read_remote refuses otherwise)
   std::vector<int> local = config.local_ranks;
   std::sort(local.begin(), local.end());
   local.erase(std::unique(local.begin(), local.end()), local.end());
   if (!std::binary_search(local.begin(), local.end(), me_)) {
-    throw std::invalid_argument("sonde shm: local_ranks does not contain my_rank " +
-                                std::to_string(me_));
+    throw std::invalid_argument("sonde shm: local_ranks does not contain my_rank " + std::to_string(me_));
   }
   if (local.front() < 0) throw std::invalid_argument("sonde shm: negative rank in local_ranks");
   if (!shm::valid_job_id(config.job_id)) {
@@ -487,15 +485,14 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
 template <size_t RingBytes>
 std::string ShmTransport<RingBytes>::endpoint(const std::string& segment_name) const {
   char text[512];
-  std::snprintf(text, sizeof text, "v2 %zu %" PRIx64 " %s %d %" PRIx64 " %" PRIx64, RingBytes,
-                local_hash_, segment_name.empty() ? "-" : segment_name.c_str(), static_cast<int>(getpid()),
+  std::snprintf(text, sizeof text, "v2 %zu %" PRIx64 " %s %d %" PRIx64 " %" PRIx64, RingBytes, local_hash_,
+                segment_name.empty() ? "-" : segment_name.c_str(), static_cast<int>(getpid()),
                 reinterpret_cast<uint64_t>(&probe_cookie_), probe_cookie_);
   return text;
 }
 
 template <size_t RingBytes>
-void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, size_t segment_bytes,
-                                      bool single_copy) {
+void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, size_t segment_bytes, bool single_copy) {
   if (endpoint.rfind("error ", 0) == 0) throw std::runtime_error(endpoint.substr(6));
   size_t ring_bytes = 0;
   uint64_t local_hash = 0;
@@ -503,8 +500,8 @@ void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, si
   int pid = 0;
   uint64_t cookie_addr = 0;
   uint64_t cookie = 0;
-  if (std::sscanf(endpoint.c_str(), "v2 %zu %" SCNx64 " %255s %d %" SCNx64 " %" SCNx64, &ring_bytes,
-                  &local_hash, name, &pid, &cookie_addr, &cookie) != 6) {
+  if (std::sscanf(endpoint.c_str(), "v2 %zu %" SCNx64 " %255s %d %" SCNx64 " %" SCNx64, &ring_bytes, &local_hash, name,
+                  &pid, &cookie_addr, &cookie) != 6) {
     throw std::runtime_error("unreadable shm endpoint '" + endpoint + "'");
   }
   if (ring_bytes != RingBytes) {

@@ -71,13 +71,13 @@
 namespace sonde::transport {
 
 struct ShmConfig {
-  int my_rank = 0;               // world rank of this process
-  std::vector<int> local_ranks;  // world ranks on this host, my_rank included,
-                                 // the same set on each of them (any order;
-                                 // wire-up fails if they disagree)
-  std::string job_id;            // [A-Za-z0-9]+, names the segments
-  bool single_copy = true;       // false: read_remote() refuses (tests the fallback)
-  bool fast_boxes = true;        // false: we send every packet through the ring
+  int my_rank = 0;                      // world rank of this process
+  std::vector<int> local_ranks;         // world ranks on this host, my_rank included,
+                                        // the same set on each of them (any order;
+                                        // wire-up fails if they disagree)
+  std::string job_id;                   // [A-Za-z0-9]+, names the segments
+  bool single_copy = true;              // false: read_remote() refuses (tests the fallback)
+  bool fast_boxes = true;               // false: we send every packet through the ring
   size_t ring_bytes = shm::kRingBytes;  // one of shm::kRingSizes, equal on all ranks
 };
 
