@@ -25,3 +25,11 @@ CORE_USERS = ["//comm:__pkg__", "//coll:__pkg__", "//mpit:__pkg__"] + COLL_USERS
 DATATYPE_USERS = ["//core:__pkg__"] + CORE_USERS
 BASE_USERS = ["//datatype:__pkg__"] + DATATYPE_USERS
 PMI_USERS = ["//runtime:__pkg__", "//tools/mpiexec:__pkg__"] + RUNTIME_USERS
+
+def layer_files():
+    """The folder's sources and BUILD file, for the layering check (tests/layers)."""
+    native.filegroup(
+        name = "layer_files",
+        srcs = native.glob(["*.cc", "*.h", "BUILD"]),
+        visibility = ["//tests/layers:__pkg__"],
+    )
