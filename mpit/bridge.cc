@@ -8,9 +8,8 @@
 #include <vector>
 
 #include "base/weak_alias.h"
-#include "core/lookup.h"
+#include "core/introspect.h"
 #include "core/process.h"
-#include "core/engine.h"
 #include "mpit/state.h"
 #include "peruse/registry.h"
 
@@ -41,19 +40,13 @@ Bridge& bridge() {
   return *b;
 }
 
-engine::Comm* engine_comm(MPI_Comm h) {
-  if (mpi_state() != 1) return nullptr;
-  return engine::find_comm(h);
-}
+bool live_comm(MPI_Comm h) { return mpi_state() == 1 && engine::introspect::comm_size(h) >= 0; }
 
 // Transport index (kTransportNames) that reaches rank `peer` of `comm`, or -1.
 int transport_of(MPI_Comm comm, int peer) {
-  engine::Comm* c = engine::engine().comms.lookup(comm);
-  if (!c || peer < 0 || peer >= c->size) return -1;
-  int world = c->world[size_t(peer)];
-  auto& route = engine::engine().route;
-  if (world < 0 || size_t(world) >= route.size() || !route[size_t(world)]) return -1;
-  switch (route[size_t(world)]->capabilities().kind) {
+  transport::TransportKind kind;
+  if (!engine::introspect::transport_of(comm, peer, &kind)) return -1;
+  switch (kind) {
     case transport::TransportKind::kSelf: return 0;  // kTransportNames[0]
     case transport::TransportKind::kShm: return 1;
     default: return -1;  // ofi has its own counters (docs/ofi.md)
@@ -139,10 +132,11 @@ int on_event(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void*
     case PERUSE_COMM_REQ_XFER_END: {
       if (spec->operation != PERUSE_SEND) break;
       int tr = transport_of(cs->handle, spec->peer);
-      engine::Datatype* type = engine::find_datatype(spec->datatype);
+      const int64_t type_size = engine::introspect::datatype_size(spec->datatype);
       if (tr >= 0) {
         ++bridge().transports[tr].messages_sent;
-        if (type) bridge().transports[tr].bytes_sent += uint64_t(std::max(0, spec->count)) * uint64_t(type->size);
+        if (type_size >= 0)
+          bridge().transports[tr].bytes_sent += uint64_t(std::max(0, spec->count)) * uint64_t(type_size);
       }
       break;
     }
@@ -173,9 +167,10 @@ const Subscription kSubscriptions[] = {
 // Start following one communicator: mirrors from its real queues, then the
 // subscriptions (the engine lock is held, so nothing moves in between).
 void subscribe(CommState& cs) {
-  engine::Comm* c = engine::engine().comms.lookup(cs.handle);
-  cs.stats.posted_level = c ? c->queues.posted_size() : 0;
-  cs.stats.unexpected_level = c ? c->queues.unexpected_size() : 0;
+  engine::introspect::QueueLevels q;
+  const bool live = engine::introspect::queue_levels(cs.handle, &q);
+  cs.stats.posted_level = live ? q.posted : 0;
+  cs.stats.unexpected_level = live ? q.unexpected : 0;
   bridge().total.posted_level += cs.stats.posted_level;
   bridge().total.unexpected_level += cs.stats.unexpected_level;
   for (const Subscription& s : kSubscriptions)
@@ -209,17 +204,23 @@ void comm_freed(peruse::CommEvents&, MPI_Comm handle) {
   bridge().comms.erase(it);
 }
 
-template <class F>
-bool for_comms(MPI_Comm comm, F f) {
+// Sums the queue levels of `comm`, or of every followed communicator for
+// MPI_COMM_NULL. False for a communicator that is not live.
+bool sum_levels(MPI_Comm comm, engine::introspect::QueueLevels* sum) {
+  engine::introspect::QueueLevels q;
+  auto add = [&] {
+    sum->posted += q.posted;
+    sum->unexpected += q.unexpected;
+    sum->unexpected_bytes += q.unexpected_bytes;
+  };
   if (comm != MPI_COMM_NULL) {
-    engine::Comm* c = engine_comm(comm);
-    if (!c) return false;
-    f(*c);
+    if (mpi_state() != 1 || !engine::introspect::queue_levels(comm, &q)) return false;
+    add();
     return true;
   }
   if (mpi_state() != 1) return true;  // no communicator exists: zero
   for (auto& [h, cs] : bridge().comms)
-    if (engine::Comm* c = engine_comm(h)) f(*c);
+    if (engine::introspect::queue_levels(h, &q)) add();
   return true;
 }
 
@@ -247,7 +248,7 @@ void release() {
 bool collecting() { return bridge().users > 0; }
 
 Stats* comm_stats(MPI_Comm comm) {
-  if (!engine_comm(comm)) return nullptr;
+  if (!live_comm(comm)) return nullptr;
   auto it = bridge().comms.find(comm);
   return it == bridge().comms.end() ? nullptr : &it->second->stats;
 }
@@ -262,43 +263,34 @@ void remove_watermark(Watermark* w) {
 }
 
 bool posted_length(MPI_Comm comm, uint64_t* out) {
-  *out = 0;
-  return for_comms(comm, [&](engine::Comm& c) { *out += c.queues.posted_size(); });
+  engine::introspect::QueueLevels q;
+  const bool ok = sum_levels(comm, &q);
+  *out = q.posted;
+  return ok;
 }
 
 bool unexpected_length(MPI_Comm comm, uint64_t* out) {
-  *out = 0;
-  return for_comms(comm, [&](engine::Comm& c) { *out += c.queues.unexpected_size(); });
+  engine::introspect::QueueLevels q;
+  const bool ok = sum_levels(comm, &q);
+  *out = q.unexpected;
+  return ok;
 }
 
 bool unexpected_bytes(MPI_Comm comm, uint64_t* out) {
-  *out = 0;
-  return for_comms(comm, [&](engine::Comm& c) {
-    for (auto& e : c.queues.unexpected()) *out += static_cast<const engine::Message&>(e).header.total;
-  });
+  engine::introspect::QueueLevels q;
+  const bool ok = sum_levels(comm, &q);
+  *out = q.unexpected_bytes;
+  return ok;
 }
 
-int comm_size(MPI_Comm comm) {
-  engine::Comm* c = engine_comm(comm);
-  return c ? c->size : -1;
-}
+int comm_size(MPI_Comm comm) { return mpi_state() == 1 ? engine::introspect::comm_size(comm) : -1; }
 
 bool posted_per_peer(MPI_Comm comm, uint64_t* out) {
-  engine::Comm* c = engine_comm(comm);
-  if (!c) return false;
-  std::fill(out, out + c->size, 0);
-  for (auto& e : c->queues.posted())
-    if (e.source >= 0 && e.source < c->size) ++out[e.source];
-  return true;
+  return mpi_state() == 1 && engine::introspect::posted_per_peer(comm, out);
 }
 
 bool unexpected_per_peer(MPI_Comm comm, uint64_t* out) {
-  engine::Comm* c = engine_comm(comm);
-  if (!c) return false;
-  std::fill(out, out + c->size, 0);
-  for (auto& e : c->queues.unexpected())
-    if (e.source >= 0 && e.source < c->size) ++out[e.source];
-  return true;
+  return mpi_state() == 1 && engine::introspect::unexpected_per_peer(comm, out);
 }
 
 }  // namespace sonde::mpit::bridge

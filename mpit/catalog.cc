@@ -8,9 +8,8 @@
 #include <cstddef>
 
 #include "base/weak_alias.h"
-#include "core/lookup.h"
+#include "core/introspect.h"
 #include "core/process.h"
-#include "core/engine.h"
 #include "mpit/state.h"
 #include "peruse/events.h"
 
@@ -365,7 +364,7 @@ int PMPI_T_init_thread(int required, int* provided) {
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) return MPI_T_ERR_INVALID;
   {
     std::lock_guard<std::recursive_mutex> g(mutex());
-    sonde::engine::engine().load_settings();  // cvars read the environment's values before MPI_Init
+    sonde::engine::introspect::load_settings();  // cvars read the environment's values before MPI_Init
     g_refs.fetch_add(1, std::memory_order_acq_rel);
   }
   // The interface's own state is behind one mutex: any thread may call it.

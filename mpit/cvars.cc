@@ -9,9 +9,8 @@
 #include <climits>
 
 #include "base/weak_alias.h"
-#include "core/lookup.h"
+#include "core/introspect.h"
 #include "core/process.h"
-#include "core/engine.h"
 #include "mpit/state.h"
 
 namespace sonde::mpit {
@@ -41,22 +40,14 @@ Slots<CvarHandle>& handles() {
   return *s;
 }
 
-std::string transports_in_use() {
-  if (mpi_state() != 1) return "";
-  std::string s;
-  for (auto& t : engine::engine().transports) {
-    if (!s.empty()) s += ",";
-    s += t->name();
-  }
-  return s;
-}
+std::string transports_in_use() { return mpi_state() == 1 ? engine::introspect::transports_in_use() : ""; }
 
 }  // namespace
 
 uint32_t event_buffer_capacity() { return g_event_buffer; }
 
 int cvar_read_value(int index, void* buf) {
-  engine::Settings& s = engine::engine().settings;
+  engine::Settings& s = engine::introspect::settings();
   switch (index) {
     case kEagerLimit: *static_cast<unsigned long long*>(buf) = s.eager_limit; break;
     case kCoopThreshold: *static_cast<unsigned long long*>(buf) = s.coop_threshold; break;
@@ -71,7 +62,7 @@ int cvar_read_value(int index, void* buf) {
       break;
     }
     case kThreadLevel:
-      *static_cast<int*>(buf) = mpi_state() == 0 ? MPI_THREAD_SINGLE : engine::engine().thread_level;
+      *static_cast<int*>(buf) = mpi_state() == 0 ? MPI_THREAD_SINGLE : engine::introspect::thread_level();
       break;
 #ifndef SONDE_PERUSE_OFF
     case kPeruse: *static_cast<int*>(buf) = 1; break;
@@ -85,7 +76,7 @@ int cvar_read_value(int index, void* buf) {
 }
 
 int cvar_write_value(int index, const void* buf) {
-  engine::Settings& s = engine::engine().settings;
+  engine::Settings& s = engine::introspect::settings();
   const int state = mpi_state();
   const CvarDef& d = cvars()[size_t(index)];
   if (d.scope == MPI_T_SCOPE_CONSTANT || d.scope == MPI_T_SCOPE_READONLY) return MPI_T_ERR_CVAR_SET_NEVER;

@@ -21,9 +21,8 @@
 #include <deque>
 
 #include "base/weak_alias.h"
-#include "core/lookup.h"
+#include "core/introspect.h"
 #include "core/process.h"
-#include "core/engine.h"
 #include "mpit/state.h"
 #include "peruse/registry.h"
 
@@ -141,9 +140,9 @@ void update_subscription(uint32_t i) {
   bool any = false;
   for (const Callback& c : r.callbacks) any = any || c.fn;
   if (any && r.subscription == PERUSE_EVENT_HANDLE_NULL) {
-    engine::Comm* c = mpi_state() == 1 ? engine::find_comm(r.comm) : nullptr;
-    if (!c) return;  // the communicator is gone: nothing will ever fire
-    r.subscription = peruse::subscribe(c->peruse, r.comm, events()[size_t(r.event_index)].peruse_event, on_peruse_event,
+    peruse::CommEvents* ce = mpi_state() == 1 ? engine::introspect::comm_events(r.comm) : nullptr;
+    if (!ce) return;  // the communicator is gone: nothing will ever fire
+    r.subscription = peruse::subscribe(*ce, r.comm, events()[size_t(r.event_index)].peruse_event, on_peruse_event,
                                        &registrations().at(i));
   } else if (!any && r.subscription != PERUSE_EVENT_HANDLE_NULL) {
     peruse::unsubscribe(r.subscription);
@@ -263,7 +262,7 @@ int PMPI_T_event_handle_alloc(int event_index, void* obj_handle, MPI_Info info,
   if (mpi_state() != 1) return MPI_T_ERR_NOT_ACCESSIBLE;  // bound to a communicator: needs MPI
   if (!obj_handle) return MPI_T_ERR_INVALID_HANDLE;
   MPI_Comm comm = *static_cast<const MPI_Comm*>(obj_handle);
-  if (!sonde::engine::find_comm(comm)) return MPI_T_ERR_INVALID_HANDLE;
+  if (sonde::engine::introspect::comm_size(comm) < 0) return MPI_T_ERR_INVALID_HANDLE;
   uint32_t i = registrations().allocate();
   Registration& r = registrations().at(i).value;
   r.index = i;

@@ -9,9 +9,8 @@
 #include <algorithm>
 
 #include "base/weak_alias.h"
-#include "core/lookup.h"
+#include "core/introspect.h"
 #include "core/process.h"
-#include "core/engine.h"
 #include "mpit/bridge.h"
 #include "mpit/state.h"
 
@@ -119,7 +118,7 @@ int read_value(PvarHandle& h, void* buf) {
       std::copy(tmp.begin(), tmp.end(), u);
       break;
     }
-    case Measure::kRingSize: *u = mpi_state() == 0 ? 0 : engine::engine().settings.ring_bytes; break;
+    case Measure::kRingSize: *u = mpi_state() == 0 ? 0 : engine::introspect::settings().ring_bytes; break;
     case Measure::kMpiState: *static_cast<int*>(buf) = mpi_state(); break;
     case Measure::kPostedHwm:
     case Measure::kUnexpectedHwm: {

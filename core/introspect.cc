@@ -1,0 +1,76 @@
+// The engine as tools read it (introspect.h).
+#include "core/introspect.h"
+
+#include <algorithm>
+
+#include "core/lookup.h"
+
+namespace sonde::engine::introspect {
+
+Settings& settings() { return engine().settings; }
+void load_settings() { engine().load_settings(); }
+int thread_level() { return engine().thread_level; }
+
+std::string transports_in_use() {
+  std::string s;
+  for (auto& t : engine().transports) {
+    if (!s.empty()) s += ",";
+    s += t->name();
+  }
+  return s;
+}
+
+bool transport_of(MPI_Comm comm, int peer, transport::TransportKind* kind) {
+  Comm* c = engine().comms.lookup(comm);
+  if (!c || peer < 0 || peer >= c->size) return false;
+  int world = c->world[size_t(peer)];
+  auto& route = engine().route;
+  if (world < 0 || size_t(world) >= route.size() || !route[size_t(world)]) return false;
+  *kind = route[size_t(world)]->capabilities().kind;
+  return true;
+}
+
+int comm_size(MPI_Comm comm) {
+  Comm* c = find_comm(comm);
+  return c ? c->size : -1;
+}
+
+peruse::CommEvents* comm_events(MPI_Comm comm) {
+  Comm* c = find_comm(comm);
+  return c ? &c->peruse : nullptr;
+}
+
+bool queue_levels(MPI_Comm comm, QueueLevels* out) {
+  Comm* c = find_comm(comm);
+  if (!c) return false;
+  out->posted = c->queues.posted_size();
+  out->unexpected = c->queues.unexpected_size();
+  out->unexpected_bytes = 0;
+  for (auto& e : c->queues.unexpected()) out->unexpected_bytes += static_cast<const Message&>(e).header.total;
+  return true;
+}
+
+bool posted_per_peer(MPI_Comm comm, uint64_t* out) {
+  Comm* c = find_comm(comm);
+  if (!c) return false;
+  std::fill(out, out + c->size, 0);
+  for (auto& e : c->queues.posted())
+    if (e.source >= 0 && e.source < c->size) ++out[e.source];
+  return true;
+}
+
+bool unexpected_per_peer(MPI_Comm comm, uint64_t* out) {
+  Comm* c = find_comm(comm);
+  if (!c) return false;
+  std::fill(out, out + c->size, 0);
+  for (auto& e : c->queues.unexpected())
+    if (e.source >= 0 && e.source < c->size) ++out[e.source];
+  return true;
+}
+
+int64_t datatype_size(MPI_Datatype type) {
+  Datatype* t = find_datatype(type);
+  return t ? int64_t(t->size) : -1;
+}
+
+}  // namespace sonde::engine::introspect

@@ -1,0 +1,48 @@
+// What tools inside the library (mpit/) read of the engine: settings,
+// the transports in use, and communicators' queue levels. mpit reads the
+// engine only through this interface, never its fields or its queues' raw
+// lists. Callers hold the engine lock where one is on; a communicator is
+// named by its handle and must be live (false or -1 otherwise).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/engine.h"
+#include "include/mpi.h"
+#include "peruse/dispatch.h"
+#include "transports/transport.h"
+
+namespace sonde::engine::introspect {
+
+// The engine's tunables (mpit's control variables read and write them).
+Settings& settings();
+// Reads the SONDE_* environment into settings() once (Engine::load_settings).
+void load_settings();
+int thread_level();
+
+// The names of the transports in use, comma-separated ("self,shm,ofi").
+std::string transports_in_use();
+// The kind of transport that reaches rank `peer` of `comm`.
+bool transport_of(MPI_Comm comm, int peer, transport::TransportKind* kind);
+
+// A live communicator's size; -1 if it is not one.
+int comm_size(MPI_Comm comm);
+// Its PERUSE events (to subscribe to), or null.
+peruse::CommEvents* comm_events(MPI_Comm comm);
+// Receives in its posted queue, messages in its unexpected queue, and
+// their bytes.
+struct QueueLevels {
+  uint64_t posted = 0;
+  uint64_t unexpected = 0;
+  uint64_t unexpected_bytes = 0;
+};
+bool queue_levels(MPI_Comm comm, QueueLevels* out);
+// Per source rank (out has comm_size entries): posted receives naming it,
+// unexpected messages from it.
+bool posted_per_peer(MPI_Comm comm, uint64_t* out);
+bool unexpected_per_peer(MPI_Comm comm, uint64_t* out);
+// The size in bytes of a live datatype, or -1.
+int64_t datatype_size(MPI_Datatype type);
+
+}  // namespace sonde::engine::introspect
