@@ -34,7 +34,7 @@ if [[ ! -f $profiler ]]; then
   tool=(-std=c++20 -O2 -fPIC -shared -fvisibility=hidden
         -Wl,--version-script=examples/residence/residence.lds
         examples/residence/{residence,events,stats,report,summary}.cc -o "$profiler")
-  step "Compiling the queue-residence profiler examples/residence/residence.cc with $prefix/bin/mpicxx"
+  step "Compiling the queue-residence profiler examples/residence/*.cc with $prefix/bin/mpicxx"
   "$prefix/bin/mpicxx" -show "${tool[@]}"
   "$prefix/bin/mpicxx" "${tool[@]}"
 fi

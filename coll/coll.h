@@ -8,7 +8,7 @@
 // docs/collectives.md).
 //
 // Contract shared by every function here:
-// - Arguments are already validated by the ABI layer (binding/c/abi_coll.cc): live
+// - Arguments are already validated by the ABI layer (binding/c/coll_args.h): live
 //   communicator, committed datatypes, counts >= 0, root in range, op
 //   valid and defined on the datatype. MPI_IN_PLACE arrives as MPI_IN_PLACE.
 // - Intercommunicators (comm->inter): MPI's intercommunicator semantics.

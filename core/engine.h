@@ -8,7 +8,7 @@
 // rendezvous) -> receive.cc (posting, matching, arrivals, pulls, probes) ->
 // request.cc (completion, wait, p2p.h's calls) -> cancel.cc -> engine.cc
 // (start, progress, communicators) -> transports/transport.h (the seam).
-// The send path of MPI_Send: binding/c/abi_p2p.cc -> send.cc (send_now,
+// The send path of MPI_Send: binding/c/abi_p2p_send_recv.cc -> send.cc (send_now,
 // issue_send) -> transports/transport.h -> transports/shm/shm_transport.cc.
 #pragma once
 

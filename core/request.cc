@@ -102,7 +102,7 @@ void Engine::fill_status(const Request* r, MPI_Status* status) {
     status->MPI_TAG = MPI_ANY_TAG;
   }
   // MPI_ERROR is left alone: single-completion calls return the error
-  // themselves, and the multiple-completion calls set it (binding/c/abi_p2p.cc).
+  // themselves, and the multiple-completion calls set it (binding/c/abi_requests.cc).
   status->sonde_cancelled = r->cancelled;
   status->sonde_count = static_cast<long long>(r->status_bytes);
 }

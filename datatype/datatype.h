@@ -124,7 +124,7 @@ struct Datatype {
   std::string name;
   Envelope envelope;
 
-  // Life cycle (binding/c/abi_datatype.cc): one reference for the user's
+  // Life cycle (core/lookup.h): one reference for the user's
   // handle, one per parent type whose envelope names it, one per request
   // using it. The slot is reused only when the last one is gone.
   int refs = 0;
