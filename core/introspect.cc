@@ -40,13 +40,23 @@ peruse::CommEvents* comm_events(MPI_Comm comm) {
   return c ? &c->peruse : nullptr;
 }
 
-bool queue_levels(MPI_Comm comm, QueueLevels* out) {
+bool posted_length(MPI_Comm comm, uint64_t* out) {
+  Comm* c = find_comm(comm);
+  if (c) *out = c->queues.posted_size();
+  return c != nullptr;
+}
+
+bool unexpected_length(MPI_Comm comm, uint64_t* out) {
+  Comm* c = find_comm(comm);
+  if (c) *out = c->queues.unexpected_size();
+  return c != nullptr;
+}
+
+bool unexpected_bytes(MPI_Comm comm, uint64_t* out) {
   Comm* c = find_comm(comm);
   if (!c) return false;
-  out->posted = c->queues.posted_size();
-  out->unexpected = c->queues.unexpected_size();
-  out->unexpected_bytes = 0;
-  for (auto& e : c->queues.unexpected()) out->unexpected_bytes += static_cast<const Message&>(e).header.total;
+  *out = 0;
+  for (auto& e : c->queues.unexpected()) *out += static_cast<const Message&>(e).header.total;
   return true;
 }
 

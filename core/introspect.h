@@ -30,14 +30,11 @@ bool transport_of(MPI_Comm comm, int peer, transport::TransportKind* kind);
 int comm_size(MPI_Comm comm);
 // Its PERUSE events (to subscribe to), or null.
 peruse::CommEvents* comm_events(MPI_Comm comm);
-// Receives in its posted queue, messages in its unexpected queue, and
-// their bytes.
-struct QueueLevels {
-  uint64_t posted = 0;
-  uint64_t unexpected = 0;
-  uint64_t unexpected_bytes = 0;
-};
-bool queue_levels(MPI_Comm comm, QueueLevels* out);
+// Receives in its posted queue, messages in its unexpected queue (both
+// counted by the queues), and those messages' bytes (a walk of the queue).
+bool posted_length(MPI_Comm comm, uint64_t* out);
+bool unexpected_length(MPI_Comm comm, uint64_t* out);
+bool unexpected_bytes(MPI_Comm comm, uint64_t* out);
 // Per source rank (out has comm_size entries): posted receives naming it,
 // unexpected messages from it.
 bool posted_per_peer(MPI_Comm comm, uint64_t* out);

@@ -1,7 +1,6 @@
 #include "mpit/bridge.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -167,10 +166,11 @@ const Subscription kSubscriptions[] = {
 // Start following one communicator: mirrors from its real queues, then the
 // subscriptions (the engine lock is held, so nothing moves in between).
 void subscribe(CommState& cs) {
-  engine::introspect::QueueLevels q;
-  const bool live = engine::introspect::queue_levels(cs.handle, &q);
-  cs.stats.posted_level = live ? q.posted : 0;
-  cs.stats.unexpected_level = live ? q.unexpected : 0;
+  uint64_t posted = 0, unexpected = 0;
+  engine::introspect::posted_length(cs.handle, &posted);
+  engine::introspect::unexpected_length(cs.handle, &unexpected);
+  cs.stats.posted_level = posted;
+  cs.stats.unexpected_level = unexpected;
   bridge().total.posted_level += cs.stats.posted_level;
   bridge().total.unexpected_level += cs.stats.unexpected_level;
   for (const Subscription& s : kSubscriptions)
@@ -204,23 +204,16 @@ void comm_freed(peruse::CommEvents&, MPI_Comm handle) {
   bridge().comms.erase(it);
 }
 
-// Sums the queue levels of `comm`, or of every followed communicator for
+// `read` of `comm`, or its sum over every followed communicator for
 // MPI_COMM_NULL. False for a communicator that is not live.
-bool sum_levels(MPI_Comm comm, engine::introspect::QueueLevels* sum) {
-  engine::introspect::QueueLevels q;
-  auto add = [&] {
-    sum->posted += q.posted;
-    sum->unexpected += q.unexpected;
-    sum->unexpected_bytes += q.unexpected_bytes;
-  };
-  if (comm != MPI_COMM_NULL) {
-    if (mpi_state() != 1 || !engine::introspect::queue_levels(comm, &q)) return false;
-    add();
-    return true;
+bool sum_over(MPI_Comm comm, bool (*read)(MPI_Comm, uint64_t*), uint64_t* out) {
+  *out = 0;
+  if (mpi_state() != 1) return comm == MPI_COMM_NULL;  // no communicator exists: zero
+  if (comm != MPI_COMM_NULL) return read(comm, out);
+  for (auto& [h, cs] : bridge().comms) {
+    uint64_t v = 0;
+    if (read(h, &v)) *out += v;
   }
-  if (mpi_state() != 1) return true;  // no communicator exists: zero
-  for (auto& [h, cs] : bridge().comms)
-    if (engine::introspect::queue_levels(h, &q)) add();
   return true;
 }
 
@@ -262,25 +255,14 @@ void remove_watermark(Watermark* w) {
   v.erase(std::remove(v.begin(), v.end(), w), v.end());
 }
 
-bool posted_length(MPI_Comm comm, uint64_t* out) {
-  engine::introspect::QueueLevels q;
-  const bool ok = sum_levels(comm, &q);
-  *out = q.posted;
-  return ok;
-}
+bool posted_length(MPI_Comm comm, uint64_t* out) { return sum_over(comm, engine::introspect::posted_length, out); }
 
 bool unexpected_length(MPI_Comm comm, uint64_t* out) {
-  engine::introspect::QueueLevels q;
-  const bool ok = sum_levels(comm, &q);
-  *out = q.unexpected;
-  return ok;
+  return sum_over(comm, engine::introspect::unexpected_length, out);
 }
 
 bool unexpected_bytes(MPI_Comm comm, uint64_t* out) {
-  engine::introspect::QueueLevels q;
-  const bool ok = sum_levels(comm, &q);
-  *out = q.unexpected_bytes;
-  return ok;
+  return sum_over(comm, engine::introspect::unexpected_bytes, out);
 }
 
 int comm_size(MPI_Comm comm) { return mpi_state() == 1 ? engine::introspect::comm_size(comm) : -1; }

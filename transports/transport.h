@@ -113,9 +113,6 @@ struct Capabilities {
   // cvar sonde_eager_limit set.
   static constexpr uint64_t kEngineEagerLimit = ~uint64_t(0);
   uint64_t eager_limit = kEngineEagerLimit;
-  // read_remote / write_remote (synchronous single copy) may succeed; a
-  // peer's copy may still be refused (no permission).
-  bool single_copy = false;
   // start_read: an asynchronous single-copy pull (RMA read over a network).
   bool rma_read = false;
   // drained() can be false: handed-over sends may still need this rank's

@@ -99,7 +99,7 @@ def check(root):
                             continue
                         target = pkg + ("/" + name if name else "")
                         checked += 1
-                        if not allowed(src_layer, pkg if layer_of(pkg) != "comm" else target, True):
+                        if not allowed(src_layer, target, True):
                             problems.append(f"{rel}: depends on //{pkg}{':' + name if name else ''}"
                                             f" ({layer_of(pkg)} is not below {src_layer})")
                 elif f.endswith((".cc", ".h", ".c")):

@@ -18,7 +18,6 @@ class SelfTransport final : public Transport {
  public:
   explicit SelfTransport(int my_rank) : me_(my_rank), bounce_(new uint8_t[kBounceBytes]) {
     caps_.kind = TransportKind::kSelf;
-    caps_.single_copy = true;  // our own memory
   }
 
   const char* name() const override { return "self"; }

@@ -407,7 +407,6 @@ class ShmTransport final : public Transport {
 template <size_t RingBytes>
 ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchange) : me_(config.my_rank) {
   caps_.kind = TransportKind::kShm;
-  caps_.single_copy = true;  // per peer, as the wire-up probe finds (read_remote refuses otherwise)
   std::vector<int> local = config.local_ranks;
   std::sort(local.begin(), local.end());
   local.erase(std::unique(local.begin(), local.end()), local.end());
