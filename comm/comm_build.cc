@@ -14,8 +14,8 @@ namespace sonde::engine {
 
 namespace detail {
 
-Datatype* u64_type() { return &engine().datatypes.predefined(24); }  // MPI_UINT64_T
-Datatype* int_type() { return &engine().datatypes.predefined(8); }   // MPI_INT
+Datatype* u64_type() { return &engine().tables().datatypes.predefined(24); }  // MPI_UINT64_T
+Datatype* int_type() { return &engine().tables().datatypes.predefined(8); }   // MPI_INT
 
 // Everyone's `n` ints, in rank order (linear through rank 0).
 int allgather_ints(Comm* c, const int* mine, int n, std::vector<int>& all) {
@@ -76,38 +76,39 @@ int swap_ints(Comm* via, int peer, int tag, const std::vector<int>& mine, std::v
                   MPI_STATUS_IGNORE);
 }
 
-void take_context(uint32_t id) { engine().free_contexts[id / 64] &= ~(uint64_t(1) << (id % 64)); }
-void give_back_context(uint32_t id) { engine().free_contexts[id / 64] |= uint64_t(1) << (id % 64); }
+void take_context(uint32_t id) { engine().contexts().take(id); }
+void give_back_context(uint32_t id) { engine().contexts().give_back(id); }
 
 namespace detail {
 
 int g_offers_out = 0;  // rounds in flight in this process holding an offer
 
-// A round's offer: free ids taken out of free_contexts, plus a last word
+// A round's offer: free ids taken out of the free set, plus a last word
 // that is 1 when they are all this process has (no other round holds any,
 // none kept back). `give` false: an empty offer (an idup that is not this
 // process's first in line). `keep`: that many of the lowest free ids stay
 // behind -- an idup keeps a few for blocking constructions, which may have
 // to finish before the idup's other members even start it.
 std::vector<uint64_t> make_offer(bool give, int keep) {
-  Engine& e = engine();
-  std::vector<uint64_t> words(e.free_contexts.size() + 1, 0);
+  ContextRegistry& contexts = engine().contexts();
+  const std::vector<uint64_t>& free_set = contexts.free_words();
+  std::vector<uint64_t> words(free_set.size() + 1, 0);
   if (!give) return words;
   int total = 0;
-  for (uint64_t w : e.free_contexts) total += __builtin_popcountll(w);
+  for (uint64_t w : free_set) total += __builtin_popcountll(w);
   if (total <= 2 * keep) keep = 0;  // nearly used up: everything is offered
   int kept = 0;
-  for (size_t i = 0; i < e.free_contexts.size(); ++i) {
-    uint64_t w = e.free_contexts[i];
+  for (size_t i = 0; i < free_set.size(); ++i) {
+    uint64_t w = free_set[i];
     while (w && kept < keep) {
       w &= w - 1;  // the lowest free id stays
       ++kept;
     }
     words[i] = w;
-    e.free_contexts[i] &= ~w;
+    contexts.take_bits(i, w);
   }
   int free_left = 0;
-  for (uint64_t w : e.free_contexts) free_left += __builtin_popcountll(w);
+  for (uint64_t w : free_set) free_left += __builtin_popcountll(w);
   words.back() = g_offers_out == 0 && free_left == 0;
   ++g_offers_out;
   return words;
@@ -116,8 +117,8 @@ std::vector<uint64_t> make_offer(bool give, int keep) {
 // End of a round: the offer goes back, except the pick (>= 0), now taken.
 void settle_offer(const std::vector<uint64_t>& words, bool gave, int pick) {
   if (!gave) return;
-  Engine& e = engine();
-  for (size_t i = 0; i < e.free_contexts.size(); ++i) e.free_contexts[i] |= words[i];
+  ContextRegistry& contexts = engine().contexts();
+  for (size_t i = 0; i + 1 < words.size(); ++i) contexts.give_back_bits(i, words[i]);
   if (pick >= 0) take_context(uint32_t(pick));
   --g_offers_out;
 }
@@ -207,9 +208,9 @@ namespace {
 // neither is kept. (Looked up by handle: the agreement runs the engine.)
 int allocate_inter_contexts(int handle, uint32_t* local_context, uint32_t* context) {
   Engine& e = engine();
-  int rc = allocate_context(e.comms.lookup(handle)->local_comm, local_context);
+  int rc = allocate_context(e.tables().comms.lookup(handle)->local_comm, local_context);
   if (rc) return rc;
-  rc = agree_inter_context(e.comms.lookup(handle), context);
+  rc = agree_inter_context(e.tables().comms.lookup(handle), context);
   if (rc) give_back_context(*local_context);
   return rc;
 }
@@ -244,7 +245,7 @@ int dup_with_contexts(Comm* c, uint32_t context, uint32_t local_context, const I
     Comm* local = c->local_comm;
     rc = e.create_comm(local, local->world, local->rank, local_context, &hidden);
     if (rc) return rc;
-    c = e.comms.lookup(handle);
+    c = e.tables().comms.lookup(handle);
   }
   Comm* n;
   rc = e.create_comm(c, c->world, c->rank, context, &n, /*duplicate=*/true);
@@ -252,7 +253,7 @@ int dup_with_contexts(Comm* c, uint32_t context, uint32_t local_context, const I
     if (hidden) e.free_comm(hidden);
     return rc;
   }
-  c = e.comms.lookup(handle);
+  c = e.tables().comms.lookup(handle);
   if (c->inter) {
     n->inter = true;
     n->size = c->size;
@@ -304,7 +305,7 @@ int dup_comm(Comm* c, const InfoPairs* info, Comm** out) {
     rc = allocate_context(c, &context);
   }
   if (rc) return rc;
-  return dup_with_contexts(e.comms.lookup(handle), context, local_context, info, out);
+  return dup_with_contexts(e.tables().comms.lookup(handle), context, local_context, info, out);
 }
 
 // MPI 4.1 7.4.2: the two sides' parts are swapped by the leaders (rank 0 of
@@ -319,8 +320,8 @@ int create_intercomm(Comm* c, const std::vector<int>& group, Comm** out) {
   uint32_t local_context, context;
   rc = allocate_inter_contexts(handle, &local_context, &context);
   if (rc) return rc;
-  c = e.comms.lookup(handle);
-  int my_rank = rank_of(group, e.world_rank);
+  c = e.tables().comms.lookup(handle);
+  int my_rank = rank_of(group, e.world_rank());
   if (my_rank == MPI_UNDEFINED || group.empty() || remote.empty()) {
     give_back_context(local_context);
     give_back_context(context);
@@ -330,7 +331,7 @@ int create_intercomm(Comm* c, const std::vector<int>& group, Comm** out) {
   Comm* hidden;
   rc = e.create_comm(c->local_comm, group, my_rank, local_context, &hidden);
   if (rc) return rc;
-  return make_intercomm(e.comms.lookup(handle), group, std::move(remote), my_rank, context, hidden, out);
+  return make_intercomm(e.tables().comms.lookup(handle), group, std::move(remote), my_rank, context, hidden, out);
 }
 
 int split_comm(Comm* c, int color, int key, Comm** out) {
@@ -343,7 +344,7 @@ int split_comm(Comm* c, int color, int key, Comm** out) {
   uint32_t context;
   rc = allocate_context(c, &context);
   if (rc) return rc;
-  c = e.comms.lookup(handle);
+  c = e.tables().comms.lookup(handle);
   if (color == MPI_UNDEFINED) {
     give_back_context(context);  // we took the id like everyone else; it stays free for us
     *out = nullptr;
@@ -395,7 +396,7 @@ int split_intercomm(Comm* c, int color, int key, Comm** out) {
   uint32_t local_context, context;
   rc = allocate_inter_contexts(handle, &local_context, &context);
   if (rc) return rc;
-  c = e.comms.lookup(handle);
+  c = e.tables().comms.lookup(handle);
   local = c->local_comm;
   std::vector<int> mine_ranks = members_of(table, color), theirs = members_of(remote_table, color);
   if (color == MPI_UNDEFINED || theirs.empty()) {

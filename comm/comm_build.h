@@ -3,11 +3,11 @@
 // constructors shared by several MPI calls (dup, idup, split).
 //
 // Context ids: every process keeps a bit set of ids it has free
-// (Engine::free_contexts). A new communicator takes the lowest id free on
+// (ContextRegistry in core/engine_parts.h). A new communicator takes the lowest id free on
 // all its members: in one *round* each member offers its free ids, the
 // offers are ANDed at a leader (linear: construction is rare), the leader
 // picks, every member takes the pick and gets the rest of its offer back.
-// While a round runs, its offer is out of free_contexts, so rounds in flight
+// While a round runs, its offer is out of the free set, so rounds in flight
 // at the same time in one process -- a blocking construction progressing a
 // nonblocking MPI_Comm_idup, idups on overlapping communicators, threads --
 // never offer the same id twice. A round whose AND is empty because some

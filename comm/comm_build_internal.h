@@ -16,11 +16,11 @@ Datatype* int_type();  // MPI_INT
 // 0, 1, ..., n - 1.
 std::vector<int> all_ranks(int n);
 
-// A round's offer: free ids taken out of free_contexts, plus a last word
+// A round's offer: free ids taken out of the free set (ContextRegistry), plus a last word
 // that is 1 when they are all this process has. `give` false: an empty
 // offer; `keep`: that many of the lowest free ids stay behind.
 std::vector<uint64_t> make_offer(bool give, int keep = 0);
-// The round is over: the offer goes back to free_contexts, but `pick`
+// The round is over: the offer goes back to the free set (ContextRegistry), but `pick`
 // (>= 0), which is taken.
 void settle_offer(const std::vector<uint64_t>& words, bool gave, int pick);
 // The lowest id in an ANDed offer; -1 none (try again), -2 none and every

@@ -41,7 +41,7 @@ struct Idup {
 
 // The live parent, or null when it was freed under the idup (erroneous).
 Comm* parent_of(const Idup* d) {
-  Comm* c = engine().comms.lookup(d->parent);
+  Comm* c = engine().tables().comms.lookup(d->parent);
   return c && c->live ? c : nullptr;
 }
 // Where the group's offers travel: the parent, or an intercommunicator's

@@ -21,12 +21,12 @@ const std::vector<std::string>& pset_names() {
 bool pset_members(const std::string& name, std::vector<int>* world_ranks) {
   Engine& e = engine();
   if (strcasecmp(name.c_str(), "mpi://WORLD") == 0) {
-    world_ranks->resize(size_t(e.world_size));
-    for (int i = 0; i < e.world_size; ++i) (*world_ranks)[size_t(i)] = i;
+    world_ranks->resize(size_t(e.world_size()));
+    for (int i = 0; i < e.world_size(); ++i) (*world_ranks)[size_t(i)] = i;
     return true;
   }
   if (strcasecmp(name.c_str(), "mpi://SELF") == 0) {
-    *world_ranks = {e.world_rank};
+    *world_ranks = {e.world_rank()};
     return true;
   }
   return false;
@@ -43,14 +43,15 @@ int stringtag_tag(const std::string& stringtag, int kind) {
 namespace {
 
 // The hidden communicator over all world processes on the reserved context;
-// made on first use (messages that arrive before wait in Engine::early).
+// made on first use (messages that arrive before wait in the engine's early list).
 Comm* bootstrap() {
   Engine& e = engine();
-  Comm* c = e.by_context[kSessionBootstrapContext];
+  Comm* c = e.contexts().find(kSessionBootstrapContext);
   if (c) return c;
-  std::vector<int> all(size_t(e.world_size));
-  for (int i = 0; i < e.world_size; ++i) all[size_t(i)] = i;
-  if (e.create_comm(nullptr, std::move(all), e.world_rank, kSessionBootstrapContext, &c) != MPI_SUCCESS) return nullptr;
+  std::vector<int> all(size_t(e.world_size()));
+  for (int i = 0; i < e.world_size(); ++i) all[size_t(i)] = i;
+  if (e.create_comm(nullptr, std::move(all), e.world_rank(), kSessionBootstrapContext, &c) != MPI_SUCCESS)
+    return nullptr;
   c->name = "sonde:session-bootstrap";
   c->errhandler = MPI_ERRORS_RETURN;
   return c;
@@ -61,7 +62,7 @@ Comm* bootstrap() {
 int agree(const std::vector<int>& members, int tag, uint32_t* out) {
   Comm* via = bootstrap();
   if (!via) return MPI_ERR_INTERN;
-  int me = rank_of(members, engine().world_rank);
+  int me = rank_of(members, engine().world_rank());
   if (me == MPI_UNDEFINED) return MPI_ERR_GROUP;
   return agree_context(via, members, me, tag, out);
 }
@@ -76,7 +77,7 @@ void adopt(Comm* c, int errhandler, const InfoPairs& hints) {
 int comm_from_group(const std::vector<int>& world_ranks, const std::string& stringtag, int errhandler,
                     const InfoPairs& hints, Comm** out) {
   Engine& e = engine();
-  int me = rank_of(world_ranks, e.world_rank);
+  int me = rank_of(world_ranks, e.world_rank());
   if (me == MPI_UNDEFINED) return MPI_ERR_GROUP;
   uint32_t context;
   int rc = agree(world_ranks, stringtag_tag(stringtag, 0), &context);
@@ -93,7 +94,7 @@ int comm_from_group(const std::vector<int>& world_ranks, const std::string& stri
 int intercomm_from_groups(const std::vector<int>& local, const std::vector<int>& remote, const std::string& stringtag,
                           int errhandler, const InfoPairs& hints, Comm** out) {
   Engine& e = engine();
-  int me = rank_of(local, e.world_rank);
+  int me = rank_of(local, e.world_rank());
   if (me == MPI_UNDEFINED) return MPI_ERR_GROUP;
   // Both groups agree on the shared context first: the same sorted list of
   // all members on both sides, so both pick the same leader.

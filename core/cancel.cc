@@ -18,7 +18,7 @@ bool Engine::ask_cancel_send(Request* r) {
   if (r->complete) {
     // Only an eager standard/ready send completes before it is matched (a
     // synchronous one completes on the match, a rendezvous one on the data).
-    if (r->mode == SendMode::kSync || r->bytes > eager_limit_of(route[r->world_peer])) return false;
+    if (r->mode == SendMode::kSync || r->bytes > eager_limit_of(router_.to(r->world_peer))) return false;
     r->cancel_state = kCancelAfterComplete;
     r->complete = false;
   } else if ((r->item.header.type == PacketType::kRts || r->item.header.type == PacketType::kEagerSync) &&
@@ -41,7 +41,7 @@ void Engine::send_cancel_request(Request* r) {
   h.tag = r->tag;
   h.send_cookie = reinterpret_cast<uint64_t>(r);
   h.recv_cookie = uint64_t(uint32_t(r->handle));
-  transport::Transport* t = route[r->world_peer];
+  transport::Transport* t = router_.to(r->world_peer);
   if (!t->try_send_now(r->world_peer, h, nullptr)) {
     Request* q = new_request(RequestKind::kSend);  // released by SendPart::on_handed
     q->item.header = h;
@@ -52,7 +52,7 @@ void Engine::send_cancel_request(Request* r) {
 
 void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
   uint8_t dropped = 0;
-  Comm* c = h.context < by_context.size() ? by_context[h.context] : nullptr;
+  Comm* c = contexts_.find(h.context);
   if (c) {
     // Newest first: an older message from the same request slot (same
     // cookie) may still wait, but never a newer one with the same envelope.
@@ -82,7 +82,7 @@ void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
 }
 
 void Engine::on_cancel_answer(const PacketHeader& h) {
-  Request* r = requests.lookup(int(uint32_t(h.recv_cookie)));
+  Request* r = tables_.requests.lookup(int(uint32_t(h.recv_cookie)));
   // Null or not waiting: the send finished (matched) and was released meanwhile.
   if (!r || r->kind != RequestKind::kSend || !r->cancel_state) return;
   if (h.flags & 2) {

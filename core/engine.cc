@@ -20,8 +20,6 @@ Engine* const g_engine = new Engine();
 
 namespace {
 
-constexpr uint32_t kMaxContexts = 4096;
-
 uint64_t env_u64(const char* name, uint64_t fallback, Settings& s) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
@@ -40,53 +38,54 @@ uint64_t env_u64(const char* name, uint64_t fallback, Settings& s) {
 // ---------------------------------------------------------------- life cycle
 
 void Engine::load_settings() {
-  if (settings_loaded) return;
-  settings_loaded = true;
-  settings.eager_limit = env_u64("SONDE_EAGER_LIMIT", settings.eager_limit, settings);
-  settings.spin_before_yield = int(env_u64("SONDE_SPIN", uint64_t(settings.spin_before_yield), settings));
-  settings.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings) != 0;
-  settings.coop_threshold = env_u64("SONDE_COOP_THRESHOLD", settings.coop_threshold, settings);
-  settings.fast_boxes = env_u64("SONDE_SHM_FAST_BOXES", 1, settings) != 0;
+  if (settings_loaded_) return;
+  settings_loaded_ = true;
+  settings_.eager_limit = env_u64("SONDE_EAGER_LIMIT", settings_.eager_limit, settings_);
+  settings_.spin_before_yield = int(env_u64("SONDE_SPIN", uint64_t(settings_.spin_before_yield), settings_));
+  settings_.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings_) != 0;
+  settings_.coop_threshold = env_u64("SONDE_COOP_THRESHOLD", settings_.coop_threshold, settings_);
+  settings_.fast_boxes = env_u64("SONDE_SHM_FAST_BOXES", 1, settings_) != 0;
 }
 
 void Engine::start(int rank, int size, std::vector<std::unique_ptr<transport::Transport>> ts,
                    std::vector<transport::Transport*> routes, const std::vector<uint32_t>& reserved) {
-  world_rank = rank;
-  world_size = size;
-  transports = std::move(ts);
-  route = std::move(routes);
-  single_copy_state_.assign(size_t(world_size), 0);
+  world_rank_ = rank;
+  world_size_ = size;
+  router_.transports_ = std::move(ts);
+  router_.route_ = std::move(routes);
+  single_copy_state_.assign(size_t(world_size_), 0);
 
   std::vector<Datatype*> dt(SONDE_PREDEFINED_DATATYPES);
-  for (int i = 1; i < SONDE_PREDEFINED_DATATYPES; ++i) dt[i] = &datatypes.predefined(i);
+  for (int i = 1; i < SONDE_PREDEFINED_DATATYPES; ++i) dt[i] = &tables_.datatypes.predefined(i);
   init_predefined_datatypes(dt);
-  for (uint32_t i = 1; i <= 3; ++i) errhandlers.predefined(i).live = true;
+  for (uint32_t i = 1; i <= 3; ++i) tables_.errhandlers.predefined(i).live = true;
 
-  free_contexts.assign(kMaxContexts / 64, ~uint64_t(0));
-  by_context.assign(kMaxContexts, nullptr);
-  free_contexts[0] &= ~uint64_t(3);  // 0: WORLD, 1: SELF
-  for (uint32_t id : reserved) free_contexts[id / 64] &= ~(uint64_t(1) << (id % 64));
+  contexts_.free_.assign(ContextRegistry::kMaxContexts / 64, ~uint64_t(0));
+  contexts_.by_context_.assign(ContextRegistry::kMaxContexts, nullptr);
+  contexts_.take(0);  // MPI_COMM_WORLD
+  contexts_.take(1);  // MPI_COMM_SELF
+  for (uint32_t id : reserved) contexts_.take(id);
 
   Comm* w = world();
   w->handle = MPI_COMM_WORLD;
   w->context = 0;
-  w->rank = world_rank;
-  w->size = world_size;
-  w->world.resize(size_t(world_size));
-  for (int i = 0; i < world_size; ++i) w->world[size_t(i)] = i;
+  w->rank = world_rank_;
+  w->size = world_size_;
+  w->world.resize(size_t(world_size_));
+  for (int i = 0; i < world_size_; ++i) w->world[size_t(i)] = i;
   w->name = "MPI_COMM_WORLD";
   w->live = true;
-  by_context[0] = w;
+  contexts_.by_context_[0] = w;
 
   Comm* s = self();
   s->handle = MPI_COMM_SELF;
   s->context = 1;
   s->rank = 0;
   s->size = 1;
-  s->world = {world_rank};
+  s->world = {world_rank_};
   s->name = "MPI_COMM_SELF";
   s->live = true;
-  by_context[1] = s;
+  contexts_.by_context_[1] = s;
   // The MPI_T bridge (mpit/) follows every communicator's life.
   peruse::comm_created(w->peruse, w->handle);
   peruse::comm_created(s->peruse, s->handle);
@@ -99,7 +98,7 @@ void Engine::drain() {
   // acknowledgement of a peer that has stopped progressing).
   for (auto quiet_since = std::chrono::steady_clock::now();;) {
     bool all = true;
-    for (auto& t : transports) all = all && (!t->capabilities().needs_draining || t->drained());
+    for (auto& t : router_.transports_) all = all && (!t->capabilities().needs_draining || t->drained());
     if (all) break;
     auto now = std::chrono::steady_clock::now();
     if (progress() > 0) {
@@ -111,7 +110,7 @@ void Engine::drain() {
 }
 
 void Engine::shutdown_transports() {
-  for (auto& t : transports) t->shutdown();
+  for (auto& t : router_.transports_) t->shutdown();
 }
 
 // ---------------------------------------------------------------- progress
@@ -120,7 +119,7 @@ int Engine::progress() {
   if (in_progress_) return 0;  // a callback waiting inside progress: never re-enter
   in_progress_ = true;
   int n = 0;
-  for (auto& t : transports) n += t->progress(*this);
+  for (auto& t : router_.transports_) n += t->progress(*this);
   in_progress_ = false;
   if (!deferred_.empty()) {
     run_deferred();
@@ -133,9 +132,9 @@ int Engine::progress() {
 }
 
 void Engine::idle(int& idle_passes) {
-  if (++idle_passes < settings.spin_before_yield) return;
+  if (++idle_passes < settings_.spin_before_yield) return;
   // Oversubscribed ranks must give the CPU to the peer they wait for.
-  if (thread_level == MPI_THREAD_MULTIPLE) {
+  if (thread_level_ == MPI_THREAD_MULTIPLE) {
     EngineLock::unlock();
     sched_yield();
     EngineLock::lock();
@@ -151,8 +150,8 @@ void Engine::waiting_on(Request* r) {
 
 void Engine::watch_peer(Comm* comm, int peer) {
   auto watch = [this](int world) {
-    if (world < 0 || size_t(world) >= route.size()) return;
-    transport::Transport* t = route[size_t(world)];
+    if (world < 0 || world >= world_size_) return;
+    transport::Transport* t = router_.to(world);
     if (t && t->capabilities().liveness) t->watch(world);
   };
   if (peer == MPI_ANY_SOURCE) {
@@ -180,7 +179,7 @@ void Engine::run_deferred() {
           Request* r = d.request;
           r->item.header = d.header;
           r->item.handed = 0;
-          route[r->world_peer]->enqueue(r->world_peer, &r->item);
+          router_.to(r->world_peer)->enqueue(r->world_peer, &r->item);
           break;
         }
       }
@@ -193,7 +192,7 @@ void Engine::run_deferred() {
 int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank, uint32_t context, Comm** out,
                         bool duplicate) {
   Comm* c = nullptr;
-  int h = comms.allocate(&c);
+  int h = tables_.comms.allocate(&c);
   if (!h) return MPI_ERR_INTERN;
   c->handle = h;
   c->context = context;
@@ -214,16 +213,16 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   c->idup_seq = 0;
   // A duplicate keeps its parent's topology (MPI_Comm_dup).
   c->topo = duplicate ? parent->topo : nullptr;
-  by_context[context] = c;
+  contexts_.by_context_[context] = c;
   // Propagated handles first: the early messages adopted below must already
   // be seen by them (MSG_ARRIVED, MSG_INSERT_IN_UNEX_Q).
   if (duplicate) peruse::comm_duplicated(parent->peruse, c->peruse, c->handle);
   peruse::comm_created(c->peruse, c->handle);  // MPI_T bridge (mpit/), before the adoption below
   // Adopt messages that arrived before we finished creating it, in order.
-  for (auto it = early.begin(); it != early.end();) {
+  for (auto it = early_.begin(); it != early_.end();) {
     auto* m = static_cast<Message*>(&*it);
     if (m->header.context == context) {
-      it = early.erase(it);
+      it = early_.erase(it);
       m->comm = c;
       // No receive can be posted on a communicator not yet returned, so
       // these go straight to the unexpected queue.
@@ -258,9 +257,9 @@ void Engine::free_comm(Comm* c) {
     // rare case.
     return;
   }
-  by_context[c->context] = nullptr;
-  free_contexts[c->context / 64] |= uint64_t(1) << (c->context % 64);
-  comms.release(c->handle);
+  contexts_.by_context_[c->context] = nullptr;
+  contexts_.give_back(c->context);
+  tables_.comms.release(c->handle);
 }
 
 }  // namespace sonde::engine

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/handles.h"
+#include "core/engine_parts.h"
 #include "core/objects.h"
 #include "include/mpi.h"
 #include "transports/transport.h"
@@ -41,60 +42,40 @@ struct Settings {
   std::vector<std::string> set_from_environment;  // "NAME=value" of each one given
 };
 
-struct Errhandler {
-  bool live = false;
-  // User handlers (binding/c/abi_errhandler.cc): the function, and the
-  // user's references (create and get add one, free drops one). The slot is
-  // never reused, so a communicator may keep using a handler its user freed.
-  MPI_Comm_errhandler_function* fn = nullptr;
-  int user_refs = 0;
-};
-
 class Engine;
 extern Engine* const g_engine;
 inline Engine& engine() { return *g_engine; }
 
 class Engine final : public transport::Delivery {
  public:
-  Settings settings;
-  int world_rank = 0;
-  int world_size = 1;
-  int thread_level = MPI_THREAD_SINGLE;
-  std::string processor_name;
+  // The process's place in the job, set by start() (and by the runtime for
+  // the thread level and the host name).
+  int world_rank() const { return world_rank_; }
+  int world_size() const { return world_size_; }
+  int thread_level() const { return thread_level_; }
+  void set_thread_level(int level) { thread_level_ = level; }
+  const std::string& processor_name() const { return processor_name_; }
+  void set_processor_name(std::string name) { processor_name_ = std::move(name); }
 
-  HandleTable<Comm, SONDE_KIND_COMM> comms{2};
-  HandleTable<Datatype, SONDE_KIND_DATATYPE> datatypes{SONDE_PREDEFINED_DATATYPES - 1};
-  HandleTable<Request, SONDE_KIND_REQUEST> requests{0};
-  HandleTable<Message, SONDE_KIND_MESSAGE> messages{1};  // 1: MPI_MESSAGE_NO_PROC
-  HandleTable<Errhandler, SONDE_KIND_ERRHANDLER> errhandlers{3};
+  // The named parts (core/engine_parts.h).
+  Settings& settings() { return settings_; }
+  HandleTables& tables() { return tables_; }
+  const Router& router() const { return router_; }
+  ContextRegistry& contexts() { return contexts_; }
+  BsendArena& bsend() { return bsend_; }
 
-  // Transports; route[world rank] says which one reaches that rank.
-  std::vector<std::unique_ptr<transport::Transport>> transports;
-  std::vector<transport::Transport*> route;
   // Eager/rendezvous switch for a peer on transport `t`: the transport's own
-  // (ofi: SONDE_OFI_EAGER_LIMIT, docs/ofi.md), else settings.eager_limit
+  // (ofi: SONDE_OFI_EAGER_LIMIT, docs/ofi.md), else settings().eager_limit
   // (SONDE_EAGER_LIMIT, MPI_T cvar).
   uint64_t eager_limit_of(const transport::Transport* t) const {
     const uint64_t own = t->capabilities().eager_limit;
-    return own != transport::Capabilities::kEngineEagerLimit ? own : settings.eager_limit;
+    return own != transport::Capabilities::kEngineEagerLimit ? own : settings_.eager_limit;
   }
-
-  // Communicators by context id; messages for a context not created here yet
-  // wait in `early` (a peer may finish MPI_Comm_dup before we do).
-  std::vector<Comm*> by_context;
-  std::vector<uint64_t> free_contexts;  // bit set: 1 = free
-  boost::intrusive::list<matching::UnexpectedEntry> early;
-
-  // MPI_Buffer_attach state.
-  void* bsend_buffer = nullptr;
-  int64_t bsend_size = 0;
-  int64_t bsend_used = 0;
 
   // Reads the SONDE_* environment into `settings` once, at MPI_T_init_thread
   // or MPI_Init, whichever comes first: MPI_T cvar writes made before
   // MPI_Init are not overwritten by it.
   void load_settings();
-  bool settings_loaded = false;
 
   // Life cycle, driven by the runtime (runtime/lifecycle.h), which wires the
   // job up and builds the transports. start: this process is world rank
@@ -111,8 +92,8 @@ class Engine final : public transport::Delivery {
   // Stops every transport; no traffic after this.
   void shutdown_transports();
 
-  Comm* world() { return &comms.predefined(1); }
-  Comm* self() { return &comms.predefined(2); }
+  Comm* world() { return &tables_.comms.predefined(1); }
+  Comm* self() { return &tables_.comms.predefined(2); }
 
   // Delivery (transport -> engine).
   transport::PayloadSink* on_header(int peer, const transport::PacketHeader& h) override;
@@ -136,7 +117,7 @@ class Engine final : public transport::Delivery {
       return false;
     }
     idle(idle_passes);
-    return idle_passes == settings.spin_before_yield;
+    return idle_passes == settings_.spin_before_yield;
   }
   // A blocking wait on `r` has been idle for spin_before_yield passes:
   // the transports reaching the peers it waits on are asked to watch their
@@ -209,6 +190,20 @@ class Engine final : public transport::Delivery {
   void free_comm(Comm* c);
 
  private:
+  Settings settings_;
+  bool settings_loaded_ = false;
+  int world_rank_ = 0;
+  int world_size_ = 1;
+  int thread_level_ = MPI_THREAD_SINGLE;
+  std::string processor_name_;
+  HandleTables tables_;
+  Router router_;
+  ContextRegistry contexts_;
+  // Arrivals for a context id no communicator here has taken yet; adopted
+  // by create_comm.
+  boost::intrusive::list<matching::UnexpectedEntry> early_;
+  BsendArena bsend_;
+
   // Twins of the hot operations: <false> has no PERUSE code and is inlined
   // into its dispatcher; <true> fires events and lives out of line, so the
   // fast path pays one load and one branch (engine_internal.h). Not marked cold:

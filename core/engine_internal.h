@@ -165,7 +165,7 @@ void Engine::complete_as(Request* r, uint32_t w) {
   r->complete = true;
   if constexpr (kFireComplete) FIRE_REQ_IF(w, PERUSE_COMM_REQ_COMPLETE, r);
   if (r->mode == SendMode::kBuffered && r->kind == RequestKind::kSend && r->staged) {
-    bsend_used -= int64_t(r->bytes) + MPI_BSEND_OVERHEAD;
+    bsend_.give_back(int64_t(r->bytes) + MPI_BSEND_OVERHEAD);
   }
   if (r->user_freed) {
     // Nobody will wait for it (MPI_Request_free, or a detached Bsend): its

@@ -7,13 +7,13 @@
 
 namespace sonde::engine::introspect {
 
-Settings& settings() { return engine().settings; }
+Settings& settings() { return engine().settings(); }
 void load_settings() { engine().load_settings(); }
-int thread_level() { return engine().thread_level; }
+int thread_level() { return engine().thread_level(); }
 
 std::string transports_in_use() {
   std::string s;
-  for (auto& t : engine().transports) {
+  for (auto& t : engine().router().transports()) {
     if (!s.empty()) s += ",";
     s += t->name();
   }
@@ -21,12 +21,11 @@ std::string transports_in_use() {
 }
 
 bool transport_of(MPI_Comm comm, int peer, transport::TransportKind* kind) {
-  Comm* c = engine().comms.lookup(comm);
+  Comm* c = engine().tables().comms.lookup(comm);
   if (!c || peer < 0 || peer >= c->size) return false;
   int world = c->world[size_t(peer)];
-  auto& route = engine().route;
-  if (world < 0 || size_t(world) >= route.size() || !route[size_t(world)]) return false;
-  *kind = route[size_t(world)]->capabilities().kind;
+  if (world < 0 || world >= engine().world_size()) return false;
+  *kind = engine().router().to(world)->capabilities().kind;
   return true;
 }
 

@@ -9,12 +9,12 @@
 namespace sonde::engine {
 
 Comm* find_comm(MPI_Comm h) {
-  Comm* c = engine().comms.lookup(h);
+  Comm* c = engine().tables().comms.lookup(h);
   return c && c->live ? c : nullptr;
 }
 
 Datatype* find_datatype(MPI_Datatype h) {
-  Datatype* t = engine().datatypes.lookup(h);
+  Datatype* t = engine().tables().datatypes.lookup(h);
   return t && !t->user_freed ? t : nullptr;
 }
 
@@ -34,10 +34,10 @@ void release_datatype(Datatype* t) {
   std::vector<Datatype*> children = std::move(t->children);
   int h = t->handle;
   *t = Datatype{};  // drops the layout and envelope now
-  engine().datatypes.release(h);
+  engine().tables().datatypes.release(h);
   for (Datatype* c : children) release_datatype(c);
 }
 
-Datatype* byte_type() { return &engine().datatypes.predefined(4); }
+Datatype* byte_type() { return &engine().tables().datatypes.predefined(4); }
 
 }  // namespace sonde::engine

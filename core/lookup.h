@@ -21,7 +21,7 @@ Datatype* find_datatype(MPI_Datatype h);
 // A committed datatype usable for communication, or null.
 Datatype* find_comm_datatype(MPI_Datatype h);
 // A request slot, or null (no liveness check: callers look at its state).
-inline Request* find_request(MPI_Request h) { return engine().requests.lookup(h); }
+inline Request* find_request(MPI_Request h) { return engine().tables().requests.lookup(h); }
 // References on derived types; no-ops on predefined types.
 void retain_datatype(Datatype* t);
 void release_datatype(Datatype* t);

@@ -177,23 +177,23 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
   r->world_peer = peer;
   uint64_t n = std::min<uint64_t>(h.total, r->bytes);
   setup_sink(r, h.total);
-  if (!settings.single_copy) {
+  if (!settings_.single_copy) {
     // Single copy turned off at run time (MPI_T cvar sonde_shm_single_copy): stream.
     send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
     return;
   }
   // A network transport reads with RMA and reports fragments and the end
   // itself (transport.h start_read); everything below is synchronous.
-  if (n > 0 && !(h.flags & kRtsScattered) && route[peer]->capabilities().rma_read &&
-      route[peer]->start_read(peer, h, r->type->contiguous ? contiguous_start(*r->type, r->buf) : nullptr, n,
-                              &r->sink)) {
+  if (n > 0 && !(h.flags & kRtsScattered) && router_.to(peer)->capabilities().rma_read &&
+      router_.to(peer)->start_read(peer, h, r->type->contiguous ? contiguous_start(*r->type, r->buf) : nullptr, n,
+                                   &r->sink)) {
     xfer_begin(r);
     return;
   }
   bool pulled = false;
   const bool scattered = h.flags & kRtsScattered;  // the sender's data has no single address
-  bool coop = !scattered && settings.coop_threshold && n >= settings.coop_threshold && r->type->contiguous &&
-              peer != world_rank && single_copy_state_[size_t(peer)] > 0;
+  bool coop = !scattered && settings_.coop_threshold && n >= settings_.coop_threshold && r->type->contiguous &&
+              peer != world_rank_ && single_copy_state_[size_t(peer)] > 0;
   if (coop) {
     // Both cores copy: the sender writes [0, split) into our buffer while we
     // read [split, n). Done when our read and its kWriteDone are both in.
@@ -205,7 +205,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     r->coop_waiting = 2;
     send_control(peer, PacketType::kCtsWrite, h.send_cookie, reinterpret_cast<uint64_t>(r), split, 0, &dst_addr);
     xfer_begin(r);
-    if (route[peer]->read_remote(peer, h.recv_cookie + split, dst + split, n - split)) {
+    if (router_.to(peer)->read_remote(peer, h.recv_cookie + split, dst + split, n - split)) {
       send_control(peer, PacketType::kFin, h.send_cookie, 0);
       coop_part_done(r);
       return;
@@ -218,7 +218,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     return;
   }
   if (scattered && n > 0) {
-    if (r->type->contiguous && peer != world_rank && single_copy_state_[size_t(peer)] >= 0) {
+    if (r->type->contiguous && peer != world_rank_ && single_copy_state_[size_t(peer)] >= 0) {
       // Only the sender knows its layout: it writes all n bytes straight
       // into our buffer (the cooperative exchange with an empty share for
       // us). coop_addr 0 says a refused write falls back to streaming.
@@ -241,11 +241,11 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     pulled = true;
   } else if (r->type->contiguous) {
     xfer_begin(r);
-    pulled = route[peer]->read_remote(peer, h.recv_cookie, contiguous_start(*r->type, r->buf), n);
+    pulled = router_.to(peer)->read_remote(peer, h.recv_cookie, contiguous_start(*r->type, r->buf), n);
   } else {
     // Straight into our scattered buffer: the iovecs of our layout.
     xfer_begin(r);
-    pulled = copy_scattered(*route[peer], peer, /*read=*/true, h.recv_cookie, *r, n);
+    pulled = copy_scattered(*router_.to(peer), peer, /*read=*/true, h.recv_cookie, *r, n);
   }
   if (n) single_copy_state_[size_t(peer)] = pulled ? 1 : -1;
   if (pulled) {
@@ -261,7 +261,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
 
 Message* Engine::new_message(int peer, const PacketHeader& h, Comm* comm) {
   Message* m = nullptr;
-  int handle = messages.allocate(&m);
+  int handle = tables_.messages.allocate(&m);
   if (!handle) {
     std::fprintf(stderr, "sonde: out of message descriptors\n");
     std::abort();
@@ -295,7 +295,7 @@ void Engine::free_message(Message* m) {
     m->data = nullptr;
     m->capacity = 0;
   }
-  messages.release(h);
+  tables_.messages.release(h);
 }
 
 transport::PayloadSink* Engine::on_header(int peer, const PacketHeader& h) {
@@ -316,7 +316,7 @@ transport::PayloadSink* Engine::on_header(int peer, const PacketHeader& h) {
     }
     return nullptr;
   }
-  Comm* comm = h.context < by_context.size() ? by_context[h.context] : nullptr;
+  Comm* comm = contexts_.find(h.context);
   return on_message(peer, h, comm);
 }
 
@@ -327,7 +327,7 @@ transport::PayloadSink* Engine::on_message(int peer, const PacketHeader& h, Comm
     // MSG_ARRIVED fires when the communicator exists (create_comm).
     Message* m = new_message(peer, h, nullptr);
     m->uid = id;
-    early.push_back(*m);
+    early_.push_back(*m);
     return &m->sink;
   }
   uint32_t w = SONDE_WATCHED_MASK(comm->peruse);
@@ -485,7 +485,7 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
         // The sender could not write its part: read it ourselves, then let
         // it go (it waits for this second kFin before reusing its buffer).
         uint8_t* dst = contiguous_start(*r->type, r->buf);
-        if (!route[peer]->read_remote(peer, r->coop_addr, dst, r->coop_split)) r->error = MPI_ERR_OTHER;
+        if (!router_.to(peer)->read_remote(peer, r->coop_addr, dst, r->coop_split)) r->error = MPI_ERR_OTHER;
         deferred_.push_back({Deferred::kControl, peer, r, [&] {
                                PacketHeader fin{};
                                fin.type = PacketType::kFin;

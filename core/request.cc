@@ -48,7 +48,7 @@ void Request::reset() {
 
 Request* Engine::new_request(RequestKind kind) {
   Request* r = nullptr;
-  int h = requests.allocate(&r);
+  int h = tables_.requests.allocate(&r);
   if (!h) return nullptr;
   r->reset();
   r->handle = h;
@@ -78,7 +78,7 @@ void Engine::release(Request* r) {
     r->staged = nullptr;
   }
   if (r->type && !r->type->predefined) release_datatype(r->type);
-  requests.release(r->handle);
+  tables_.requests.release(r->handle);
 }
 
 void Engine::complete(Request* r) {

@@ -22,7 +22,7 @@ bool Engine::send_now_as(const void* buf, int64_t count, Datatype* type, int des
   uint64_t bytes = uint64_t(count) * uint64_t(type->size);
   if (!type->contiguous || dest == MPI_PROC_NULL) return false;
   int peer = comm->world[size_t(dest)];
-  if (bytes > eager_limit_of(route[size_t(peer)])) return false;
+  if (bytes > eager_limit_of(router_.to(peer))) return false;
   PacketHeader h{};
   h.type = PacketType::kEager;
   h.context = comm->context;
@@ -30,7 +30,7 @@ bool Engine::send_now_as(const void* buf, int64_t count, Datatype* type, int des
   h.tag = tag;
   h.payload = bytes;
   h.total = bytes;
-  if (!route[size_t(peer)]->try_send_now(peer, h, contiguous_start(*type, buf))) return false;
+  if (!router_.to(peer)->try_send_now(peer, h, contiguous_start(*type, buf))) return false;
   // The whole life of this request fits in this call, so its events fire
   // together once the data is handed over (a transient id: no descriptor).
   if constexpr (kWatched) {
@@ -60,7 +60,7 @@ int Engine::issue_send(Request* r) {
   }
   Comm* c = r->comm;
   r->world_peer = c->world[r->peer];
-  transport::Transport* t = route[r->world_peer];
+  transport::Transport* t = router_.to(r->world_peer);
   r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
 
   const void* src = r->buf;
@@ -68,14 +68,13 @@ int Engine::issue_send(Request* r) {
   if (r->mode == SendMode::kBuffered) {
     // Copy out now so the user's buffer is free at once (MPI_Bsend).
     int64_t need = int64_t(r->bytes) + MPI_BSEND_OVERHEAD;
-    if (!bsend_buffer || bsend_used + need > bsend_size) {
+    if (!bsend_.reserve(need)) {
       r->error = MPI_ERR_BUFFER;
       complete(r);
       return MPI_ERR_BUFFER;
     }
     r->staged = static_cast<uint8_t*>(std::malloc(r->bytes ? r->bytes : 1));
     pack(*r->type, r->buf, r->count, 0, r->staged, r->bytes);
-    bsend_used += need;
     src = r->staged;
     contiguous = true;
   }
@@ -177,7 +176,7 @@ void Engine::send_control(int peer, PacketType type, uint64_t send_cookie, uint6
   h.send_cookie = send_cookie;
   h.recv_cookie = recv_cookie;
   h.payload = word ? sizeof(uint64_t) : 0;
-  transport::Transport* t = route[peer];
+  transport::Transport* t = router_.to(peer);
   if (t->try_send_now(peer, h, word)) return;
   // No room now: queue it on an internal request that owns a copy of the word.
   Request* r = new_request(RequestKind::kSend);
@@ -192,8 +191,8 @@ void Engine::send_control(int peer, PacketType type, uint64_t send_cookie, uint6
 // receiver's buffer while it reads the rest.
 void Engine::coop_write(Request* r, int peer, uint64_t recv_cookie) {
   xfer_begin(r);  // the sender's share of a cooperative copy
-  bool ok = r->item.payload ? route[peer]->write_remote(peer, r->coop_addr, r->item.payload, r->coop_split)
-                            : copy_scattered(*route[peer], peer, /*read=*/false, r->coop_addr, *r, r->coop_split);
+  bool ok = r->item.payload ? router_.to(peer)->write_remote(peer, r->coop_addr, r->item.payload, r->coop_split)
+                            : copy_scattered(*router_.to(peer), peer, /*read=*/false, r->coop_addr, *r, r->coop_split);
   send_control(peer, PacketType::kWriteDone, reinterpret_cast<uint64_t>(r), recv_cookie, r->coop_split, ok ? 0 : 1);
   // Refused: the receiver reads our head itself and says so with a second
   // kFin; until then our buffer must stay untouched, so we are not done.

@@ -109,7 +109,7 @@ std::map<int, UserCode>& user_codes() {
 int g_last_used = MPI_ERR_LASTCODE;
 
 Errhandler* find_user_errhandler(int h) {
-  Errhandler* e = engine().errhandlers.lookup(h);
+  Errhandler* e = engine().tables().errhandlers.lookup(h);
   return e && e->fn ? e : nullptr;
 }
 
@@ -147,7 +147,7 @@ int raise(Comm* comm, int code, const char* fn) {
   if (up && call_user_errhandler(handler, comm, &code)) return code;
   const int state = process().world_model;
   char msg[512];
-  std::snprintf(msg, sizeof msg, "sonde: rank %d: %s failed: %s%s", e.world_rank, fn, error_string(code),
+  std::snprintf(msg, sizeof msg, "sonde: rank %d: %s failed: %s%s", e.world_rank(), fn, error_string(code),
                 state == 0   ? " (MPI is not initialized)"
                 : state == 2 ? " (MPI is finalized)"
                              : "");

@@ -83,9 +83,9 @@ int start_core(Engine& e, Wireup& wireup) {
       config.my_rank = world_rank;
       config.local_ranks = local;
       config.job_id = wireup.job_id();
-      config.single_copy = e.settings.single_copy;
-      config.fast_boxes = e.settings.fast_boxes;
-      config.ring_bytes = e.settings.ring_bytes;  // MPI_T cvar sonde_shm_ring_bytes
+      config.single_copy = e.settings().single_copy;
+      config.fast_boxes = e.settings().fast_boxes;
+      config.ring_bytes = e.settings().ring_bytes;  // MPI_T cvar sonde_shm_ring_bytes
       auto shm = transport::make_shm_transport(config, exchange);
       for (int r : local)
         if (r != world_rank) route[size_t(r)] = shm.get();
@@ -132,8 +132,8 @@ int start_core(Engine& e, Wireup& wireup) {
 int init_engine(int required) {
   Engine& e = engine();
   e.load_settings();  // MPI_T cvar writes made before MPI_Init are kept
-  e.settings.single_copy_at_init = e.settings.single_copy;
-  e.thread_level = std::max(int(MPI_THREAD_SINGLE), std::min(required, int(MPI_THREAD_MULTIPLE)));
+  e.settings().single_copy_at_init = e.settings().single_copy;
+  e.set_thread_level(std::max(int(MPI_THREAD_SINGLE), std::min(required, int(MPI_THREAD_MULTIPLE))));
   try {
     wireup_slot() = Wireup::connect();
   } catch (const std::exception& ex) {
@@ -141,7 +141,7 @@ int init_engine(int required) {
     return MPI_ERR_OTHER;
   }
   Wireup& w = *wireup_slot();
-  e.processor_name = w.hostname();
+  e.set_processor_name(w.hostname());
   return start_core(e, w);
 }
 
@@ -170,7 +170,7 @@ void install_peruse_hooks() {
     return c ? &c->peruse : nullptr;
   };
   hooks.comm_name = [](MPI_Comm h) -> std::string {
-    Comm* c = engine().comms.lookup(h);
+    Comm* c = engine().tables().comms.lookup(h);
     if (c && !c->name.empty()) return c->name;
     char buf[32];
     std::snprintf(buf, sizeof buf, "0x%x", static_cast<unsigned>(h));
@@ -184,7 +184,7 @@ void install_peruse_hooks() {
     if (EngineLock::enabled()) EngineLock::unlock();
   };
   peruse::install_hooks(hooks);
-  peruse::set_environment(engine().settings.set_from_environment);
+  peruse::set_environment(engine().settings().set_from_environment);
 }
 
 // Starts the engine unless a session (or MPI_Init) already did.
@@ -197,7 +197,7 @@ void start_engine(int required, const char* fn) {
     std::fprintf(stderr, "sonde: %s failed\n", fn);
     std::_Exit(1);
   }
-  p.lock_enabled = engine().thread_level == MPI_THREAD_MULTIPLE;
+  p.lock_enabled = engine().thread_level() == MPI_THREAD_MULTIPLE;
   install_peruse_hooks();
   p.engine_up = true;
 }
@@ -222,7 +222,7 @@ int init_world(int required, int* provided) {
   ProcessState& p = process();
   if (p.world_model != 0) return raise(nullptr, MPI_ERR_OTHER, "MPI_Init");
   start_engine(required, "MPI_Init");
-  if (provided) *provided = engine().thread_level;
+  if (provided) *provided = engine().thread_level();
   p.world_model = 1;
   return MPI_SUCCESS;
 }
@@ -252,7 +252,7 @@ int session_engine_acquire(int required, int* provided) {
     registered = true;
   }
   ++p.sessions;
-  *provided = engine().thread_level;
+  *provided = engine().thread_level();
   return MPI_SUCCESS;
 }
 

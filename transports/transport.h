@@ -109,7 +109,7 @@ struct Capabilities {
   TransportKind kind = TransportKind::kSelf;
   // The eager/rendezvous switch this transport prefers for its peers:
   // messages of at most this many bytes go eagerly. kEngineEagerLimit means
-  // the engine's settings.eager_limit, which SONDE_EAGER_LIMIT and the MPI_T
+  // the engine's settings().eager_limit, which SONDE_EAGER_LIMIT and the MPI_T
   // cvar sonde_eager_limit set.
   static constexpr uint64_t kEngineEagerLimit = ~uint64_t(0);
   uint64_t eager_limit = kEngineEagerLimit;

@@ -50,7 +50,7 @@ void get_predefined(Comm* c, int keyval, void* attribute_val, int* flag) {
     case MPI_IO: p = &g_world_attrs.io; break;
     case MPI_WTIME_IS_GLOBAL: p = &g_world_attrs.wtime_is_global; break;
     case MPI_UNIVERSE_SIZE:
-      g_world_attrs.universe_size = job_wireup() ? job_wireup()->universe_size() : e.world_size;
+      g_world_attrs.universe_size = job_wireup() ? job_wireup()->universe_size() : e.world_size();
       p = &g_world_attrs.universe_size;
       break;
     case MPI_LASTUSEDCODE: p = last_used_code(); break;

@@ -103,7 +103,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   SONDE_ENTER("MPI_Comm_set_errhandler");
   Comm* c = find_comm(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, fn);
-  Errhandler* e = engine().errhandlers.lookup(errhandler);
+  Errhandler* e = engine().tables().errhandlers.lookup(errhandler);
   if (!e || (e->fn && e->user_refs <= 0)) return raise(c, MPI_ERR_ARG, fn);  // freed user handler
   c->errhandler = errhandler;
   return MPI_SUCCESS;
@@ -117,7 +117,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   if (!errhandler) return raise(c, MPI_ERR_ARG, fn);
   *errhandler = c->errhandler;
   // A new reference for the caller to free (MPI 4.1 9.3.1).
-  if (Errhandler* e = engine().errhandlers.lookup(c->errhandler); e && e->fn) ++e->user_refs;
+  if (Errhandler* e = engine().tables().errhandlers.lookup(c->errhandler); e && e->fn) ++e->user_refs;
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Comm_get_errhandler)
@@ -125,7 +125,7 @@ SONDE_WEAK_ALIAS(Comm_get_errhandler)
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   SONDE_ENTER_ANYTIME("MPI_Errhandler_free");  // MPI 4.1 12.4.1: at any time
   if (!errhandler) return raise(nullptr, MPI_ERR_ARG, fn);
-  Errhandler* e = engine().errhandlers.lookup(*errhandler);
+  Errhandler* e = engine().tables().errhandlers.lookup(*errhandler);
   if (!e || (e->fn && e->user_refs <= 0)) return raise(nullptr, MPI_ERR_ARG, fn);
   // Communicators using a user handler keep it (its slot is never reused);
   // predefined handlers stay alive; the user's handle becomes null (MPI 9.3.4).

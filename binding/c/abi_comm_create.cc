@@ -108,7 +108,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   int rc = allocate_context(c, &context);
   if (rc) return raise(find_comm(comm), rc, fn);
   c = find_comm(comm);
-  int my_rank = rank_of(members, e.world_rank);
+  int my_rank = rank_of(members, e.world_rank());
   if (my_rank == MPI_UNDEFINED) {
     give_back_context(context);
     *newcomm = MPI_COMM_NULL;
@@ -138,7 +138,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
   if (!subset_of(g->world, c->world)) return raise(c, MPI_ERR_GROUP, fn);
   Engine& e = engine();
   std::vector<int> world = g->world;
-  int me = rank_of(world, e.world_rank);
+  int me = rank_of(world, e.world_rank());
   if (me == MPI_UNDEFINED) {
     *newcomm = MPI_COMM_NULL;  // not a member: a local operation (MPI 4.1 7.4.2)
     return MPI_SUCCESS;
@@ -185,7 +185,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     }
     if (shared) {
       try {
-        color = job_wireup()->node_of(e.world_rank);
+        color = job_wireup()->node_of(e.world_rank());
       } catch (const std::exception&) {
         return raise(c, MPI_ERR_INTERN, fn);
       }

@@ -27,7 +27,7 @@ void set_envelope(Datatype* t, int combiner, std::vector<int> ints, std::vector<
   t->envelope.aints = std::move(aints);
   t->envelope.counts = std::move(counts);
   for (int h : types) {
-    Datatype* c = engine().datatypes.lookup(h);
+    Datatype* c = engine().tables().datatypes.lookup(h);
     if (c && !c->predefined) {
       retain_datatype(c);
       t->children.push_back(c);

@@ -83,7 +83,7 @@ int contents(const char* fn, MPI_Datatype datatype, MPI_Count max_integers, MPI_
   std::vector<MPI_Datatype> out(e.types.size());
   size_t k = 0;
   for (size_t i = 0; i < e.types.size(); ++i) {
-    Datatype* c = engine().datatypes.lookup(e.types[i]);
+    Datatype* c = engine().tables().datatypes.lookup(e.types[i]);
     if (c && c->predefined) {
       out[i] = e.types[i];
       continue;

@@ -53,7 +53,7 @@ SONDE_WEAK_ALIAS(Finalized)
 int PMPI_Query_thread(int* provided) {
   SONDE_ENTER("MPI_Query_thread");
   if (!provided) return raise(nullptr, MPI_ERR_ARG, fn);
-  *provided = engine().thread_level;
+  *provided = engine().thread_level();
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Query_thread)
@@ -68,7 +68,7 @@ SONDE_WEAK_ALIAS(Is_thread_main)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode) {
   char msg[256];
-  std::snprintf(msg, sizeof msg, "sonde: rank %d called MPI_Abort with error code %d", engine().world_rank, errorcode);
+  std::snprintf(msg, sizeof msg, "sonde: rank %d called MPI_Abort with error code %d", engine().world_rank(), errorcode);
   end_job(errorcode, msg);
 }
 SONDE_WEAK_ALIAS(Abort)
@@ -102,7 +102,7 @@ SONDE_WEAK_ALIAS(Get_library_version)
 
 int PMPI_Get_processor_name(char* name, int* resultlen) {
   if (!name || !resultlen) return raise(nullptr, MPI_ERR_ARG, "MPI_Get_processor_name");
-  std::string host = engine().processor_name;
+  std::string host = engine().processor_name();
   if (host.empty()) {
     utsname u;
     uname(&u);

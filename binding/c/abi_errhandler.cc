@@ -21,7 +21,7 @@ namespace {
 
 int create_errhandler(MPI_Comm_errhandler_function* f, MPI_Errhandler* out) {
   Errhandler* e = nullptr;
-  int h = engine().errhandlers.allocate(&e);
+  int h = engine().tables().errhandlers.allocate(&e);
   if (!h) return MPI_ERR_INTERN;
   e->live = true;
   e->fn = f;
@@ -147,7 +147,7 @@ int PMPI_Free_mem(void* base) {
   // is allocated at these addresses next (transports/transport.h,
   // Transport::forget_memory).
   if (base) {
-    for (auto& t : engine().transports)
+    for (auto& t : engine().router().transports())
       if (t->capabilities().registration_cache) t->forget_memory(base, malloc_usable_size(base));
   }
   std::free(base);
@@ -194,7 +194,7 @@ SONDE_WEAK_ALIAS(Grequest_start)
 
 int PMPI_Grequest_complete(MPI_Request request) {
   SONDE_ENTER("MPI_Grequest_complete");
-  Request* r = engine().requests.lookup(request);
+  Request* r = engine().tables().requests.lookup(request);
   if (!r || r->kind != RequestKind::kGeneralized || r->complete) return raise(nullptr, MPI_ERR_REQUEST, fn);
   return finish(nullptr, complete_generalized(r), fn);
 }

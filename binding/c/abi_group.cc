@@ -133,7 +133,7 @@ int PMPI_Group_rank(MPI_Group group, int* rank) {
   Group* g = find_group(group);
   if (!g) return raise(nullptr, MPI_ERR_GROUP, fn);
   if (!rank) return raise(nullptr, MPI_ERR_ARG, fn);
-  *rank = rank_of(g->world, engine().world_rank);
+  *rank = rank_of(g->world, engine().world_rank());
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Group_rank)

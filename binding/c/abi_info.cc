@@ -48,7 +48,7 @@ std::vector<std::string> split_cmdline() {
 // sets SONDE_SIZE to its -n), and 1 for a singleton outside any launcher.
 // Empty when unknown (another launcher, before MPI_Init).
 std::string job_size() {
-  if (init_state() != 0) return std::to_string(engine().world_size);
+  if (init_state() != 0) return std::to_string(engine().world_size());
   if (const char* n = std::getenv("SONDE_SIZE")) return n;
   if (std::getenv("PMIX_NAMESPACE")) return "";
   return "1";
@@ -91,7 +91,7 @@ void fill_env() {
   g_env_filled = true;
   static const char* const kLevels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
                                         "MPI_THREAD_MULTIPLE"};
-  info_set(p, "thread_level", kLevels[engine().thread_level & 3]);
+  info_set(p, "thread_level", kLevels[engine().thread_level() & 3]);
 }
 
 }  // namespace

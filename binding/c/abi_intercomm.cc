@@ -15,8 +15,8 @@ using namespace sonde::engine;
 
 namespace {
 
-Datatype* u64_type() { return &engine().datatypes.predefined(24); }  // MPI_UINT64_T
-Datatype* int_type() { return &engine().datatypes.predefined(8); }   // MPI_INT
+Datatype* u64_type() { return &engine().tables().datatypes.predefined(24); }  // MPI_UINT64_T
+Datatype* int_type() { return &engine().tables().datatypes.predefined(8); }   // MPI_INT
 
 // Intercomm_create's leader swap of context offers over peer_comm.
 struct LeaderPeer {
@@ -130,7 +130,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   std::vector<int> order(1, 0);
   int rc = MPI_SUCCESS;
   if (local->rank == 0) {
-    int mine[2] = {high ? 1 : 0, e.world_rank}, theirs[2] = {0, 0};
+    int mine[2] = {high ? 1 : 0, e.world_rank()}, theirs[2] = {0, 0};
     rc = sendrecv(mine, 2, int_type(), 0, tag_leaders, theirs, 2, int_type(), 0, tag_leaders, c, MPI_STATUS_IGNORE);
     if (rc) return raise(c, rc, fn);
     order[0] = mine[0] < theirs[0] || (mine[0] == theirs[0] && mine[1] < theirs[1]);

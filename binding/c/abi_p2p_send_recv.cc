@@ -202,10 +202,7 @@ static int buffer_attach(void* buffer, int64_t size) {
   Engine& e = engine();
   if (size < 0) return MPI_ERR_ARG;
   if (!buffer && size > 0) return MPI_ERR_BUFFER;
-  if (e.bsend_buffer) return MPI_ERR_BUFFER;  // one buffer at a time
-  e.bsend_buffer = buffer;
-  e.bsend_size = size;
-  e.bsend_used = 0;
+  if (!e.bsend().attach(buffer, size)) return MPI_ERR_BUFFER;  // one buffer at a time
   return MPI_SUCCESS;
 }
 
@@ -218,21 +215,18 @@ SONDE_WEAK_ALIAS(Buffer_attach)
 static int buffer_detach(void* buffer_addr, int64_t* size) {
   Engine& e = engine();
   if (!buffer_addr || !size) return MPI_ERR_ARG;
-  if (!e.bsend_buffer) {
+  if (!e.bsend().attached()) {
     *static_cast<void**>(buffer_addr) = nullptr;
     *size = 0;
     return MPI_SUCCESS;
   }
   // Blocks until every buffered message has left (MPI 3.6.1).
   int idle = 0;
-  while (e.bsend_used > 0) {
+  while (e.bsend().used() > 0) {
     if (e.progress() == 0) e.idle(idle);
     else idle = 0;
   }
-  *static_cast<void**>(buffer_addr) = e.bsend_buffer;
-  *size = e.bsend_size;
-  e.bsend_buffer = nullptr;
-  e.bsend_size = 0;
+  e.bsend().detach(static_cast<void**>(buffer_addr), size);
   return MPI_SUCCESS;
 }
 

@@ -137,7 +137,7 @@ static int receive_claimed(void* buf, int64_t count, MPI_Datatype datatype, MPI_
     *message = MPI_MESSAGE_NULL;
     return e.issue_recv(r);
   }
-  Message* m = e.messages.lookup(*message);
+  Message* m = e.tables().messages.lookup(*message);
   if (!m || !m->claimed) {
     e.release(r);
     *out = nullptr;

@@ -388,7 +388,7 @@ int PMPI_Cancel(MPI_Request* request) {
     engine().cancel_recv(r);
   } else if (r->kind == RequestKind::kSend && r->item.handed == 0 && !r->handed &&
              r->item.header.type != sonde::transport::PacketType::kRts &&
-             engine().route[r->world_peer]->dequeue(r->world_peer, &r->item)) {
+             engine().router().to(r->world_peer)->dequeue(r->world_peer, &r->item)) {
     // Not a byte has left: the send can be withdrawn.
     r->cancelled = true;
     engine().complete(r);

@@ -48,7 +48,7 @@ int handler_error(int errhandler, int code, const char* fn) {
 }
 
 bool valid_errhandler(MPI_Errhandler h) {
-  Errhandler* e = engine().errhandlers.lookup(h);
+  Errhandler* e = engine().tables().errhandlers.lookup(h);
   return e && !(e->fn && e->user_refs <= 0);
 }
 

@@ -12,7 +12,7 @@ namespace sonde::engine::datatype_args {
 // in the type.
 inline Datatype* new_type(MPI_Datatype* handle) {
   Datatype* t = nullptr;
-  int h = engine().datatypes.allocate(&t);
+  int h = engine().tables().datatypes.allocate(&t);
   if (!h) return nullptr;
   *t = Datatype{};
   t->handle = h;
