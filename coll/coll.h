@@ -75,6 +75,14 @@ enum Kind : int {
   kNeighborAlltoallw = 21,
 };
 
+// A collective call this rank refused before starting it (an argument
+// failed a local check) still takes its sequence number on `comm`, as the
+// ranks whose calls went ahead did, so every later collective on `comm` --
+// MPI_Finalize's barrier included -- agrees with them. Whatever they sent
+// for the refused call stays unmatched under its own tag (which comes back
+// only after 2^24 collectives on `comm`).
+void skip_sequence(Comm* comm);
+
 int barrier(Comm* comm, MPI_Request* request = nullptr);
 
 int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Request* request = nullptr);

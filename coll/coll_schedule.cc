@@ -92,6 +92,11 @@ Schedule::Schedule(Comm* c, int kind)
       p(c->peers()),
       r(c->rank) {}
 
+void skip_sequence(Comm* c) {
+  ++c->coll_seq;
+  if (c->inter) ++c->local_comm->coll_seq;  // as a Schedule takes both
+}
+
 Schedule::~Schedule() {
   if (!pending_.empty()) wait_all(static_cast<int>(pending_.size()), pending_.data());
 }

@@ -173,7 +173,8 @@ int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, u
       *out = uint32_t(chosen);
       return MPI_SUCCESS;
     }
-    if (chosen == -2 || pick.size() != 1) return MPI_ERR_INTERN;
+    if (chosen == -2) return MPI_ERR_NO_MEM;  // ids used up (comm_build.h)
+    if (pick.size() != 1) return MPI_ERR_INTERN;
     // Some member's ids were out on another round (an idup in flight): let
     // that one move, then try again.
     int idle = 0;

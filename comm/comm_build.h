@@ -17,7 +17,9 @@
 // and an idup keeps its 64 lowest free ids back for blocking constructions
 // (which other members may have to finish before they start the idup).
 // A round in which every member offered all it had and the AND is still
-// empty means the 4096 ids are used up: MPI_ERR_INTERN.
+// empty means the 65536 ids are used up: MPI_ERR_NO_MEM, the standard's
+// one class for a resource running out (MPI_ERR_INTERN would call it a
+// fault of the library; freeing communicators recovers).
 //
 // Internal traffic uses reserved negative tags (p2p.h) on the communicator
 // the construction runs on, so it never matches user receives and tools can

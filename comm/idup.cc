@@ -176,7 +176,7 @@ bool advance(Idup* d) {
       start_round(d);  // ids were out elsewhere: another round, on a later pass
       return false;
     }
-    if (!rc) rc = chosen >= 0 ? finish(d) : MPI_ERR_INTERN;
+    if (!rc) rc = chosen >= 0 ? finish(d) : MPI_ERR_NO_MEM;  // ids used up
     d->request->error = rc;
     return true;
   }

@@ -58,7 +58,10 @@ class Router {
 // MPI_Comm_dup before this process does).
 class ContextRegistry {
  public:
-  static constexpr uint32_t kMaxContexts = 4096;
+  // Communicators alive at once, hidden ones included. An agreement round
+  // moves one bit per id from every member (8 KiB each), which bounds how
+  // far this can go.
+  static constexpr uint32_t kMaxContexts = 65536;
 
   // The communicator matching on `context`, or null.
   Comm* find(uint32_t context) const { return context < by_context_.size() ? by_context_[context] : nullptr; }

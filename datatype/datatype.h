@@ -118,6 +118,11 @@ struct Datatype {
   // MPI_Type_create_resized; they win over data bounds in every parent.
   bool explicit_lb = false, explicit_ub = false;
   int64_t align = 1;  // C alignment of the data (struct padding)
+  // Values MPI_Count cannot hold (2^63 bytes and more): the field stored is
+  // meaningless, queries answer MPI_UNDEFINED, and the layout is empty. A
+  // type with any of them moves no data (datatype_fits); its parents
+  // inherit them.
+  bool huge_size = false, huge_bounds = false, huge_true_bounds = false;
   std::shared_ptr<const Layout> layout;
   // count elements occupy exactly [buf + true_lb, buf + true_lb + count*size).
   bool contiguous = false;
@@ -132,6 +137,12 @@ struct Datatype {
   std::vector<Datatype*> children;  // referenced types (envelope.types)
   void* attributes = nullptr;       // comm/attributes.h, if any
 };
+
+// Whether `count` elements of t can move: t's size and bounds fit in
+// MPI_Count and so do count * size and count * extent (the bytes moved and
+// the span of user memory). count <= 0 always fits. Data movement with a
+// count that does not is MPI_ERR_COUNT.
+bool datatype_fits(const Datatype& t, int64_t count);
 
 // Predefined datatype table (index 1..SONDE_PREDEFINED_DATATYPES-1 of mpi.h).
 void init_predefined_datatypes(std::vector<Datatype*>& slots_by_index);

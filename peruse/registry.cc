@@ -588,7 +588,9 @@ SONDE_API int PERUSE_Event_propagate(peruse_event_h event_h, int mode) {
 // would deadlock on itself: that upcall gets PERUSE_ERR_LOCK_NOT_GRANTABLE,
 // and keeps getting it until the upcall returns.
 SONDE_API int PERUSE_Lock(void) {
-  if (ready(registry()) != PERUSE_SUCCESS) return PERUSE_ERR_LOCK;  // PERUSE_Init first (5.2.1)
+  // MPI running and PERUSE_Init first (5.2.1): PERUSE_ERR_MPI_INIT or
+  // PERUSE_ERR_INIT, as every other call answers.
+  if (int rc = ready(registry())) return rc;
   ReaderSlot* me = detail::current_slot();
   const uint32_t depth = me ? me->depth.load(std::memory_order_relaxed) : 0;
   if (depth != 0 && (t_state.holds_tool_lock || (depth & kDenied))) {  // inside an upcall

@@ -28,7 +28,7 @@ int bcast_entry(void* buffer, int64_t count, MPI_Datatype datatype, int root, MP
   Datatype* t = nullptr;
   int rc = check_root(root, c);
   if (!rc && part_of(root, c) != Part::kIdle) rc = check_data(buffer, count, datatype, &t);
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   return finish(c, coll::bcast(buffer, count, t, root, c, request), fn);
 }
 
@@ -49,10 +49,10 @@ int gather_entry(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtype, 
   if (!rc && sends) rc = check_data(sendbuf, sendcount, sendtype, &st);
   if (!rc && part == Part::kRoot) {
     rc = vector ? check_vdata(recvbuf, recvcounts, displs, recvtype, c->peers(), &rt, &counts, &disp)
-                : check_data(recvbuf, recvcount, recvtype, &rt);
+                : check_data(recvbuf, recvcount, recvtype, &rt, c->peers());
     if (!rc && sends && aliased(sendbuf, recvbuf, sendcount * st->size)) rc = MPI_ERR_BUFFER;
   }
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   if (vector)
     rc = coll::gatherv(sendbuf, sendcount, st, recvbuf, std::move(counts), std::move(disp), rt, root, c, request);
   else rc = coll::gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c, request);
@@ -75,10 +75,10 @@ int scatter_entry(const void* sendbuf, int64_t sendcount, const C* sendcounts, c
   if (!rc && receives) rc = check_data(recvbuf, recvcount, recvtype, &rt);
   if (!rc && part == Part::kRoot) {
     rc = vector ? check_vdata(sendbuf, sendcounts, displs, sendtype, c->peers(), &st, &counts, &disp)
-                : check_data(sendbuf, sendcount, sendtype, &st);
+                : check_data(sendbuf, sendcount, sendtype, &st, c->peers());
     if (!rc && receives && aliased(sendbuf, recvbuf, recvcount * rt->size)) rc = MPI_ERR_BUFFER;
   }
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   if (vector)
     rc = coll::scatterv(sendbuf, std::move(counts), std::move(disp), st, recvbuf, recvcount, rt, root, c, request);
   else rc = coll::scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c, request);
@@ -97,10 +97,10 @@ int allgather_entry(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtyp
   int rc = in_place ? MPI_SUCCESS : check_data(sendbuf, sendcount, sendtype, &st);
   if (!rc) {
     rc = vector ? check_vdata(recvbuf, recvcounts, displs, recvtype, c->peers(), &rt, &counts, &disp)
-                : check_data(recvbuf, recvcount, recvtype, &rt);
+                : check_data(recvbuf, recvcount, recvtype, &rt, c->peers());
   }
   if (!rc && !in_place && aliased(sendbuf, recvbuf, sendcount * st->size)) rc = MPI_ERR_BUFFER;
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   if (vector)
     rc = coll::allgatherv(sendbuf, sendcount, st, recvbuf, std::move(counts), std::move(disp), rt, c, request);
   else rc = coll::allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c, request);
@@ -119,7 +119,7 @@ SONDE_WEAK_ALIAS(Barrier)
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ibarrier");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return barrier_entry(comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ibarrier)
@@ -132,7 +132,7 @@ SONDE_WEAK_ALIAS(Bcast)
 
 int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ibcast");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return bcast_entry(buffer, count, datatype, root, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ibcast)
@@ -145,7 +145,7 @@ SONDE_WEAK_ALIAS(Bcast_c)
 
 int PMPI_Ibcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ibcast_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return bcast_entry(buffer, count, datatype, root, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ibcast_c)
@@ -161,7 +161,7 @@ SONDE_WEAK_ALIAS(Gather)
 int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Igather");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return gather_entry<int, int>(sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root,
                                 comm, false, request, fn);
 }
@@ -178,7 +178,7 @@ SONDE_WEAK_ALIAS(Gather_c)
 int PMPI_Igather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Igather_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return gather_entry<int, int>(sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root,
                                 comm, false, request, fn);
 }
@@ -195,7 +195,7 @@ SONDE_WEAK_ALIAS(Gatherv)
 int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                   const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Igatherv");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return gather_entry(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm, true, request,
                       fn);
 }
@@ -214,7 +214,7 @@ int PMPI_Igatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
                     MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Igatherv_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return gather_entry(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm, true, request,
                       fn);
 }
@@ -231,7 +231,7 @@ SONDE_WEAK_ALIAS(Scatter)
 int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Iscatter");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return scatter_entry<int, int>(sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
                                  comm, false, request, fn);
 }
@@ -248,7 +248,7 @@ SONDE_WEAK_ALIAS(Scatter_c)
 int PMPI_Iscatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Iscatter_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return scatter_entry<int, int>(sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
                                  comm, false, request, fn);
 }
@@ -265,7 +265,7 @@ SONDE_WEAK_ALIAS(Scatterv)
 int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Iscatterv");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return scatter_entry(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, true,
                        request, fn);
 }
@@ -283,7 +283,7 @@ int PMPI_Iscatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MP
                      void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                      MPI_Request* request) {
   SONDE_ENTER("MPI_Iscatterv_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return scatter_entry(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, true,
                        request, fn);
 }
@@ -300,7 +300,7 @@ SONDE_WEAK_ALIAS(Allgather)
 int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Iallgather");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allgather_entry<int, int>(sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
                                    false, request, fn);
 }
@@ -317,7 +317,7 @@ SONDE_WEAK_ALIAS(Allgather_c)
 int PMPI_Iallgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Iallgather_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allgather_entry<int, int>(sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
                                    false, request, fn);
 }
@@ -334,7 +334,7 @@ SONDE_WEAK_ALIAS(Allgatherv)
 int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                      const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Iallgatherv");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm, true, request,
                          fn);
 }
@@ -352,7 +352,7 @@ int PMPI_Iallgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype se
                        const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
                        MPI_Request* request) {
   SONDE_ENTER("MPI_Iallgatherv_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm, true, request,
                          fn);
 }

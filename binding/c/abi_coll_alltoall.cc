@@ -22,10 +22,10 @@ int alltoall_entry(const void* sendbuf, int64_t sendcount, MPI_Datatype sendtype
   Datatype* st = nullptr;
   Datatype* rt = nullptr;
   const bool in_place = sendbuf == MPI_IN_PLACE && !c->inter;
-  int rc = in_place ? MPI_SUCCESS : check_data(sendbuf, sendcount, sendtype, &st);
-  if (!rc) rc = check_data(recvbuf, recvcount, recvtype, &rt);
+  int rc = in_place ? MPI_SUCCESS : check_data(sendbuf, sendcount, sendtype, &st, c->peers());
+  if (!rc) rc = check_data(recvbuf, recvcount, recvtype, &rt, c->peers());
   if (!rc && !in_place && aliased(sendbuf, recvbuf, sendcount * st->size)) rc = MPI_ERR_BUFFER;
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   return finish(c, coll::alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c, request), fn);
 }
 
@@ -41,7 +41,7 @@ int alltoallv_entry(const void* sendbuf, const C* sendcounts, const D* sdispls, 
   int rc = in_place ? MPI_SUCCESS : check_vdata(sendbuf, sendcounts, sdispls, sendtype, c->peers(), &st, &sc, &sd);
   if (!rc) rc = check_vdata(recvbuf, recvcounts, rdispls, recvtype, c->peers(), &rt, &rc_, &rd);
   if (!rc && !in_place && aliased(sendbuf, recvbuf, total_of(sc) * st->size)) rc = MPI_ERR_BUFFER;
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   return finish(c,
                 coll::alltoallv(sendbuf, std::move(sc), std::move(sd), st, recvbuf, std::move(rc_), std::move(rd), rt,
                                 c, request),
@@ -59,7 +59,7 @@ int alltoallw_entry(const void* sendbuf, const C* sendcounts, const D* sdispls, 
   int rc = in_place ? MPI_SUCCESS : check_wdata(sendbuf, sendcounts, sdispls, sendtypes, c->peers(), st, &sc, &sd);
   if (!rc) rc = check_wdata(recvbuf, recvcounts, rdispls, recvtypes, c->peers(), rt, &rc_, &rd);
   if (!rc && !in_place && sendbuf == recvbuf && sendbuf) rc = MPI_ERR_BUFFER;
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   return finish(c,
                 coll::alltoallw(sendbuf, std::move(sc), std::move(sd), std::move(st), recvbuf, std::move(rc_),
                                 std::move(rd), std::move(rt), c, request),
@@ -80,7 +80,7 @@ SONDE_WEAK_ALIAS(Alltoall)
 int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ialltoall");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ialltoall)
@@ -95,7 +95,7 @@ SONDE_WEAK_ALIAS(Alltoall_c)
 int PMPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ialltoall_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ialltoall_c)
@@ -112,7 +112,7 @@ int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request* request) {
   SONDE_ENTER("MPI_Ialltoallv");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return alltoallv_entry(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
                          fn);
 }
@@ -131,7 +131,7 @@ int PMPI_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const M
                       MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ialltoallv_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return alltoallv_entry(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
                          fn);
 }
@@ -150,7 +150,7 @@ int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdisp
                     void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                     MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ialltoallw");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return alltoallw_entry(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                          request, fn);
 }
@@ -169,7 +169,7 @@ int PMPI_Ialltoallw_c(const void* sendbuf, const MPI_Count sendcounts[], const M
                       const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ialltoallw_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return alltoallw_entry(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                          request, fn);
 }

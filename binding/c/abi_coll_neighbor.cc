@@ -55,9 +55,9 @@ int neighbor_allgather_entry(const void* sendbuf, int64_t sendcount, MPI_Datatyp
   if (!rc) rc = check_data(sendbuf, sendcount, sendtype, &st);
   if (!rc) {
     rc = recvcounts ? check_vdata(recvbuf, recvcounts, displs, recvtype, indeg, &rt, &counts, &disp)
-                    : check_data(recvbuf, recvcount * indeg, recvtype, &rt);
+                    : check_data(recvbuf, recvcount, recvtype, &rt, indeg);
   }
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   std::vector<coll::Block> out(static_cast<size_t>(outdeg), coll::Block{byte_at(sendbuf, 0), sendcount, st});
   std::vector<coll::Block> in(static_cast<size_t>(indeg));
   for (int i = 0; i < indeg; ++i) {
@@ -76,9 +76,9 @@ int neighbor_alltoall_entry(const void* sendbuf, int64_t sendcount, MPI_Datatype
   SONDE_NEIGHBOR_COMM(c, comm, indeg, outdeg, rc);
   Datatype* st = nullptr;
   Datatype* rt = nullptr;
-  if (!rc) rc = check_data(sendbuf, sendcount * outdeg, sendtype, &st);
-  if (!rc) rc = check_data(recvbuf, recvcount * indeg, recvtype, &rt);
-  if (rc) return raise(c, rc, fn);
+  if (!rc) rc = check_data(sendbuf, sendcount, sendtype, &st, outdeg);
+  if (!rc) rc = check_data(recvbuf, recvcount, recvtype, &rt, indeg);
+  if (rc) return refuse(c, rc, fn);
   std::vector<coll::Block> out(static_cast<size_t>(outdeg)), in(static_cast<size_t>(indeg));
   for (int i = 0; i < outdeg; ++i) out[i] = coll::Block{byte_at(sendbuf, i * sendcount * st->extent), sendcount, st};
   for (int i = 0; i < indeg; ++i) in[i] = coll::Block{byte_at(recvbuf, i * recvcount * rt->extent), recvcount, rt};
@@ -95,7 +95,7 @@ int neighbor_alltoallv_entry(const void* sendbuf, const C* sendcounts, const D* 
   coll::Counts sc, sd, rc_, rd;
   if (!rc) rc = check_vdata(sendbuf, sendcounts, sdispls, sendtype, outdeg, &st, &sc, &sd);
   if (!rc) rc = check_vdata(recvbuf, recvcounts, rdispls, recvtype, indeg, &rt, &rc_, &rd);
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   std::vector<coll::Block> out(static_cast<size_t>(outdeg)), in(static_cast<size_t>(indeg));
   for (int i = 0; i < outdeg; ++i) out[i] = coll::Block{byte_at(sendbuf, sd[i] * st->extent), sc[i], st};
   for (int i = 0; i < indeg; ++i) in[i] = coll::Block{byte_at(recvbuf, rd[i] * rt->extent), rc_[i], rt};
@@ -112,7 +112,7 @@ int neighbor_alltoallw_entry(const void* sendbuf, const C* sendcounts, const MPI
   coll::Counts sc, sd, rc_, rd;
   if (!rc) rc = check_wdata(sendbuf, sendcounts, sdispls, sendtypes, outdeg, st, &sc, &sd);
   if (!rc) rc = check_wdata(recvbuf, recvcounts, rdispls, recvtypes, indeg, rt, &rc_, &rd);
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   std::vector<coll::Block> out(static_cast<size_t>(outdeg)), in(static_cast<size_t>(indeg));
   for (int i = 0; i < outdeg; ++i) out[i] = coll::Block{byte_at(sendbuf, sd[i]), sc[i], st[i]};
   for (int i = 0; i < indeg; ++i) in[i] = coll::Block{byte_at(recvbuf, rd[i]), rc_[i], rt[i]};
@@ -134,7 +134,7 @@ SONDE_WEAK_ALIAS(Neighbor_allgather)
 int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_allgather");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_allgather_entry<int, int>(sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                                             recvtype, comm, request, fn);
 }
@@ -151,7 +151,7 @@ SONDE_WEAK_ALIAS(Neighbor_allgather_c)
 int PMPI_Ineighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                                MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_allgather_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_allgather_entry<int, int>(sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                                             recvtype, comm, request, fn);
 }
@@ -169,7 +169,7 @@ int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                               MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_allgatherv");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm, request,
                                   fn);
 }
@@ -188,7 +188,7 @@ int PMPI_Ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Da
                                 const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_allgatherv_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm, request,
                                   fn);
 }
@@ -204,7 +204,7 @@ SONDE_WEAK_ALIAS(Neighbor_alltoall)
 int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_alltoall");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ineighbor_alltoall)
@@ -219,7 +219,7 @@ SONDE_WEAK_ALIAS(Neighbor_alltoall_c)
 int PMPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_alltoall_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ineighbor_alltoall_c)
@@ -237,7 +237,7 @@ int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const 
                              void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_alltoallv");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_alltoallv_entry(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                   request, fn);
 }
@@ -256,7 +256,7 @@ int PMPI_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[]
                                MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
                                const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_alltoallv_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_alltoallv_entry(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                   request, fn);
 }
@@ -276,7 +276,7 @@ int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const 
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                              MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_alltoallw");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_alltoallw_entry(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                   comm, request, fn);
 }
@@ -296,7 +296,7 @@ int PMPI_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[]
                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                                MPI_Request* request) {
   SONDE_ENTER("MPI_Ineighbor_alltoallw_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return neighbor_alltoallw_entry(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                   comm, request, fn);
 }

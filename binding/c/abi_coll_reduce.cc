@@ -36,7 +36,7 @@ int reduce_entry(const void* sendbuf, void* recvbuf, int64_t count, MPI_Datatype
     if (recvbuf == MPI_IN_PLACE || bad_buffer(recvbuf, count, t)) rc = MPI_ERR_BUFFER;
     else if (!c->inter && aliased(sendbuf, recvbuf, count * t->size)) rc = MPI_ERR_BUFFER;
   }
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   return finish(c, coll::reduce(sendbuf, recvbuf, count, t, op, root, c, request), fn);
 }
 
@@ -61,7 +61,7 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int64_t count, MPI_Datat
   if (!c) return raise(find_comm(comm), MPI_ERR_COMM, fn);
   Datatype* t = nullptr;
   int rc = check_allreduce(sendbuf, recvbuf, count, datatype, op, c->inter, &t);
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   switch (prefix) {
     case Prefix::kInclusive: rc = coll::scan(sendbuf, recvbuf, count, t, op, c, request); break;
     case Prefix::kExclusive: rc = coll::exscan(sendbuf, recvbuf, count, t, op, c, request); break;
@@ -90,7 +90,8 @@ int reduce_scatter_entry(const void* sendbuf, void* recvbuf, int64_t recvcount, 
       counts[i] = static_cast<int64_t>(recvcounts[i]);
     }
   }
-  const int64_t total = rc ? 0 : block ? recvcount * c->size : total_of(counts);
+  const int64_t total = rc ? 0 : block ? times(recvcount, c->size) : total_of(counts);
+  if (!rc && total < 0) rc = MPI_ERR_COUNT;
   const int64_t mine = rc ? 0 : block ? recvcount : counts[c->rank];
   Datatype* t = nullptr;
   if (!rc) {
@@ -98,6 +99,7 @@ int reduce_scatter_entry(const void* sendbuf, void* recvbuf, int64_t recvcount, 
     if (!t) rc = MPI_ERR_TYPE;
   }
   if (!rc) rc = check_op(op, *t);
+  if (!rc && !datatype_fits(*t, total)) rc = MPI_ERR_COUNT;
   if (!rc) {
     const bool in_place = sendbuf == MPI_IN_PLACE && !c->inter;
     if (recvbuf == MPI_IN_PLACE || bad_buffer(recvbuf, in_place ? total : mine, t)) rc = MPI_ERR_BUFFER;
@@ -105,7 +107,7 @@ int reduce_scatter_entry(const void* sendbuf, void* recvbuf, int64_t recvcount, 
              (sendbuf == MPI_IN_PLACE || bad_buffer(sendbuf, total, t) || aliased(sendbuf, recvbuf, total * t->size)))
       rc = MPI_ERR_BUFFER;
   }
-  if (rc) return raise(c, rc, fn);
+  if (rc) return refuse(c, rc, fn);
   if (block) rc = coll::reduce_scatter_block(sendbuf, recvbuf, recvcount, t, op, c, request);
   else rc = coll::reduce_scatter(sendbuf, recvbuf, std::move(counts), t, op, c, request);
   return finish(c, rc, fn);
@@ -135,7 +137,7 @@ SONDE_WEAK_ALIAS(Reduce)
 int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                  MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ireduce");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ireduce)
@@ -150,7 +152,7 @@ SONDE_WEAK_ALIAS(Reduce_c)
 int PMPI_Ireduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
                    MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ireduce_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, request, fn);
 }
 SONDE_WEAK_ALIAS(Ireduce_c)
@@ -164,7 +166,7 @@ SONDE_WEAK_ALIAS(Allreduce)
 int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Request* request) {
   SONDE_ENTER("MPI_Iallreduce");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, Prefix::kNone, request, fn);
 }
 SONDE_WEAK_ALIAS(Iallreduce)
@@ -179,7 +181,7 @@ SONDE_WEAK_ALIAS(Allreduce_c)
 int PMPI_Iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                       MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Iallreduce_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, Prefix::kNone, request, fn);
 }
 SONDE_WEAK_ALIAS(Iallreduce_c)
@@ -193,7 +195,7 @@ SONDE_WEAK_ALIAS(Scan)
 int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                MPI_Request* request) {
   SONDE_ENTER("MPI_Iscan");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, Prefix::kInclusive, request, fn);
 }
 SONDE_WEAK_ALIAS(Iscan)
@@ -207,7 +209,7 @@ SONDE_WEAK_ALIAS(Scan_c)
 int PMPI_Iscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                  MPI_Request* request) {
   SONDE_ENTER("MPI_Iscan_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, Prefix::kInclusive, request, fn);
 }
 SONDE_WEAK_ALIAS(Iscan_c)
@@ -221,7 +223,7 @@ SONDE_WEAK_ALIAS(Exscan)
 int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                  MPI_Request* request) {
   SONDE_ENTER("MPI_Iexscan");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, Prefix::kExclusive, request, fn);
 }
 SONDE_WEAK_ALIAS(Iexscan)
@@ -236,7 +238,7 @@ SONDE_WEAK_ALIAS(Exscan_c)
 int PMPI_Iexscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
   SONDE_ENTER("MPI_Iexscan_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, Prefix::kExclusive, request, fn);
 }
 SONDE_WEAK_ALIAS(Iexscan_c)
@@ -251,7 +253,7 @@ SONDE_WEAK_ALIAS(Reduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ireduce_scatter_block");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return reduce_scatter_entry<int>(sendbuf, recvbuf, recvcount, nullptr, datatype, op, comm, true, request, fn);
 }
 SONDE_WEAK_ALIAS(Ireduce_scatter_block)
@@ -266,7 +268,7 @@ SONDE_WEAK_ALIAS(Reduce_scatter_block_c)
 int PMPI_Ireduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
                                  MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ireduce_scatter_block_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return reduce_scatter_entry<int>(sendbuf, recvbuf, recvcount, nullptr, datatype, op, comm, true, request, fn);
 }
 SONDE_WEAK_ALIAS(Ireduce_scatter_block_c)
@@ -281,7 +283,7 @@ SONDE_WEAK_ALIAS(Reduce_scatter)
 int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                          MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ireduce_scatter");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return reduce_scatter_entry(sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, false, request, fn);
 }
 SONDE_WEAK_ALIAS(Ireduce_scatter)
@@ -296,7 +298,7 @@ SONDE_WEAK_ALIAS(Reduce_scatter_c)
 int PMPI_Ireduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   SONDE_ENTER("MPI_Ireduce_scatter_c");
-  if (!request) return raise(nullptr, MPI_ERR_ARG, fn);
+  if (!request) return refuse(comm, MPI_ERR_ARG, fn);
   return reduce_scatter_entry(sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, false, request, fn);
 }
 SONDE_WEAK_ALIAS(Ireduce_scatter_c)

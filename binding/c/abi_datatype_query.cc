@@ -30,16 +30,21 @@ int size_query(const char* fn, MPI_Datatype datatype, MPI_Count* size) {
   if (!size) return raise(nullptr, MPI_ERR_ARG, fn);
   Datatype* t = find_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  *size = t->size;
+  *size = t->huge_size ? MPI_UNDEFINED : t->size;
   return MPI_SUCCESS;
 }
 
-// (lb, extent) or, with `true_bounds`, (true_lb, true_extent).
+// (lb, extent) or, with `true_bounds`, (true_lb, true_extent); both
+// MPI_UNDEFINED when they do not fit in MPI_Count (MPI_Aint alike).
 template <class T>
 int bounds_query(const char* fn, MPI_Datatype datatype, T* lb, T* extent, bool true_bounds) {
   if (!lb || !extent) return raise(nullptr, MPI_ERR_ARG, fn);
   Datatype* t = find_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
+  if (true_bounds ? t->huge_true_bounds : t->huge_bounds) {
+    *lb = *extent = T(MPI_UNDEFINED);
+    return MPI_SUCCESS;
+  }
   *lb = T(true_bounds ? t->true_lb : t->lb);
   *extent = T(true_bounds ? t->true_extent : t->extent);
   return MPI_SUCCESS;
@@ -129,7 +134,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int* size) {
   if (!size) return raise(nullptr, MPI_ERR_ARG, fn);
   Datatype* t = find_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  *size = t->size > std::numeric_limits<int>::max() ? MPI_UNDEFINED : int(t->size);
+  *size = t->huge_size || t->size > std::numeric_limits<int>::max() ? MPI_UNDEFINED : int(t->size);
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Type_size)
@@ -187,7 +192,7 @@ int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent) {
   if (!extent) return raise(nullptr, MPI_ERR_ARG, fn);
   Datatype* t = find_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  *extent = t->extent;
+  *extent = t->huge_bounds ? MPI_UNDEFINED : t->extent;
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Type_extent)
@@ -197,7 +202,7 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement) {
   if (!displacement) return raise(nullptr, MPI_ERR_ARG, fn);
   Datatype* t = find_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  *displacement = t->lb;
+  *displacement = t->huge_bounds ? MPI_UNDEFINED : t->lb;
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Type_lb)
@@ -207,7 +212,7 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement) {
   if (!displacement) return raise(nullptr, MPI_ERR_ARG, fn);
   Datatype* t = find_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
-  *displacement = t->lb + t->extent;
+  *displacement = t->huge_bounds ? MPI_UNDEFINED : t->lb + t->extent;
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Type_ub)

@@ -1,8 +1,6 @@
 // C ABI: error handlers, user error classes/codes/strings, MPI_Alloc_mem,
 // status setters and generalized requests (MPI 4.1 sections 9.3-9.5, 9.2,
 // 13.2-13.3).
-#include <malloc.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -10,6 +8,7 @@
 #include <unordered_map>
 
 #include "binding/c/abi.h"
+#include "core/alloc_mem.h"
 #include "core/engine.h"
 #include "runtime/errors.h"
 #include "core/grequest.h"
@@ -133,9 +132,8 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   (void)info;  // no placement hints are acted on
   if (size < 0) return raise(nullptr, MPI_ERR_SIZE, fn);
   if (!baseptr) return raise(nullptr, MPI_ERR_ARG, fn);
-  // 64-byte alignment: cache lines, and any vector type a user may store.
   void* p = nullptr;
-  if (posix_memalign(&p, 64, size_t(size ? size : 1)) != 0) return raise(nullptr, MPI_ERR_NO_MEM, fn);
+  if (int rc = alloc_mem(size, &p)) return raise(nullptr, rc, fn);
   *static_cast<void**>(baseptr) = p;
   return MPI_SUCCESS;
 }
@@ -143,14 +141,8 @@ SONDE_WEAK_ALIAS(Alloc_mem)
 
 int PMPI_Free_mem(void* base) {
   SONDE_ENTER("MPI_Free_mem");
-  // Registrations a transport cached for this memory must not serve whatever
-  // is allocated at these addresses next (transports/transport.h,
-  // Transport::forget_memory).
-  if (base) {
-    for (auto& t : engine().router().transports())
-      if (t->capabilities().registration_cache) t->forget_memory(base, malloc_usable_size(base));
-  }
-  std::free(base);
+  // A pointer MPI_Alloc_mem did not return (or freed already): MPI_ERR_BASE.
+  if (int rc = free_mem(base)) return raise(nullptr, rc, fn);
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Free_mem)
@@ -161,6 +153,7 @@ int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Co
   if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
   Datatype* t = find_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
+  if (!datatype_fits(*t, count)) return raise(nullptr, MPI_ERR_COUNT, fn);  // bytes past MPI_Count
   // The status stores bytes; count elements of a type are count * size
   // bytes (Get_elements of a derived type then counts its basic elements).
   status->sonde_count = count * static_cast<long long>(t->size);

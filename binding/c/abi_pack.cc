@@ -25,8 +25,9 @@ int pack_native(const char* fn, const void* inbuf, int64_t incount, MPI_Datatype
   Datatype* t = find_comm_datatype(datatype);
   if (!t) return raise(c, MPI_ERR_TYPE, fn);
   if (!position || outsize < 0 || *position < 0 || (!outbuf && outsize > 0)) return raise(c, MPI_ERR_ARG, fn);
+  if (!datatype_fits(*t, incount)) return raise(c, MPI_ERR_COUNT, fn);
   int64_t n = incount * t->size;
-  if (int64_t(*position) + n > outsize) return raise(c, MPI_ERR_TRUNCATE, fn);
+  if (int64_t(*position) > outsize || n > outsize - int64_t(*position)) return raise(c, MPI_ERR_TRUNCATE, fn);
   pack(*t, inbuf, incount, 0, static_cast<uint8_t*>(outbuf) + *position, uint64_t(n));
   *position += P(n);
   return MPI_SUCCESS;
@@ -41,8 +42,9 @@ int unpack_native(const char* fn, const void* inbuf, int64_t insize, P* position
   Datatype* t = find_comm_datatype(datatype);
   if (!t) return raise(c, MPI_ERR_TYPE, fn);
   if (!position || insize < 0 || *position < 0 || (!inbuf && insize > 0)) return raise(c, MPI_ERR_ARG, fn);
+  if (!datatype_fits(*t, outcount)) return raise(c, MPI_ERR_COUNT, fn);
   int64_t n = outcount * t->size;
-  if (int64_t(*position) + n > insize) return raise(c, MPI_ERR_TRUNCATE, fn);
+  if (int64_t(*position) > insize || n > insize - int64_t(*position)) return raise(c, MPI_ERR_TRUNCATE, fn);
   unpack(*t, outbuf, outcount, 0, static_cast<const uint8_t*>(inbuf) + *position, uint64_t(n));
   *position += P(n);
   return MPI_SUCCESS;
@@ -56,6 +58,7 @@ int pack_size(const char* fn, int64_t incount, MPI_Datatype datatype, MPI_Comm c
   Datatype* t = find_comm_datatype(datatype);
   if (!t) return raise(c, MPI_ERR_TYPE, fn);
   if (!size) return raise(c, MPI_ERR_ARG, fn);
+  if (!datatype_fits(*t, incount)) return raise(c, MPI_ERR_COUNT, fn);
   int64_t n = incount * t->size;
   *size = n > std::numeric_limits<S>::max() ? S(MPI_UNDEFINED) : S(n);
   return MPI_SUCCESS;
@@ -71,8 +74,10 @@ int external(const char* fn, const char* datarep, const void* native, int64_t co
   Datatype* t = find_comm_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
   if (!position || extsize < 0 || *position < 0 || (!ext && extsize > 0)) return raise(nullptr, MPI_ERR_ARG, fn);
-  int64_t n = count * external32_size(*t);
-  if (int64_t(*position) + n > extsize) return raise(nullptr, MPI_ERR_TRUNCATE, fn);
+  int64_t n;
+  if (!datatype_fits(*t, count) || __builtin_mul_overflow(count, external32_size(*t), &n))
+    return raise(nullptr, MPI_ERR_COUNT, fn);
+  if (int64_t(*position) > extsize || n > extsize - int64_t(*position)) return raise(nullptr, MPI_ERR_TRUNCATE, fn);
   uint8_t* at = static_cast<uint8_t*>(ext) + *position;
   if (to_external) pack_external32(*t, native, count, at);
   else unpack_external32(*t, at, const_cast<void*>(native), count);
@@ -87,7 +92,10 @@ int external_size(const char* fn, const char* datarep, int64_t incount, MPI_Data
   Datatype* t = find_comm_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
   if (!size) return raise(nullptr, MPI_ERR_ARG, fn);
-  *size = S(incount * external32_size(*t));
+  int64_t n;
+  if (!datatype_fits(*t, incount) || __builtin_mul_overflow(incount, external32_size(*t), &n))
+    return raise(nullptr, MPI_ERR_COUNT, fn);
+  *size = n > std::numeric_limits<S>::max() ? S(MPI_UNDEFINED) : S(n);
   return MPI_SUCCESS;
 }
 

@@ -127,6 +127,8 @@ static int receive_claimed(void* buf, int64_t count, MPI_Datatype datatype, MPI_
   Datatype* t = find_comm_datatype(datatype);
   if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
+  if (buf == MPI_IN_PLACE) return raise(nullptr, MPI_ERR_BUFFER, fn);  // only collectives take it
+  if (!datatype_fits(*t, count)) return raise(nullptr, MPI_ERR_COUNT, fn);
   // Peer and communicator come from the message (set below).
   Request* r = e.new_request(RequestKind::kRecv, buf, count, t, MPI_ANY_SOURCE, MPI_ANY_TAG, nullptr);
   if (!r) return raise(nullptr, MPI_ERR_INTERN, fn);

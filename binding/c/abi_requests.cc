@@ -419,7 +419,9 @@ static int count_of(const MPI_Status* status, MPI_Datatype datatype, int64_t* co
   Datatype* t = find_datatype(datatype);
   if (!t) return MPI_ERR_TYPE;
   long long bytes = status->sonde_count;
-  if (t->size == 0) {
+  if (t->huge_size) {
+    *count = bytes == 0 ? 0 : MPI_UNDEFINED;  // fewer bytes than one element
+  } else if (t->size == 0) {
     *count = 0;
   } else if (bytes % t->size) {
     *count = MPI_UNDEFINED;

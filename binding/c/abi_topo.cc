@@ -369,13 +369,12 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
   (void)reorder;
   Comm* c = find_comm(comm_old);
   if (!c || c->inter) return raise(c, MPI_ERR_COMM, fn);
-  if (!comm_dist_graph) return raise(c, MPI_ERR_ARG, fn);
   // Every process's edges go to every process (construction is rare); a
   // local argument error travels with them so that all return it together
   // instead of some waiting forever.
   int local_error = MPI_SUCCESS;
   std::vector<int> triples;  // (source, destination, weight) per edge
-  if (n < 0 || (n > 0 && (!sources || !degrees))) {
+  if (!comm_dist_graph || n < 0 || (n > 0 && (!sources || !degrees))) {
     local_error = MPI_ERR_ARG;
   } else {
     int64_t edges = 0;

@@ -31,14 +31,24 @@ inline bool bad_buffer(const void* buf, int64_t count, const Datatype* t) {
   return buf == nullptr && count > 0 && t->size > 0 && t->predefined;
 }
 
+// count * times, or -1 when the product does not fit.
+inline int64_t times(int64_t count, int64_t n) {
+  int64_t out;
+  return __builtin_mul_overflow(count, n, &out) ? -1 : out;
+}
+
 // Common checks of a (buffer, count, datatype) triple; MPI_IN_PLACE is not
-// a buffer here (callers that accept it test for it first). Sets *t to the
-// datatype once it is found.
-inline int check_data(const void* buf, int64_t count, MPI_Datatype type, Datatype** t) {
+// a buffer here (callers that accept it test for it first). `per` copies of
+// the count must fit in MPI_Count bytes (a root's or an all-to-all's buffer
+// holds one block per peer). Sets *t to the datatype once it is found.
+inline int check_data(const void* buf, int64_t count, MPI_Datatype type, Datatype** t, int64_t per = 1) {
   if (count < 0) return MPI_ERR_COUNT;
   *t = find_comm_datatype(type);
   if (!*t) return MPI_ERR_TYPE;
-  if (buf == MPI_IN_PLACE || bad_buffer(buf, count, *t)) return MPI_ERR_BUFFER;
+  const int64_t total = times(count, per);
+  if (total < 0) return MPI_ERR_COUNT;
+  if (buf == MPI_IN_PLACE || bad_buffer(buf, total, *t)) return MPI_ERR_BUFFER;
+  if (!datatype_fits(**t, total)) return MPI_ERR_COUNT;
   return MPI_SUCCESS;
 }
 
@@ -57,9 +67,11 @@ int check_counts(const C* counts, const D* displs, int n, coll::Counts* out_coun
   return MPI_SUCCESS;
 }
 
+// The sum of counts, or -1 when it does not fit.
 inline int64_t total_of(const coll::Counts& counts) {
   int64_t t = 0;
-  for (int64_t c : counts) t += c;
+  for (int64_t c : counts)
+    if (__builtin_add_overflow(t, c, &t)) return -1;
   return t;
 }
 
@@ -73,7 +85,16 @@ int check_vdata(const void* buf, const C* counts, const D* displs, MPI_Datatype 
   if (rc) return rc;
   *t = find_comm_datatype(type);
   if (!*t) return MPI_ERR_TYPE;
-  if (buf == MPI_IN_PLACE || bad_buffer(buf, total_of(*out_counts), *t)) return MPI_ERR_BUFFER;
+  const int64_t total = total_of(*out_counts);
+  if (total < 0) return MPI_ERR_COUNT;
+  if (buf == MPI_IN_PLACE || bad_buffer(buf, total, *t)) return MPI_ERR_BUFFER;
+  for (size_t i = 0; i < out_counts->size(); ++i) {
+    // Each block's end, (displacement + count) elements, must be addressable.
+    int64_t end;
+    if (__builtin_add_overflow((*out_counts)[i], (*out_displs)[i] < 0 ? 0 : (*out_displs)[i], &end) ||
+        !datatype_fits(**t, end))
+      return MPI_ERR_COUNT;
+  }
   return MPI_SUCCESS;
 }
 
@@ -91,6 +112,7 @@ int check_wdata(const void* buf, const C* counts, const D* displs, const MPI_Dat
     out[i] = find_comm_datatype(types[i]);
     if (!out[i]) return MPI_ERR_TYPE;
     if (bad_buffer(buf, counts[i], out[i])) return MPI_ERR_BUFFER;
+    if (!datatype_fits(*out[i], counts[i])) return MPI_ERR_COUNT;
   }
   return MPI_SUCCESS;
 }
@@ -122,6 +144,16 @@ inline Part part_of(int root, const Comm* c) {
 inline bool aliased(const void* sbuf, const void* rbuf, int64_t bytes) {
   return sbuf == rbuf && sbuf != MPI_IN_PLACE && sbuf != nullptr && bytes > 0;
 }
+
+// Raises the error of a collective call refused on this rank (rc, from
+// the checks above) after taking its sequence number
+// (coll::skip_sequence), so the next collective on c still matches the
+// other ranks'. `comm`: the handle, when c has not been looked up yet.
+inline int refuse(Comm* c, int rc, const char* fn) {
+  if (c) coll::skip_sequence(c);
+  return raise(c, rc, fn);
+}
+inline int refuse(MPI_Comm comm, int rc, const char* fn) { return refuse(find_comm(comm), rc, fn); }
 
 }  // namespace sonde::engine::coll_args
 

@@ -10,6 +10,9 @@
  *                                call returns an error, not a crash
  *   init_state lock_before_init  PERUSE_Lock/Unlock before PERUSE_Init
  *                                return an error like every other call
+ *   init_state lock_without_mpi  PERUSE_Lock before MPI_Init and after
+ *                                MPI_Finalize returns PERUSE_ERR_MPI_INIT,
+ *                                as every other call does then
  */
 #include "tests/peruse_api/ptest.h"
 
@@ -166,12 +169,31 @@ static int lock_before_init(int argc, char** argv) {
   return itest_finish("lock_before_peruse_init_returns_error");
 }
 
+static int lock_without_mpi(int argc, char** argv) {
+  CHECK_RC(PERUSE_Lock(), PERUSE_ERR_MPI_INIT);
+  CHECK_RC(PERUSE_Unlock(), PERUSE_ERR_UNLOCK); /* nothing was locked */
+  itest_init(&argc, &argv);
+  CHECK_RC(PERUSE_Init(), PERUSE_SUCCESS);
+  CHECK_RC(PERUSE_Lock(), PERUSE_SUCCESS);
+  CHECK_RC(PERUSE_Unlock(), PERUSE_SUCCESS);
+  MPI_Finalize();
+  CHECK_RC(PERUSE_Lock(), PERUSE_ERR_MPI_INIT);
+  CHECK_RC(PERUSE_Unlock(), PERUSE_ERR_UNLOCK);
+  if (itest_failures) {
+    fprintf(stderr, "lock_without_mpi: %d check(s) failed\n", itest_failures);
+    return 1;
+  }
+  printf("lock_without_mpi: passed\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "requires_mpi")) return requires_mpi(argc, argv);
   if (!strcmp(mode, "repeated")) return repeated(argc, argv);
   if (!strcmp(mode, "before_init")) return before_init(argc, argv);
   if (!strcmp(mode, "lock_before_init")) return lock_before_init(argc, argv);
-  fprintf(stderr, "usage: init_state requires_mpi|repeated|before_init|lock_before_init\n");
+  if (!strcmp(mode, "lock_without_mpi")) return lock_without_mpi(argc, argv);
+  fprintf(stderr, "usage: init_state requires_mpi|repeated|before_init|lock_before_init|lock_without_mpi\n");
   return 2;
 }
