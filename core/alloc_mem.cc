@@ -1,6 +1,8 @@
 // The blocks MPI_Alloc_mem handed out (alloc_mem.h).
 #include "core/alloc_mem.h"
 
+#include <malloc.h>
+
 #include <cstdlib>
 #include <new>
 #include <unordered_map>
@@ -10,7 +12,7 @@
 namespace sonde::engine {
 
 namespace {
-// Live blocks and their sizes. Never destroyed: MPI_Free_mem may follow
+// Live blocks and their usable sizes. Never destroyed: MPI_Free_mem may follow
 // static destruction in a program that frees at exit.
 std::unordered_map<void*, size_t>& blocks() {
   static auto* m = new std::unordered_map<void*, size_t>;
@@ -24,7 +26,7 @@ int alloc_mem(int64_t size, void** out) {
   void* p = nullptr;
   if (posix_memalign(&p, 64, bytes) != 0) return MPI_ERR_NO_MEM;
   try {
-    blocks().emplace(p, bytes);
+    blocks().emplace(p, malloc_usable_size(p));  // what a registration may cover
   } catch (const std::bad_alloc&) {
     std::free(p);
     return MPI_ERR_NO_MEM;

@@ -15,8 +15,12 @@
  *                                            with a bad receive type, a
  *                                            nonblocking broadcast without a
  *                                            request, an Ibcast with a bad
- *                                            count, then collectives of every
- *                                            kind checked for their data
+ *                                            count, a refused gather on a
+ *                                            duplicate, MPI_Dist_graph_create
+ *                                            without an output handle on one
+ *                                            rank (every rank returns the
+ *                                            error), each followed by
+ *                                            collectives checked for their data
  */
 #include "tests/integration/itest.h"
 
@@ -110,6 +114,14 @@ static void mixed(void) {
   CHECK_OK(MPI_Barrier(d));
   CHECK_OK(MPI_Comm_free(&d));
   collectives_still_agree("a refused gather on a duplicate");
+  /* A collective constructor: the local error travels to every rank. */
+  int src = me, deg = 1, dst = (me + 1) % np;
+  MPI_Comm g = MPI_COMM_NULL;
+  rc = MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &deg, &dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                             me == last ? NULL : &g);
+  CHECK_CLASS(rc, MPI_ERR_ARG);
+  CHECK(g == MPI_COMM_NULL, "rank %d got a communicator from a refused MPI_Dist_graph_create", me);
+  collectives_still_agree("a refused MPI_Dist_graph_create");
 }
 
 int main(int argc, char** argv) {
