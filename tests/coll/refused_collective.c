@@ -115,12 +115,12 @@ static void mixed(void) {
   CHECK_OK(MPI_Comm_free(&d));
   collectives_still_agree("a refused gather on a duplicate");
   /* A collective constructor: the local error travels to every rank. */
-  int src = me, deg = 1, dst = (me + 1) % np;
-  MPI_Comm g = MPI_COMM_NULL;
-  rc = MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &deg, &dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                             me == last ? NULL : &g);
+  int from = me, deg = 1, to = (me + 1) % np;
+  MPI_Comm graph = MPI_COMM_NULL;
+  rc = MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &from, &deg, &to, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                             me == last ? NULL : &graph);
   CHECK_CLASS(rc, MPI_ERR_ARG);
-  CHECK(g == MPI_COMM_NULL, "rank %d got a communicator from a refused MPI_Dist_graph_create", me);
+  CHECK(graph == MPI_COMM_NULL, "rank %d got a communicator from a refused MPI_Dist_graph_create", me);
   collectives_still_agree("a refused MPI_Dist_graph_create");
 }
 
