@@ -56,12 +56,9 @@ void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
   if (c) {
     // Newest first: an older message from the same request slot (same
     // cookie) may still wait, but never a newer one with the same envelope.
-    auto& q = c->queues.unexpected();
-    for (auto it = q.rbegin(); it != q.rend(); ++it) {
-      auto* m = static_cast<Message*>(&*it);
-      if (m->world_peer != peer || m->header.send_cookie != h.send_cookie || m->header.source != h.source ||
-          m->header.tag != h.tag)
-        continue;
+    for (auto* e = c->queues.older_exact(h.source, h.tag, nullptr); e; e = c->queues.older_exact(h.source, h.tag, e)) {
+      auto* m = static_cast<Message*>(e);
+      if (m->world_peer != peer || m->header.send_cookie != h.send_cookie) continue;
       if (!m->all_arrived) {
         dropped = 2;  // its payload is still coming in: ask again
       } else if (!m->claimed && !m->receiver) {

@@ -243,14 +243,14 @@ void Engine::free_comm(Comm* c) {
   // meanwhile.
   const bool collectives_pending = c->pending_ops != 0;
   // Messages nobody can receive any more (no new receive can be posted).
-  while (!collectives_pending && !c->queues.unexpected().empty()) {
-    auto* m = static_cast<Message*>(&c->queues.unexpected().front());
-    c->queues.unexpected().pop_front();
+  while (!collectives_pending) {
+    auto* m = static_cast<Message*>(c->queues.pop_unexpected());
+    if (!m) break;
     free_message(m);
   }
   c->live = false;                           // the user's handle is dead from now on
   peruse::comm_freed(c->peruse, c->handle);  // its handles answer PERUSE_ERR_MPI_OBJECT
-  if (!c->queues.posted().empty() || collectives_pending) {
+  if (c->queues.posted_size() != 0 || collectives_pending) {
     // Receives still posted complete normally (MPI 6.4.3), and so do
     // nonblocking operations: keep the context matching.
     // The slot and context id are not reused, a deliberate small leak for a

@@ -54,27 +54,34 @@ bool unexpected_length(MPI_Comm comm, uint64_t* out) {
 bool unexpected_bytes(MPI_Comm comm, uint64_t* out) {
   Comm* c = find_comm(comm);
   if (!c) return false;
-  *out = 0;
-  for (auto& e : c->queues.unexpected()) *out += static_cast<const Message&>(e).header.total;
+  *out = c->queues.unexpected_bytes();
   return true;
 }
 
 bool posted_per_peer(MPI_Comm comm, uint64_t* out) {
   Comm* c = find_comm(comm);
   if (!c) return false;
-  std::fill(out, out + c->size, 0);
-  for (auto& e : c->queues.posted())
-    if (e.source >= 0 && e.source < c->size) ++out[e.source];
+  c->queues.posted_per_source(out, size_t(c->size));
   return true;
 }
 
 bool unexpected_per_peer(MPI_Comm comm, uint64_t* out) {
   Comm* c = find_comm(comm);
   if (!c) return false;
-  std::fill(out, out + c->size, 0);
-  for (auto& e : c->queues.unexpected())
-    if (e.source >= 0 && e.source < c->size) ++out[e.source];
+  c->queues.unexpected_per_source(out, size_t(c->size));
   return true;
+}
+
+bool posted_match_attempts(MPI_Comm comm, uint64_t* out) {
+  Comm* c = find_comm(comm);
+  if (c) *out = c->queues.posted_match_attempts();
+  return c != nullptr;
+}
+
+bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out) {
+  Comm* c = find_comm(comm);
+  if (c) *out = c->queues.unexpected_match_attempts();
+  return c != nullptr;
 }
 
 int64_t datatype_size(MPI_Datatype type) {

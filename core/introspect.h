@@ -30,15 +30,21 @@ bool transport_of(MPI_Comm comm, int peer, transport::TransportKind* kind);
 int comm_size(MPI_Comm comm);
 // Its PERUSE events (to subscribe to), or null.
 peruse::CommEvents* comm_events(MPI_Comm comm);
-// Receives in its posted queue, messages in its unexpected queue (both
-// counted by the queues), and those messages' bytes (a walk of the queue).
+// Receives in its posted queue, messages in its unexpected queue, and those
+// messages' bytes: all counted by the queues, O(1) reads.
 bool posted_length(MPI_Comm comm, uint64_t* out);
 bool unexpected_length(MPI_Comm comm, uint64_t* out);
 bool unexpected_bytes(MPI_Comm comm, uint64_t* out);
 // Per source rank (out has comm_size entries): posted receives naming it,
-// unexpected messages from it.
+// unexpected messages from it (O(1) per rank while the queues are indexed,
+// a walk of a few entries while they are short).
 bool posted_per_peer(MPI_Comm comm, uint64_t* out);
 bool unexpected_per_peer(MPI_Comm comm, uint64_t* out);
+// Entries examined by the communicator's searches since it was created:
+// arrivals searching the posted queue, receives and probes searching the
+// unexpected queue (matching/match_queues.h, "match attempts").
+bool posted_match_attempts(MPI_Comm comm, uint64_t* out);
+bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out);
 // The size in bytes of a live datatype, or -1.
 int64_t datatype_size(MPI_Datatype type);
 

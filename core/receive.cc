@@ -274,6 +274,7 @@ Message* Engine::new_message(int peer, const PacketHeader& h, Comm* comm) {
   m->all_arrived = h.payload == 0;
   m->source = h.source;
   m->tag = h.tag;
+  m->bytes = h.total;
   m->sink.message = m;
   m->sink.request = nullptr;
   if (h.payload > m->capacity) {

@@ -13,8 +13,10 @@ namespace sonde::engine {
 // object (hooks, sinks, a 48-byte header) showed up in the receive path.
 // Every field of Request is listed here; the size check makes adding a
 // field without resetting it here a compile error (x86-64 layout).
-// (peruse_spec is not reset: peruse_spec_ready says whether it is built.)
-static_assert(sizeof(Request) == 320, "Request changed: reset the new field in Request::reset()");
+// (peruse_spec is not reset: peruse_spec_ready says whether it is built;
+// the matching::PostedEntry fields are MatchQueues', which sets them on post
+// and clears them when the receive leaves the queue.)
+static_assert(sizeof(Request) == 352, "Request changed: reset the new field in Request::reset()");
 void Request::reset() {
   handle = MPI_REQUEST_NULL;
   kind = RequestKind::kSend;

@@ -1,57 +1,233 @@
 #include "matching/match_queues.h"
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace sonde::matching {
+
+namespace bi = boost::intrusive;
+
+namespace {
+template <class Entry, BucketHook Entry::*kHook>
+using BucketList = bi::list<Entry, bi::member_hook<Entry, BucketHook, kHook>, bi::constant_time_size<false>>;
+
+uint64_t key(int32_t source, int32_t tag) { return uint64_t(uint32_t(source)) << 32 | uint32_t(tag); }
+
+struct KeyHash {
+  size_t operator()(uint64_t k) const {
+    k ^= k >> 29;
+    k *= 0xbf58476d1ce4e5b9ull;
+    return size_t(k ^ (k >> 32));
+  }
+};
+}  // namespace
+
+// The entries whose pattern is this bucket's key, each list in queue order.
+struct Bucket {
+  BucketList<PostedEntry, &PostedEntry::in_pattern> posted;      // receives with exactly this pattern
+  BucketList<UnexpectedEntry, &UnexpectedEntry::in_pair> pair;   // key (s, t): messages from s with tag t
+  BucketList<UnexpectedEntry, &UnexpectedEntry::in_tag> tag;     // key (ANY, t): messages with tag t
+  BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> src;  // key (s, ANY): user-tag messages from s
+  // Key (s, ANY): receives naming source s, messages from s.
+  uint32_t posted_from = 0, unexpected_from = 0;
+  bool unused() const {
+    return posted.empty() && pair.empty() && tag.empty() && src.empty() && posted_from == 0 && unexpected_from == 0;
+  }
+};
+
+struct MatchQueues::Index {
+  std::unordered_map<uint64_t, Bucket, KeyHash> buckets;
+  Bucket* find(int32_t source, int32_t tag) {
+    auto it = buckets.find(key(source, tag));
+    return it == buckets.end() ? nullptr : &it->second;
+  }
+  Bucket& at(int32_t source, int32_t tag) { return buckets[key(source, tag)]; }
+  // Buckets left empty stay until there are clearly more of them than the
+  // entries can occupy (at most three each); then one sweep frees them, so
+  // the sweep's cost is spread over the insertions that created them.
+  void sweep(size_t entries) {
+    if (buckets.size() <= 4 * entries + 64) return;
+    for (auto it = buckets.begin(); it != buckets.end();) it = it->second.unused() ? buckets.erase(it) : std::next(it);
+  }
+};
+
+MatchQueues::MatchQueues() = default;
 
 MatchQueues::~MatchQueues() {
   // Unlink without touching the descriptors' owners: they belong to the engine.
-  posted_.clear();
-  unexpected_.clear();
+  for (auto* half : {&posted_user_, &posted_reserved_})
+    for (auto& r : *half) r.counted_in = nullptr;
+  for (auto* half : {&unex_user_, &unex_reserved_})
+    for (auto& m : *half) m.counted_in = nullptr;
+  index_.reset();
+  posted_user_.clear();
+  posted_reserved_.clear();
+  unex_user_.clear();
+  unex_reserved_.clear();
 }
+
+// ---------------------------------------------------------------- the index
+
+void MatchQueues::index_posted(PostedEntry* r) {
+  Bucket& own = index_->at(r->source, r->tag);
+  own.posted.push_back(*r);
+  if (r->source != kAnySource) {
+    Bucket& counter = r->tag == kAnyTag ? own : index_->at(r->source, kAnyTag);
+    ++counter.posted_from;
+    r->counted_in = &counter;
+  }
+}
+
+void MatchQueues::index_unexpected(UnexpectedEntry* m) {
+  index_->at(m->source, m->tag).pair.push_back(*m);
+  index_->at(kAnySource, m->tag).tag.push_back(*m);
+  Bucket& counter = index_->at(m->source, kAnyTag);
+  if (user_tag(m->tag)) counter.src.push_back(*m);
+  ++counter.unexpected_from;
+  m->counted_in = &counter;
+}
+
+void MatchQueues::maybe_build_index() {
+  if (index_ || posted_size() + unexpected_size() <= kIndexThreshold) return;
+  index_ = std::make_unique<Index>();
+  // Each bucket holds entries of one half only, so indexing each half in
+  // queue order keeps every bucket in queue order.
+  for (auto* half : {&posted_user_, &posted_reserved_})
+    for (auto& r : *half) index_posted(&r);
+  for (auto* half : {&unex_user_, &unex_reserved_})
+    for (auto& m : *half) index_unexpected(&m);
+}
+
+void MatchQueues::maybe_drop_index() {
+  if (index_ && posted_user_.empty() && posted_reserved_.empty() && unex_user_.empty() && unex_reserved_.empty())
+    index_.reset();
+}
+
+void MatchQueues::unlink_posted(PostedEntry* r) {
+  PostedList& half = posted_half(r->tag);
+  half.erase(half.iterator_to(*r));
+  if (r->in_pattern.is_linked()) r->in_pattern.unlink();
+  if (r->counted_in) {
+    --r->counted_in->posted_from;
+    r->counted_in = nullptr;
+  }
+  maybe_drop_index();
+}
+
+void MatchQueues::unlink_unexpected(UnexpectedEntry* m) {
+  UnexpectedList& half = unex_half(m->tag);
+  half.erase(half.iterator_to(*m));
+  unexpected_bytes_ -= m->bytes;
+  if (m->in_pair.is_linked()) m->in_pair.unlink();
+  if (m->in_tag.is_linked()) m->in_tag.unlink();
+  if (m->in_source.is_linked()) m->in_source.unlink();
+  if (m->counted_in) {
+    --m->counted_in->unexpected_from;
+    m->counted_in = nullptr;
+  }
+  maybe_drop_index();
+}
+
+// ---------------------------------------------------------------- arrivals
 
 PostedEntry* MatchQueues::match_arrival(int32_t source, int32_t tag, SearchObserver* obs) {
   // PERUSE: SEARCH_POSTED_Q_BEGIN
   if (obs) obs->search_posted_begin();
   PostedEntry* found = nullptr;
-  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-    if (matches(it->source, it->tag, source, tag)) {
-      found = &*it;
-      posted_.erase(it);
-      break;
+  if (!index_) {
+    for (auto& r : posted_half(tag)) {
+      ++posted_attempts_;
+      if (matches(r.source, r.tag, source, tag)) {
+        found = &r;
+        break;
+      }
+    }
+  } else {
+    // The patterns that accept (source, tag); the oldest front wins.
+    auto consider = [&](int32_t want_source, int32_t want_tag) {
+      Bucket* b = index_->find(want_source, want_tag);
+      if (!b || b->posted.empty()) return;
+      ++posted_attempts_;
+      PostedEntry& r = b->posted.front();
+      if (!found || r.seq < found->seq) found = &r;
+    };
+    consider(source, tag);
+    consider(kAnySource, tag);
+    if (tag >= 0) {
+      consider(source, kAnyTag);
+      consider(kAnySource, kAnyTag);
     }
   }
   // PERUSE: SEARCH_POSTED_Q_END
   if (obs) obs->search_posted_end();
   // PERUSE (engine, when found): REQ_REMOVE_FROM_POSTED_Q, MSG_MATCH_POSTED_REQ
+  if (found) unlink_posted(found);
   return found;
 }
 
 void MatchQueues::push_unexpected(UnexpectedEntry* message) {
   // PERUSE (engine): MSG_INSERT_IN_UNEX_Q
-  unexpected_.push_back(*message);
+  unex_half(message->tag).push_back(*message);
+  unexpected_bytes_ += message->bytes;
+  if (index_) {
+    index_->sweep(posted_size() + unexpected_size());
+    index_unexpected(message);
+  } else {
+    maybe_build_index();
+  }
+}
+
+// ---------------------------------------------------------------- receives
+
+UnexpectedEntry* MatchQueues::find_linear(int32_t source, int32_t tag) {
+  for (auto& m : unex_half(tag)) {
+    ++unexpected_attempts_;
+    if (matches(source, tag, m.source, m.tag)) return &m;
+  }
+  return nullptr;
+}
+
+UnexpectedEntry* MatchQueues::find_indexed(int32_t source, int32_t tag) {
+  // Exactly one list holds, in arrival order, every message this pattern accepts.
+  UnexpectedEntry* found = nullptr;
+  if (source == kAnySource && tag == kAnyTag) {
+    if (!unex_user_.empty()) found = &unex_user_.front();
+  } else if (Bucket* b = index_->find(source, tag)) {
+    if (tag == kAnyTag) {
+      if (!b->src.empty()) found = &b->src.front();
+    } else if (source == kAnySource) {
+      if (!b->tag.empty()) found = &b->tag.front();
+    } else if (!b->pair.empty()) {
+      found = &b->pair.front();
+    }
+  }
+  if (found) ++unexpected_attempts_;
+  return found;
 }
 
 UnexpectedEntry* MatchQueues::match_receive(int32_t source, int32_t tag, SearchObserver* obs) {
   UnexpectedEntry* found = find_unexpected(source, tag, obs);
   // PERUSE (engine, when found): MSG_REMOVE_FROM_UNEX_Q, REQ_MATCH_UNEX
-  if (found) unexpected_.erase(unexpected_.iterator_to(*found));
+  if (found) unlink_unexpected(found);
   return found;
 }
 
 void MatchQueues::post(PostedEntry* receive) {
   // PERUSE (engine): REQ_INSERT_IN_POSTED_Q
-  posted_.push_back(*receive);
+  receive->seq = next_seq_++;
+  posted_half(receive->tag).push_back(*receive);
+  if (index_) {
+    index_->sweep(posted_size() + unexpected_size());
+    index_posted(receive);
+  } else {
+    maybe_build_index();
+  }
 }
 
 UnexpectedEntry* MatchQueues::find_unexpected(int32_t source, int32_t tag, SearchObserver* obs) {
   // PERUSE: SEARCH_UNEX_Q_BEGIN
   if (obs) obs->search_unexpected_begin();
-  UnexpectedEntry* found = nullptr;
-  for (auto& m : unexpected_) {
-    if (matches(source, tag, m.source, m.tag)) {
-      found = &m;
-      break;
-    }
-  }
+  UnexpectedEntry* found = index_ ? find_indexed(source, tag) : find_linear(source, tag);
   // PERUSE: SEARCH_UNEX_Q_END
   if (obs) obs->search_unexpected_end();
   return found;
@@ -59,14 +235,65 @@ UnexpectedEntry* MatchQueues::find_unexpected(int32_t source, int32_t tag, Searc
 
 void MatchQueues::remove_unexpected(UnexpectedEntry* message) {
   // PERUSE (engine): MSG_REMOVE_FROM_UNEX_Q
-  unexpected_.erase(unexpected_.iterator_to(*message));
+  unlink_unexpected(message);
 }
 
 bool MatchQueues::cancel(PostedEntry* receive) {
   if (!receive->is_linked()) return false;
   // PERUSE (engine): REQ_REMOVE_FROM_POSTED_Q
-  posted_.erase(posted_.iterator_to(*receive));
+  unlink_posted(receive);
   return true;
+}
+
+UnexpectedEntry* MatchQueues::older_exact(int32_t source, int32_t tag, UnexpectedEntry* newer) {
+  if (index_) {
+    Bucket* b = index_->find(source, tag);
+    if (!b || b->pair.empty()) return nullptr;
+    if (!newer) return &b->pair.back();
+    auto it = b->pair.iterator_to(*newer);
+    return it == b->pair.begin() ? nullptr : &*--it;
+  }
+  UnexpectedList& half = unex_half(tag);
+  auto it = newer ? half.iterator_to(*newer) : half.end();
+  while (it != half.begin())
+    if (--it; it->source == source && it->tag == tag) return &*it;
+  return nullptr;
+}
+
+UnexpectedEntry* MatchQueues::pop_unexpected() {
+  UnexpectedList& half = unex_user_.empty() ? unex_reserved_ : unex_user_;
+  if (half.empty()) return nullptr;
+  UnexpectedEntry* m = &half.front();
+  unlink_unexpected(m);
+  return m;
+}
+
+// ---------------------------------------------------------------- counts
+
+namespace {
+// out[s] = entries naming source s: the (s, ANY) buckets' counts while
+// indexed, else a walk of both halves (at most kIndexThreshold entries).
+template <class Index, class List>
+void per_source(Index* index, uint32_t Bucket::*count, const List& user, const List& reserved, uint64_t* out,
+                size_t n) {
+  std::fill(out, out + n, 0);
+  if (index) {
+    for (size_t s = 0; s < n; ++s)
+      if (Bucket* b = index->find(int32_t(s), kAnyTag)) out[s] = b->*count;
+    return;
+  }
+  for (auto* half : {&user, &reserved})
+    for (auto& e : *half)
+      if (e.source >= 0 && size_t(e.source) < n) ++out[e.source];
+}
+}  // namespace
+
+void MatchQueues::posted_per_source(uint64_t* out, size_t n) const {
+  per_source(index_.get(), &Bucket::posted_from, posted_user_, posted_reserved_, out, n);
+}
+
+void MatchQueues::unexpected_per_source(uint64_t* out, size_t n) const {
+  per_source(index_.get(), &Bucket::unexpected_from, unex_user_, unex_reserved_, out, n);
 }
 
 }  // namespace sonde::matching

@@ -1,25 +1,51 @@
 // Per-communicator matching: the posted-receive queue and the
-// unexpected-message queue, with exactly MPI's rules.
+// unexpected-message queue, with exactly MPI's rules, at any depth.
 //
-// Both queues are Boost.Intrusive lists whose hooks live inside the engine's
-// receive-request and message descriptors, so queue operations never
-// allocate. Ordering: entries are searched oldest first, so the first match
-// is the earliest posted receive / earliest arrived message. Because each
-// transport delivers one sender's packets in order, this gives MPI's
+// Entries are the engine's own receive-request and message descriptors
+// (intrusive hooks), so queue operations never allocate while the queues
+// are short.
+//
+// Order. Receives are stamped with a per-communicator sequence number when
+// posted; messages keep arrival order. A search returns the oldest posted
+// receive / earliest arrived message that accepts the other side. Because
+// each transport delivers one sender's packets in order, this gives MPI's
 // non-overtaking rule per (sender, communicator), wildcards included.
 //
-// Tags: user tags are >= 0. Negative tags are reserved for the internal
+// Tags. User tags are >= 0. Negative tags are reserved for the internal
 // traffic of collectives; MPI_ANY_TAG (-1 here, kAnyTag) matches only user
-// tags, so a wildcard receive never steals collective traffic.
+// tags, so a wildcard receive never steals collective traffic. Receives and
+// messages therefore live in two disjoint halves ("user": what MPI_ANY_TAG
+// can see; "reserved": the rest), and no search crosses from one to the other.
+//
+// Two regimes. While a communicator has at most kIndexThreshold entries in
+// its two queues, searches walk its lists (a handful of compares, no hashing,
+// no allocation). Past that, an index is built: one hash table of buckets
+// keyed by receive pattern -- (source, tag), (MPI_ANY_SOURCE, tag),
+// (source, MPI_ANY_TAG), (MPI_ANY_SOURCE, MPI_ANY_TAG). A posted receive sits
+// in its pattern's bucket; an arriving message looks at the front of the (at
+// most four) buckets whose patterns accept it and takes the lowest sequence
+// number. An unexpected message sits, in arrival order, in every bucket whose
+// pattern accepts it, so a receive of any pattern finds its oldest acceptable
+// message at the front of one bucket. Every removal is an unlink. The index
+// is freed when both queues are empty, so a communicator at rest holds only
+// the list heads and counters below (under 150 bytes).
+//
+// Counters. Per communicator: queue lengths, bytes waiting unexpected, and
+// the entries examined by searches ("match attempts": each entry compared on
+// the linear path, each bucket front considered on the indexed path). Per
+// source: posted receives naming it and messages from it waiting, O(1) per
+// source while indexed and a walk of at most kIndexThreshold entries while
+// not.
 //
 // PERUSE: the comments marked "PERUSE:" are the exact points where the
-// matching events fire (see ARCHITECTURE.md's event table). The event sink is
-// the engine's: MatchQueues reports searches through an optional observer so
-// that this module stays free of the PERUSE registry.
+// matching events fire (see docs/architecture.md's event table). The event
+// sink is the engine's: MatchQueues reports searches through an optional
+// observer so that this module stays free of the PERUSE registry.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include <boost/intrusive/list.hpp>
 
@@ -28,16 +54,33 @@ namespace sonde::matching {
 inline constexpr int32_t kAnySource = -2;  // MPI_ANY_SOURCE
 inline constexpr int32_t kAnyTag = -1;     // MPI_ANY_TAG
 
-// A receive waiting for a message: source/tag may be wildcards.
+// Entries in both queues together past which a communicator is indexed.
+inline constexpr size_t kIndexThreshold = 32;
+
+struct Bucket;  // match_queues.cc
+using BucketHook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>>;
+
+// A receive waiting for a message: source/tag may be wildcards. The engine
+// sets source and tag; the rest belongs to MatchQueues.
 struct PostedEntry : boost::intrusive::list_base_hook<> {
   int32_t source = 0;
   int32_t tag = 0;
+  uint64_t seq = 0;              // posting order within the communicator
+  BucketHook in_pattern;         // indexed: the bucket of its own pattern
+  Bucket* counted_in = nullptr;  // indexed, named source: the bucket counting it
 };
 
 // A message that arrived before any receive matched it: concrete envelope.
+// The engine sets source, tag and bytes (the message's full size, for the
+// byte count); the rest belongs to MatchQueues.
 struct UnexpectedEntry : boost::intrusive::list_base_hook<> {
   int32_t source = 0;
   int32_t tag = 0;
+  uint64_t bytes = 0;
+  BucketHook in_pair;            // indexed: bucket (source, tag)
+  BucketHook in_tag;             // indexed: bucket (MPI_ANY_SOURCE, tag)
+  BucketHook in_source;          // indexed, user tags: bucket (source, MPI_ANY_TAG)
+  Bucket* counted_in = nullptr;  // indexed: the bucket counting it for its source
 };
 
 // True when a receive for (want_source, want_tag) accepts a message from
@@ -61,10 +104,11 @@ class MatchQueues {
   using PostedList = boost::intrusive::list<PostedEntry, boost::intrusive::constant_time_size<true>>;
   using UnexpectedList = boost::intrusive::list<UnexpectedEntry, boost::intrusive::constant_time_size<true>>;
 
-  MatchQueues() = default;
+  MatchQueues();
   MatchQueues(const MatchQueues&) = delete;
   MatchQueues& operator=(const MatchQueues&) = delete;
-  // The engine must drain both queues before destroying them.
+  // Unlinks whatever is still queued without touching it (the entries belong
+  // to the engine, which drains both queues first).
   ~MatchQueues();
 
   // A message with envelope (source, tag) arrived: remove and return the
@@ -81,20 +125,54 @@ class MatchQueues {
 
   // Probe: the oldest waiting message (source, tag) accepts, left in place.
   UnexpectedEntry* find_unexpected(int32_t source, int32_t tag, SearchObserver* obs = nullptr);
-  // Remove a message found by find_unexpected (matched probe).
+  // Remove a waiting message (a matched probe's, a cancelled send's).
   void remove_unexpected(UnexpectedEntry* message);
   // Cancel: take a receive out of the posted queue. False if it is not there
   // (already matched).
   bool cancel(PostedEntry* receive);
 
-  size_t posted_size() const { return posted_.size(); }
-  size_t unexpected_size() const { return unexpected_.size(); }
-  PostedList& posted() { return posted_; }
-  UnexpectedList& unexpected() { return unexpected_; }
+  // A cancelled send at the receiver: the waiting messages whose envelope is
+  // exactly (source, tag), newest first: the newest one when `newer` is
+  // null, else the next older than `newer` (one of them); null past the
+  // oldest. Left in place; not a match (no search events or attempts).
+  UnexpectedEntry* older_exact(int32_t source, int32_t tag, UnexpectedEntry* newer);
+  // Communicator free: remove and return any waiting message, or null when
+  // none is left.
+  UnexpectedEntry* pop_unexpected();
+
+  size_t posted_size() const { return posted_user_.size() + posted_reserved_.size(); }
+  size_t unexpected_size() const { return unex_user_.size() + unex_reserved_.size(); }
+  uint64_t unexpected_bytes() const { return unexpected_bytes_; }
+  uint64_t posted_match_attempts() const { return posted_attempts_; }
+  uint64_t unexpected_match_attempts() const { return unexpected_attempts_; }
+  // out[s] for s in [0, n): posted receives naming source s (MPI_ANY_SOURCE
+  // receives are in none), messages from s waiting.
+  void posted_per_source(uint64_t* out, size_t n) const;
+  void unexpected_per_source(uint64_t* out, size_t n) const;
+  bool indexed() const { return index_ != nullptr; }
 
  private:
-  PostedList posted_;
-  UnexpectedList unexpected_;
+  struct Index;
+  // Whether MPI_ANY_TAG can see a message with this tag (the "user" half);
+  // a receive for want_tag searches the half its messages live in.
+  static bool user_tag(int32_t tag) { return tag >= 0 || tag == kAnyTag; }
+  PostedList& posted_half(int32_t want_tag) { return user_tag(want_tag) ? posted_user_ : posted_reserved_; }
+  UnexpectedList& unex_half(int32_t tag) { return user_tag(tag) ? unex_user_ : unex_reserved_; }
+  UnexpectedEntry* find_linear(int32_t source, int32_t tag);
+  UnexpectedEntry* find_indexed(int32_t source, int32_t tag);
+  void unlink_unexpected(UnexpectedEntry* message);
+  void unlink_posted(PostedEntry* receive);
+  void index_posted(PostedEntry* receive);
+  void index_unexpected(UnexpectedEntry* message);
+  void maybe_build_index();
+  void maybe_drop_index();
+
+  PostedList posted_user_, posted_reserved_;
+  UnexpectedList unex_user_, unex_reserved_;
+  uint64_t next_seq_ = 0;
+  uint64_t unexpected_bytes_ = 0;
+  uint64_t posted_attempts_ = 0, unexpected_attempts_ = 0;
+  std::unique_ptr<Index> index_;
 };
 
 }  // namespace sonde::matching

@@ -275,4 +275,12 @@ bool unexpected_per_peer(MPI_Comm comm, uint64_t* out) {
   return mpi_state() == 1 && engine::introspect::unexpected_per_peer(comm, out);
 }
 
+bool posted_match_attempts(MPI_Comm comm, uint64_t* out) {
+  return mpi_state() == 1 && engine::introspect::posted_match_attempts(comm, out);
+}
+
+bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out) {
+  return mpi_state() == 1 && engine::introspect::unexpected_match_attempts(comm, out);
+}
+
 }  // namespace sonde::mpit::bridge

@@ -65,6 +65,9 @@ bool unexpected_bytes(MPI_Comm comm, uint64_t* out);
 // Per rank of the communicator: `out` holds its size.
 bool posted_per_peer(MPI_Comm comm, uint64_t* out);
 bool unexpected_per_peer(MPI_Comm comm, uint64_t* out);
+// Entries examined by the communicator's searches, counted by its queues.
+bool posted_match_attempts(MPI_Comm comm, uint64_t* out);
+bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out);
 // Size of a live communicator, or -1.
 int comm_size(MPI_Comm comm);
 

@@ -152,16 +152,24 @@ std::vector<PvarDef> build_pvars() {
       MPI_T_VERBOSITY_USER_BASIC, MPI_T_PVAR_CLASS_LEVEL, kUll, comm, Measure::kUnexpectedLength);
   add("sonde_unexpected_q_bytes",
       "Bytes of the messages waiting in this communicator's unexpected-message queue (their full size, "
-      "rendezvous messages included). Reading walks the queue.",
+      "rendezvous messages included).",
       MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_LEVEL, kUll, comm, Measure::kUnexpectedBytes);
   add("sonde_posted_q_length_per_peer",
       "Per rank of the communicator (count = its size): receives posted for that source. Receives for "
-      "MPI_ANY_SOURCE are in sonde_posted_q_length only. Reading walks the queue.",
+      "MPI_ANY_SOURCE are in sonde_posted_q_length only.",
       MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_PVAR_CLASS_LEVEL, kUll, comm, Measure::kPostedPerPeer);
   add("sonde_unexpected_q_length_per_peer",
-      "Per rank of the communicator (count = its size): messages from that rank waiting unexpected. Reading "
-      "walks the queue.",
+      "Per rank of the communicator (count = its size): messages from that rank waiting unexpected.",
       MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_PVAR_CLASS_LEVEL, kUll, comm, Measure::kUnexpectedPerPeer);
+  add("sonde_posted_recvq_match_attempts",
+      "Posted receives examined by arriving messages searching this communicator's posted-receive queue: "
+      "every receive compared while the queue is short, every candidate bucket's oldest receive (at most "
+      "four per search) once it is indexed.",
+      MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, comm, Measure::kPostedMatchAttempts);
+  add("sonde_unexpected_recvq_match_attempts",
+      "Waiting messages examined by receives and probes searching this communicator's unexpected-message "
+      "queue: every message compared while the queue is short, at most one per search once it is indexed.",
+      MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, comm, Measure::kUnexpectedMatchAttempts);
   if (bridge) {
     add("sonde_posted_q_hwm",
         "Longest posted-receive queue of this communicator since the handle was started "

@@ -46,7 +46,10 @@ const PvarDef& def(const PvarHandle& h) { return pvars()[size_t(h.index)]; }
 
 bool is_watermark(const PvarDef& d) { return d.var_class == MPI_T_PVAR_CLASS_HIGHWATERMARK; }
 // Fed by the bridge's subscriptions while running.
-bool needs_bridge(const PvarDef& d) { return !d.continuous && d.measure != Measure::kEventsDropped; }
+bool needs_bridge(const PvarDef& d) {
+  return !d.continuous && d.measure != Measure::kEventsDropped && d.measure != Measure::kPostedMatchAttempts &&
+         d.measure != Measure::kUnexpectedMatchAttempts;
+}
 
 // The monotone statistic behind an accumulating variable; false if its
 // communicator is gone.
@@ -66,6 +69,8 @@ bool monotone(const PvarHandle& h, uint64_t* out) {
     *out = events_dropped_total();
     return true;
   }
+  if (d.measure == Measure::kPostedMatchAttempts) return bridge::posted_match_attempts(h.comm, out);
+  if (d.measure == Measure::kUnexpectedMatchAttempts) return bridge::unexpected_match_attempts(h.comm, out);
   const bridge::Stats* s = d.bind == MPI_T_BIND_MPI_COMM ? bridge::comm_stats(h.comm) : &bridge::total();
   if (!s) return false;
   switch (d.measure) {

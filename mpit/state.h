@@ -129,6 +129,8 @@ enum class Measure : uint8_t {
   kUnexpectedBytes,
   kPostedPerPeer,
   kUnexpectedPerPeer,
+  kPostedMatchAttempts,
+  kUnexpectedMatchAttempts,
   kPostedHwm,
   kUnexpectedHwm,
   kPostedMatches,

@@ -21,7 +21,8 @@ static MPI_T_pvar_session A, B;
 /* Session A's handles (WORLD unless named total). */
 static MPI_T_pvar_handle posted, unexpected, bytes, posted_peer, unexpected_peer, posted_hwm, unexpected_hwm,
     posted_matches, unexpected_matches, posted_res, unexpected_res, unexpected_search, total_unexpected,
-    total_unexpected_matches, self_sent, self_bytes_sent, self_received, shm_received;
+    total_unexpected_matches, self_sent, self_bytes_sent, self_received, shm_received, posted_attempts,
+    unexpected_attempts;
 
 static void expect(const char* step, unsigned long long p, unsigned long long u, unsigned long long b,
                    unsigned long long u_from_1, unsigned long long p_from_1) {
@@ -71,6 +72,8 @@ static void rank0(void) {
   self_bytes_sent = mtest_handle(A, "sonde_self_bytes_sent", MPI_T_PVAR_CLASS_AGGREGATE, NULL, 0);
   self_received = mtest_handle(A, "sonde_self_messages_received", MPI_T_PVAR_CLASS_COUNTER, NULL, 0);
   shm_received = mtest_handle(A, "sonde_shm_messages_received", MPI_T_PVAR_CLASS_COUNTER, NULL, 0);
+  posted_attempts = mtest_handle(A, "sonde_posted_recvq_match_attempts", MPI_T_PVAR_CLASS_COUNTER, &world, 0);
+  unexpected_attempts = mtest_handle(A, "sonde_unexpected_recvq_match_attempts", MPI_T_PVAR_CLASS_COUNTER, &world, 0);
   /* Counters read 0 before they ever ran. */
   CHECK(mtest_read_ull(A, posted_matches) == 0, "unstarted counter not 0");
   CHECK_T(MPI_T_pvar_start(A, MPI_T_PVAR_ALL_HANDLES), MPI_SUCCESS);
@@ -99,6 +102,10 @@ static void rank0(void) {
   }
   CHECK(mtest_read_ull(A, unexpected_matches) == 3, "unexpected matches %llu", mtest_read_ull(A, unexpected_matches));
   CHECK(mtest_read_ull(A, posted_matches) == 0, "posted matches %llu", mtest_read_ull(A, posted_matches));
+  /* The three receives posted above each compared all K waiting messages;
+   * then each receive found its message first in line. */
+  CHECK(mtest_read_ull(A, unexpected_attempts) == 3 * K + 3, "unexpected match attempts %llu",
+        mtest_read_ull(A, unexpected_attempts));
 
   /* Session B starts now: it must see only what happens from here on. */
   MPI_T_pvar_handle b_unexpected_matches =
@@ -111,6 +118,8 @@ static void rank0(void) {
   ctl_send(1);
   MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
   expect("posted matched", 0, K - 3, all_bytes, K - 3, 0);
+  /* Arrivals (1,100), (1,100), (1,101) each found their receive first in line. */
+  CHECK(mtest_read_ull(A, posted_attempts) == 3, "posted match attempts %llu", mtest_read_ull(A, posted_attempts));
   CHECK(mtest_read_ull(A, posted_matches) == 3, "posted matches %llu", mtest_read_ull(A, posted_matches));
   CHECK(mtest_read_ull(B, b_posted_matches) == 3, "B posted matches %llu", mtest_read_ull(B, b_posted_matches));
   double res = mtest_read_double(A, posted_res);
@@ -165,6 +174,26 @@ static void rank0(void) {
   /* shm: at least the K + 3 + 1 WORLD messages from rank 1 (ctl traffic too). */
   CHECK(mtest_read_ull(A, shm_received) >= K + 4, "shm messages received %llu", mtest_read_ull(A, shm_received));
 
+  /* A deep posted queue: D receives with distinct tags, matched in reverse
+   * order. Indexed, each arrival examines one receive (a linear search would
+   * examine D + (D-1) + ... + 1); the per-peer level is exact throughout. */
+  enum { D = 100 };
+  static int slots[D];
+  MPI_Request deep[D];
+  for (int i = 0; i < D; ++i) MPI_Irecv(&slots[i], 1, MPI_INT, 1, 200 + i, MPI_COMM_WORLD, &deep[i]);
+  unsigned long long peer[2];
+  CHECK_T(MPI_T_pvar_read(A, posted_peer, peer), MPI_SUCCESS);
+  CHECK(peer[0] == 0 && peer[1] == D, "deep: posted per peer %llu %llu", peer[0], peer[1]);
+  CHECK(mtest_read_ull(A, posted) == D, "deep: posted length %llu", mtest_read_ull(A, posted));
+  unsigned long long before = mtest_read_ull(A, posted_attempts);
+  ctl_send(1);
+  MPI_Waitall(D, deep, MPI_STATUSES_IGNORE);
+  for (int i = 0; i < D; ++i) CHECK(slots[i] == 200 + i, "deep: slot %d holds %d", i, slots[i]);
+  v = mtest_read_ull(A, posted_attempts) - before;
+  CHECK(v == D, "deep: %llu posted entries examined for %d arrivals", v, D);
+  CHECK_T(MPI_T_pvar_read(A, posted_peer, peer), MPI_SUCCESS);
+  CHECK(peer[0] == 0 && peer[1] == 0, "deep drained: posted per peer %llu %llu", peer[0], peer[1]);
+
   CHECK_T(MPI_T_pvar_session_free(&B), MPI_SUCCESS);
   CHECK_T(MPI_T_pvar_session_free(&A), MPI_SUCCESS);
   ctl_send(1);
@@ -182,6 +211,11 @@ static void rank1(void) {
   ctl_recv(0);
   MPI_Send(buf, 40, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
   ctl_send(0);
+  ctl_recv(0);
+  for (int i = 99; i >= 0; --i) {
+    int value = 200 + i;
+    MPI_Send(&value, 1, MPI_INT, 0, 200 + i, MPI_COMM_WORLD);
+  }
   ctl_recv(0);
 }
 
