@@ -7,6 +7,9 @@
 #
 # usage: bench/compare.sh [--rounds N] [--np N] [--sonde-prefix DIR] [latency bandwidth match_worst coll]
 # --np: ranks per job (default 2); beyond the number of cores, ranks are not bound.
+# match_worst sweeps queue depth (BENCH_DEPTHS, default 64 256 1024 4096 16384)
+# over four patterns (posted / unexpected side, half the receives
+# MPI_ANY_SOURCE or none): one row per pattern and depth, in us per message.
 # Needs: mpich libmpich-dev openmpi-bin libopenmpi-dev (apt-get install them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,14 +73,14 @@ for line in open(sys.argv[1]):
     rows[(bench, int(size), impl)].append(float(value))
 keys = sorted({(b, s) for b, s, _ in rows})
 higher_is_better = {"bandwidth"}
-unit = {"bandwidth": "GB/s", "match_worst": "us/msg"}  # everything else: us
-print(f"{'benchmark':<12} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'openmpi':>9}  sonde/best-peer")
+unit = {"bandwidth": "GB/s"}  # match_worst_*: us/msg; everything else: us
+print(f"{'benchmark':<24} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'openmpi':>9}  sonde/best-peer")
 for b, s in keys:
     med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi") if rows.get((b, s, i))}
     peers = [med[i] for i in ("mpich", "ompi") if i in med]
     best = max(peers) if b in higher_is_better else min(peers)
     ratio = med["sonde"] / best if best else float("nan")
-    print(f"{b:<12} {s:>8} {unit.get(b, 'us'):>7} {med.get('sonde', float('nan')):>9.3f} {med.get('mpich', float('nan')):>9.3f} "
+    print(f"{b:<24} {s:>8} {unit.get(b, 'us/msg' if b.startswith('match_worst') else 'us'):>7} {med.get('sonde', float('nan')):>9.3f} {med.get('mpich', float('nan')):>9.3f} "
           f"{med.get('ompi', float('nan')):>9.3f}  {ratio:.2f}" + ("  (higher is better)" if b in higher_is_better else ""))
 print(f"(median of {len(next(iter(rows.values())))} interleaved rounds; each round itself a median of trials)")
 PY

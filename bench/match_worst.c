@@ -1,44 +1,109 @@
-/* Matching cost with a long posted queue: rank 1 posts N receives with
- * distinct tags, rank 0 then sends to them in reverse order, so every arrival
- * searches past all the receives still posted. Prints
- * "match_worst <N> <median_us_per_message>". */
+/* Matching cost against queue depth, messages in the worst order for a
+ * linear search. For each depth N (BENCH_DEPTHS, default 64 256 1024 4096
+ * 16384) and each pattern:
+ *   posted         rank 1 posts N receives with distinct tags, rank 0 sends to
+ *                  them in reverse order: every arrival's receive is the last
+ *                  one posted.
+ *   posted_anysrc  the same, every other receive MPI_ANY_SOURCE.
+ *   unexpected     rank 0 sends N messages with distinct tags before rank 1
+ *                  receives any; rank 1 receives them newest first: every
+ *                  receive's message is the last one waiting.
+ *   unexpected_anysrc  the same, every other receive MPI_ANY_SOURCE.
+ * Prints "match_worst_<pattern> <N> <median_us_per_matched_message>" (median
+ * over BENCH_TRIALS trials after one warm-up; BENCH_PATTERN=<pattern> runs
+ * only that one). Run with 2 ranks. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
+
+enum { kPosted, kUnexpected };
+
+static void check(const int* slots, int n, const char* what) {
+  for (int i = 0; i < n; ++i)
+    if (slots[i] != i) {
+      fprintf(stderr, "match_worst %s: slot %d holds %d\n", what, i, slots[i]);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+/* One trial; rank 1 returns its microseconds per message. */
+static double trial(int rank, int side, int anysrc, int n, int* slots, MPI_Request* req) {
+  double t0 = 0, t1 = 0;
+  const int go = n; /* tag of the start signal, above every data tag */
+  memset(slots, 0xff, sizeof(int) * (size_t)n);
+  if (rank == 1) {
+    if (side == kPosted) {
+      for (int i = 0; i < n; ++i)
+        MPI_Irecv(&slots[i], 1, MPI_INT, anysrc && i % 2 ? MPI_ANY_SOURCE : 0, i, MPI_COMM_WORLD, &req[i]);
+      MPI_Send(NULL, 0, MPI_BYTE, 0, go, MPI_COMM_WORLD); /* all posted: go */
+      t0 = MPI_Wtime();
+      MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+      t1 = MPI_Wtime();
+    } else {
+      /* The signal comes after the n messages from the same sender: once it
+       * is in, all n wait unexpected. */
+      MPI_Recv(NULL, 0, MPI_BYTE, 0, go, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      t0 = MPI_Wtime();
+      for (int i = n - 1; i >= 0; --i)
+        MPI_Recv(&slots[i], 1, MPI_INT, anysrc && i % 2 ? MPI_ANY_SOURCE : 0, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      t1 = MPI_Wtime();
+    }
+    check(slots, n, side == kPosted ? "posted" : "unexpected");
+  } else if (rank == 0) {
+    if (side == kPosted) {
+      MPI_Recv(NULL, 0, MPI_BYTE, 1, go, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      for (int i = n - 1; i >= 0; --i) MPI_Send(&i, 1, MPI_INT, 1, i, MPI_COMM_WORLD);
+    } else {
+      for (int i = 0; i < n; ++i) MPI_Send(&i, 1, MPI_INT, 1, i, MPI_COMM_WORLD);
+      MPI_Send(NULL, 0, MPI_BYTE, 1, go, MPI_COMM_WORLD);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return (t1 - t0) * 1e6 / n;
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int n = env_int("BENCH_POSTED", 4096), trials = env_int("BENCH_TRIALS", 7);
-  int* slots = calloc((size_t)n, sizeof(int));
-  MPI_Request* req = malloc(sizeof(MPI_Request) * (size_t)n);
-  double samples[64];
-  for (int t = 0; t < trials + 1; ++t) {
-    double t0 = 0, t1 = 0;
-    if (rank == 1) {
-      for (int i = 0; i < n; ++i) MPI_Irecv(&slots[i], 1, MPI_INT, 0, i, MPI_COMM_WORLD, &req[i]);
-      MPI_Send(NULL, 0, MPI_BYTE, 0, n, MPI_COMM_WORLD); /* all posted: go */
-      t0 = MPI_Wtime();
-      MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
-      t1 = MPI_Wtime();
-      for (int i = 0; i < n; ++i)
-        if (slots[i] != i) {
-          fprintf(stderr, "match_worst: slot %d holds %d\n", i, slots[i]);
-          MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-    } else if (rank == 0) {
-      MPI_Recv(NULL, 0, MPI_BYTE, 1, n, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      for (int i = n - 1; i >= 0; --i) MPI_Send(&i, 1, MPI_INT, 1, i, MPI_COMM_WORLD);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (t > 0) samples[t - 1] = (t1 - t0) * 1e6 / n;
+  int trials = env_int("BENCH_TRIALS", 7);
+  if (trials > 64) trials = 64;
+  int depths[32], ndepths = 0;
+  const char* list = getenv("BENCH_DEPTHS");
+  if (!list || !*list) list = "64 256 1024 4096 16384";
+  for (char* end; ndepths < 32; list = end) {
+    long d = strtol(list, &end, 10);
+    if (end == list) break;
+    if (d > 0) depths[ndepths++] = (int)d;
   }
-  if (rank == 1) printf("match_worst %d %.3f\n", n, median(samples, trials));
-  free(slots);
-  free(req);
+  static const struct {
+    const char* name;
+    int side, anysrc;
+  } patterns[] = {{"posted", kPosted, 0},
+                  {"posted_anysrc", kPosted, 1},
+                  {"unexpected", kUnexpected, 0},
+                  {"unexpected_anysrc", kUnexpected, 1}};
+  for (int d = 0; d < ndepths; ++d) {
+    int n = depths[d];
+    int* slots = malloc(sizeof(int) * (size_t)n);
+    MPI_Request* req = malloc(sizeof(MPI_Request) * (size_t)n);
+    for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; ++p) {
+      const char* only = getenv("BENCH_PATTERN"); /* run just this pattern */
+      if (only && *only && strcmp(only, patterns[p].name) != 0) continue;
+      double samples[64];
+      for (int t = 0; t < trials + 1; ++t) {
+        double us = trial(rank, patterns[p].side, patterns[p].anysrc, n, slots, req);
+        if (t > 0) samples[t - 1] = us;
+      }
+      if (rank == 1) printf("match_worst_%s %d %.4f\n", patterns[p].name, n, median(samples, trials));
+    }
+    fflush(stdout);
+    free(slots);
+    free(req);
+  }
   MPI_Finalize();
   return 0;
 }

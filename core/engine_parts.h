@@ -58,10 +58,12 @@ class Router {
 // MPI_Comm_dup before this process does).
 class ContextRegistry {
  public:
-  // Communicators alive at once, hidden ones included. An agreement round
-  // moves one bit per id from every member (8 KiB each), which bounds how
-  // far this can go.
-  static constexpr uint32_t kMaxContexts = 65536;
+  // Communicators that can exist at once, hidden ones included (a bit each
+  // in the free map, a pointer each in by_context: 1 MiB at start; a
+  // communicator itself costs a few hundred bytes, its queues allocate only
+  // when they hold entries). An agreement round moves the whole free map
+  // from every member (16 KiB each).
+  static constexpr uint32_t kMaxContexts = uint32_t(1) << 17;
 
   // The communicator matching on `context`, or null.
   Comm* find(uint32_t context) const { return context < by_context_.size() ? by_context_[context] : nullptr; }
