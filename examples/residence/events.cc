@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "residence.h"
+#include "trace.h"
 
 namespace sonde::residence {
 
@@ -21,6 +22,7 @@ struct Pending {
   uint64_t request;
   uint64_t duration;
   int internal;
+  int64_t event;  // its kEvPostOut in the event buffer, or -1
 };
 struct LastUnex {
   bool valid;
@@ -30,10 +32,17 @@ struct LastUnex {
 __thread Pending t_pending;
 __thread LastUnex t_last_unex;
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+// A queue or send event of user traffic into the event buffer (trace.h).
+Event* buffer(uint8_t kind, uint64_t now, uint64_t uid, const CommRec& c, const peruse_comm_spec_t* s) {
+  Event* e = record(kind, now);
+  if (!e) return nullptr;
+  e->uid = uid;
+  e->comm = c.serial;
+  e->peer = s->peer;
+  e->tag = s->tag;
+  e->count = s->count;
+  e->datatype = static_cast<int32_t>(s->datatype);
+  return e;
 }
 
 ReqSlot* request_slot(uint64_t uid, int32_t comm, const peruse_comm_spec_t* s, int internal, bool* fresh) {
@@ -99,6 +108,7 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
       if (!r) return;
       r->flags |= kHasActivate;
       r->t_activate = now;
+      if (!internal && s->operation == PERUSE_SEND && s->peer >= 0) buffer(kEvSend, now, uid, c, s);
       break;
     }
     case PERUSE_COMM_REQ_MATCH_UNEX: {
@@ -112,6 +122,7 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
       if (!(r->flags & kInPosted)) queue_in(c, internal, kPostedQ);
       r->flags |= kInPosted;
       r->t_posted = now;
+      if (!internal) buffer(kEvPostIn, now, uid, c, s);
       break;
     }
     case PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q: {
@@ -122,13 +133,22 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
       }
       r->flags &= static_cast<uint8_t>(~kInPosted);
       queue_out(c, internal, kPostedQ);
-      t_pending = Pending{true, ci, uid, now - r->t_posted, internal};
+      Event* e = internal ? nullptr : buffer(kEvPostOut, now, uid, c, s);
+      t_pending = Pending{true, ci, uid, now - r->t_posted, internal, e ? static_cast<int64_t>(e - g_buf.ev) : -1};
       break;
     }
     case PERUSE_COMM_MSG_MATCH_POSTED_REQ: {
       if (!t_pending.valid || t_pending.comm != ci) break;
       t_pending.valid = false;
       sample(ci, s->peer, t_pending.internal, kPosted, 0, t_pending.duration);
+      if (t_pending.event >= 0) {  // the sender and the envelope, now known
+        Event& e = g_buf.ev[t_pending.event];
+        e.peer = s->peer;
+        e.tag = s->tag;
+        e.count = s->count;
+        e.datatype = static_cast<int32_t>(MPI_BYTE);
+        e.flags |= kMatched;
+      }
       ReqSlot* r = g.requests.find(t_pending.request);
       if (r && r->peer == MPI_ANY_SOURCE) r->peer = s->peer;
       break;
@@ -173,6 +193,7 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
       m->peer = s->peer;
       m->internal = static_cast<uint8_t>(internal);
       m->t_insert = now;
+      if (!internal) buffer(kEvUnexIn, now, uid, c, s);
       break;
     }
     case PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q: {
@@ -183,6 +204,7 @@ void on_event(int event, uint64_t uid, const peruse_comm_spec_t* s, uint64_t now
         break;
       }
       sample(ci, m->peer, m->internal, kUnexpected, m->t_insert, now);
+      if (!m->internal) buffer(kEvUnexOut, now, uid, c, s);
       queue_out(c, m->internal, kUnexQ);
       --c.live;
       g.messages.erase(m);

@@ -51,8 +51,13 @@ const char* const kCsvHeader = "rank,comm,name,size,peer,traffic,metric,count,mi
 
 std::string csv_time_row(const std::string& rank, const CommReport& c, const std::string& peer, int internal,
                          int metric, const Histogram& h) {
+  return csv_time_row(rank, c, peer, internal, kMetricKey[metric], h);
+}
+
+std::string csv_time_row(const std::string& rank, const CommReport& c, const std::string& peer, int internal,
+                         const char* metric, const Histogram& h) {
   return format("%s,%s,%s,%d,%s,%s,%s,%llu,%llu,%.1f,%llu,%llu,%llu\n", rank.c_str(), csv_field(c.label).c_str(),
-                csv_field(c.name).c_str(), c.size, peer.c_str(), internal ? "internal" : "user", kMetricKey[metric],
+                csv_field(c.name).c_str(), c.size, peer.c_str(), internal ? "internal" : "user", metric,
                 static_cast<unsigned long long>(h.count), static_cast<unsigned long long>(h.min), h.mean(),
                 static_cast<unsigned long long>(h.percentile(0.5)), static_cast<unsigned long long>(h.percentile(0.99)),
                 static_cast<unsigned long long>(h.max));
@@ -128,6 +133,9 @@ std::string rank_text(const RankReport& rr) {
       format("  dropped records: %llu (PERUSE lock not grantable), %llu (tables full), %llu (too many communicators)\n",
              static_cast<unsigned long long>(rr.dropped), static_cast<unsigned long long>(rr.table_full),
              static_cast<unsigned long long>(rr.lost_comms));
+  out += format("  timeline buffer: %llu events kept (cap %llu), %llu did not fit\n",
+                static_cast<unsigned long long>(g_buf.used), static_cast<unsigned long long>(g_buf.cap),
+                static_cast<unsigned long long>(g_buf.overflow));
   std::vector<std::string> quiet;
   for (const CommReport& c : rr.comms) {
     if (!has_samples(c)) {
@@ -182,6 +190,8 @@ std::string rank_csv(const RankReport& rr) {
   out += csv_value_row(rank, nullptr, "*", "dropped_too_many_comms", rr.lost_comms);
   out += csv_value_row(rank, nullptr, "*", "open_requests_at_finalize", rr.open_requests);
   out += csv_value_row(rank, nullptr, "*", "open_messages_at_finalize", rr.open_messages);
+  out += csv_value_row(rank, nullptr, "*", "buffered_events", g_buf.used);
+  out += csv_value_row(rank, nullptr, "*", "buffer_overflow_events", g_buf.overflow);
   return out;
 }
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "residence.h"
+#include "trace.h"
 
 namespace sonde::residence {
 
@@ -58,6 +59,7 @@ void announce(MPI_Comm parent, MPI_Comm child, bool split, int color) {
     PMPI_Comm_size(child, &size);
     PMPI_Comm_rank(child, &rank);
   }
+  std::vector<int> world = g_buf.cap ? world_ranks_of(child) : std::vector<int>();
   peruse_event_h handles[kNumWatched];
   bool watched = child != MPI_COMM_NULL && split && watch(child, handles);
   ToolLock lock;
@@ -80,10 +82,21 @@ void announce(MPI_Comm parent, MPI_Comm child, bool split, int color) {
   set_label(c, label.c_str());
   c.size = size;
   c.rank = rank;
+  g_comm_infos[c.serial] = CommInfo{c.label, "", size, rank, std::move(world)};
   if (watched) {
     c.registered = true;
     std::memcpy(c.handles, handles, sizeof handles);
   }
+}
+
+// What the timeline's outputs call a communicator (lock held; not in a
+// callback, so it may allocate).
+void note_comm(const CommRec& c, const char* name) {
+  CommInfo& info = g_comm_infos[c.serial];
+  info.label = c.label;
+  info.name = name ? name : "";
+  info.size = c.size;
+  info.rank = c.rank;
 }
 
 // At MPI_Init, once MPI is up: reads the settings, makes the private
@@ -103,6 +116,9 @@ void start(int provided) {
   g.keep_internal = internal && std::strcmp(internal, "1") == 0;
   // Before any handle exists: the report's traffic stays out of the figures.
   PMPI_Comm_dup(MPI_COMM_WORLD, &g.report_comm);
+  g.trace = parse_trace_list(std::getenv("SONDE_RESIDENCE_TRACE"));
+  allocate_buffer();
+  measure_clocks(false);
   if (!allocate_tables()) {
     g.supported = false;
     g.problem = "out of memory for the tables";
@@ -116,6 +132,7 @@ void start(int provided) {
   const MPI_Comm roots[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
   const char* const names[2] = {"MPI_COMM_WORLD", "MPI_COMM_SELF"};
   for (int k = 0; k < 2; ++k) {
+    std::vector<int> world = world_ranks_of(roots[k]);
     peruse_event_h handles[kNumWatched];
     if (!watch(roots[k], handles)) {
       g.supported = false;
@@ -130,6 +147,7 @@ void start(int provided) {
     std::memcpy(c.handles, handles, sizeof handles);
     c.size = k == 0 ? g.world_size : 1;
     c.rank = k == 0 ? g.world_rank : 0;
+    g_comm_infos[c.serial] = CommInfo{c.label, "", c.size, c.rank, std::move(world)};
   }
   g_collecting.store(true);
 }
@@ -164,6 +182,7 @@ void finish() {
         const CommRec& c = g.comms[live[k].first];
         if (!c.used || c.handle != live[k].second) continue;
         rr.comms.push_back(snapshot(c, live[k].first, names[k].c_str()));
+        note_comm(c, names[k].c_str());
         if (c.registered) to_release.insert(to_release.end(), c.handles, c.handles + kNumWatched);
       }
       for (CommReport& c : g.closed) rr.comms.push_back(std::move(c));
@@ -193,7 +212,9 @@ void finish() {
   bool wrote = to_files && write_file(prefix + ".txt", text) && write_file(prefix + ".csv", rank_csv(rr));
   if (to_files && !wrote) say(format("sonde-residence: rank %d could not write %s.*\n", g.world_rank, prefix.c_str()));
 
-  summarise_job(rr, wrote ? std::string() : text, to_files);
+  measure_clocks(true);
+  Timeline tl = gather_timeline();
+  summarise_job(rr, wrote ? std::string() : text, to_files, tl);
 }
 
 }  // namespace
@@ -250,6 +271,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
       registered = c.registered;
       if (registered) std::memcpy(handles, c.handles, sizeof handles);
       keep_closed(snapshot(c, ci, name));
+      note_comm(c, name);
       retire(ci);
     }
   }

@@ -51,6 +51,7 @@
 
 #include "histogram.h"
 #include "key_table.h"
+#include "trace.h"
 
 namespace sonde::residence {
 
@@ -185,6 +186,7 @@ struct State {
   int world_rank = 0, world_size = 1;
   MPI_Comm report_comm = MPI_COMM_NULL;  // private, no handles: the report's own traffic
   std::string out_dir;
+  TraceWanted trace;    // SONDE_RESIDENCE_TRACE
   std::string problem;  // why nothing was measured, if so
 
   CommRec* comms = nullptr;
@@ -304,6 +306,8 @@ std::string peer_text(int peer);
 extern const char* const kCsvHeader;
 std::string csv_time_row(const std::string& rank, const CommReport& c, const std::string& peer, int internal,
                          int metric, const Histogram& h);
+std::string csv_time_row(const std::string& rank, const CommReport& c, const std::string& peer, int internal,
+                         const char* metric, const Histogram& h);
 std::string csv_value_row(const std::string& rank, const CommReport* c, const char* traffic, const char* metric,
                           unsigned long long value);
 
@@ -330,12 +334,19 @@ void say(const std::string& text);
 
 // ---------------------------------------------------------------- summary.cc
 
+// Collective over g.report_comm: every rank's bytes to rank 0, which gets
+// them all in rank order (the others get nothing).
+std::vector<std::string> gather_blobs(const std::string& mine);
+
 // Collective over g.report_comm (every rank calls it): sends this rank's
 // figures, and `text` (its report when it could not be written to a file,
 // else empty), to rank 0. Rank 0 merges them and prints on stderr the texts
 // it received, then the job-wide summary; with to_files it writes the
 // summary to g.out_dir/summary.{txt,csv} instead and prints where the
 // reports are (or, if it cannot write them, the summary).
-void summarise_job(const RankReport& rr, const std::string& text, bool to_files);
+// Rank 0 adds the timeline's figures (tl) to the summary and, with
+// to_files, writes report.html and the traces asked for beside it, then
+// prints the path of every file written.
+void summarise_job(const RankReport& rr, const std::string& text, bool to_files, const Timeline& tl);
 
 }  // namespace sonde::residence

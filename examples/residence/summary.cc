@@ -11,89 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "codec.h"
 #include "residence.h"
 
 namespace sonde::residence {
 
 namespace {
-
-// The encoding of what each rank sends rank 0 (histograms sparse).
-class Writer {
- public:
-  void u64(uint64_t v) { s_.append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void str(const std::string& v) {
-    u64(v.size());
-    s_ += v;
-  }
-  void hist(const Histogram& h) {
-    u64(h.count);
-    if (!h.count) return;
-    u64(h.sum);
-    u64(h.min);
-    u64(h.max);
-    uint64_t n = 0;
-    for (uint64_t b : h.bins) n += b != 0;
-    u64(n);
-    for (int b = 0; b < Histogram::kBuckets; ++b)
-      if (h.bins[b]) {
-        u64(static_cast<uint64_t>(b));
-        u64(h.bins[b]);
-      }
-  }
-  std::string& bytes() { return s_; }
-
- private:
-  std::string s_;
-};
-
-class Reader {
- public:
-  Reader(const char* p, size_t n) : p_(p), end_(p + n) {}
-  bool ok() const { return ok_; }
-  uint64_t u64() {
-    uint64_t v = 0;
-    if (end_ - p_ < static_cast<ptrdiff_t>(sizeof v)) {
-      ok_ = false;
-      return 0;
-    }
-    std::memcpy(&v, p_, sizeof v);
-    p_ += sizeof v;
-    return v;
-  }
-  std::string str() {
-    uint64_t n = u64();
-    if (!ok_ || static_cast<uint64_t>(end_ - p_) < n) {
-      ok_ = false;
-      return {};
-    }
-    std::string s(p_, n);
-    p_ += n;
-    return s;
-  }
-  void hist(Histogram& into) {
-    Histogram h;
-    h.count = u64();
-    if (!h.count) return;
-    h.sum = u64();
-    h.min = u64();
-    h.max = u64();
-    uint64_t n = u64();
-    for (uint64_t i = 0; i < n && ok_; ++i) {
-      uint64_t b = u64(), c = u64();
-      if (b >= static_cast<uint64_t>(Histogram::kBuckets)) {
-        ok_ = false;
-        return;
-      }
-      h.bins[b] = c;
-    }
-    if (ok_) into.merge(h);
-  }
-
- private:
-  const char* p_;
-  const char* end_;
-  bool ok_ = true;
-};
 
 constexpr size_t kTopPairsPerRank = 16;
 constexpr size_t kTopPairsShown = 10;
@@ -314,6 +237,8 @@ std::string summary_csv(const Merged& m) {
   return out;
 }
 
+}  // namespace
+
 // Everyone's blob to rank 0 over the private communicator.
 std::vector<std::string> gather_blobs(const std::string& mine) {
   std::vector<std::string> all;
@@ -333,24 +258,54 @@ std::vector<std::string> gather_blobs(const std::string& mine) {
   return all;
 }
 
+namespace {
+
+// report.html and the traces asked for, into g.out_dir; what was written
+// (or why not) as lines for the user.
+std::string write_extras(const Timeline& tl, const std::string& summary) {
+  std::string out;
+  auto done = [&](const std::string& what, const std::string& path, const std::string& error) {
+    out += error.empty() ? format("sonde-residence: %s: %s\n", what.c_str(), path.c_str())
+                         : format("sonde-residence: no %s: %s\n", what.c_str(), error.c_str());
+  };
+  std::string html = g.out_dir + "/report.html";
+  done("report (open in any browser, works offline)", html, write_html(tl, summary, html));
+  if (g.trace.perfetto) {
+    std::string path = g.out_dir + "/trace.json";
+    std::string error = tl.enabled ? write_perfetto(tl, path) : "the event buffer is off (SONDE_RESIDENCE_EVENTS=0)";
+    done("Perfetto trace (open at https://ui.perfetto.dev or chrome://tracing)", path, error);
+  }
+  if (g.trace.otf2) {
+    std::string dir = g.out_dir + "/otf2";
+    std::string error = tl.enabled ? write_otf2(tl, dir) : "the event buffer is off (SONDE_RESIDENCE_EVENTS=0)";
+    done("OTF2 trace (open with Vampir, or otf2-print)", dir + "/traces.otf2", error);
+  }
+  if (!g.trace.unknown.empty())
+    out += "sonde-residence: SONDE_RESIDENCE_TRACE: not a trace format: " + g.trace.unknown +
+           " (known: perfetto, otf2)\n";
+  return out;
+}
+
 }  // namespace
 
-void summarise_job(const RankReport& rr, const std::string& text, bool to_files) {
+void summarise_job(const RankReport& rr, const std::string& text, bool to_files, const Timeline& tl) {
   std::vector<std::string> blobs = gather_blobs(encode(rr, text));
   if (g.world_rank != 0) return;
   Merged m;
   for (const std::string& b : blobs) decode_into(m, b);
   std::stable_sort(m.comms.begin(), m.comms.end(),
                    [](const CommSummary& a, const CommSummary& b) { return a.serial < b.serial; });
-  std::string summary = summary_text(m);
+  std::string summary = summary_text(m) + timeline_text(tl);
   std::string out;
   for (const std::string& t : m.texts) out += t.empty() ? "" : t + "\n";
   if (!to_files || !write_file(g.out_dir + "/summary.txt", summary) ||
-      !write_file(g.out_dir + "/summary.csv", summary_csv(m))) {
+      !write_file(g.out_dir + "/summary.csv", summary_csv(m) + timeline_csv(tl))) {
     out += summary;
+    if (g.trace.perfetto || g.trace.otf2) out += "sonde-residence: traces need SONDE_RESIDENCE_OUT (a directory)\n";
   } else {
     out += format("sonde-residence: reports of %d ranks in %s/rank<R>.{txt,csv}, job summary in %s/summary.{txt,csv}\n",
                   m.ranks, g.out_dir.c_str(), g.out_dir.c_str());
+    out += write_extras(tl, summary);
   }
   say(out);
 }
