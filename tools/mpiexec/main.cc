@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "tools/mpiexec/job.h"
 #include "tools/mpiexec/multihost.h"
 #include "tools/mpiexec/options.h"
+#include "tools/mpiexec/profile.h"
 #include "tools/mpiexec/spawn.h"
 
 namespace {
@@ -132,6 +134,22 @@ std::vector<Placement> placement_of(Options& opt) {
   return p;
 }
 
+// --profile: the profiler's environment for every rank (profile.h), under
+// what the blocks set themselves.
+void add_profile(Options& opt) {
+  if (opt.profile_dir.empty()) return;
+  char self[PATH_MAX] = {};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string exe = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
+  char cwd[PATH_MAX] = {};
+  if (getcwd(cwd, sizeof cwd) == nullptr) throw UsageError("--profile: cannot read the current directory");
+  std::vector<std::string> env = profile_environment(opt.profile_dir, opt.profile_trace,
+                                                     find_profiler_library(exe, std::getenv("SONDE_RESIDENCE_LIB")),
+                                                     cwd, std::getenv("LD_PRELOAD"));
+  for (const auto& e : opt.genv) set_entry(env, e);
+  opt.genv = std::move(env);
+}
+
 // Each app's final environment additions (-genv under the block's own -env
 // and -x) and directory (-gwdir unless the block gave -wdir).
 void finish_apps(Options& opt) {
@@ -204,6 +222,7 @@ int main(int argc, char** argv) {
     apply_timeout_environment(opt, std::getenv("MPIEXEC_TIMEOUT"));
     if (!opt.help) {
       placement = placement_of(opt);
+      add_profile(opt);
       finish_apps(opt);
     }
   } catch (const UsageError& e) {

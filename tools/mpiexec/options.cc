@@ -255,6 +255,16 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
         job_wide(flag);
         if (has_inline) throw UsageError("--tag-output takes no value");
         o.tag_output = true;
+      } else if (name == "profile" || name == "profile-trace") {
+        job_wide(flag);
+        std::string v = value_of(flag, inline_value, has_inline);
+        if (v.empty()) throw UsageError(flag + (name == "profile" ? " needs a directory" : " needs a list"));
+        if (name == "profile") {
+          o.profile_dir = v;
+        } else {
+          o.profile_trace = v;
+          o.profile_trace_given = true;
+        }
       } else if (name == "timeout") {
         job_wide(flag);
         o.timeout_seconds = parse_timeout("--timeout", value_of(flag, inline_value, has_inline));
@@ -290,6 +300,7 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
     o.block_host_lists.push_back(std::move(block_hosts));
   }
   o.ranks_given = all_ranks_given;
+  if (o.profile_trace_given && o.profile_dir.empty()) throw UsageError("--profile-trace needs --profile DIR");
   // Open MPI binds to the mapping object unless told otherwise.
   if (!bind_given) o.binding.bind = o.binding.map;
   number_apps(o);
@@ -354,6 +365,10 @@ std::string usage(const std::string& p) {
          "  -x NAME[=VALUE]    the same, Open MPI's way (NAME alone: our value of it)\n"
          "  -wdir DIR          this block's ranks start in DIR (-gwdir: every block's)\n"
          "  -configfile FILE   the blocks from FILE, one a line (also --app FILE)\n"
+         "  --profile DIR      run every rank under the queue-residence profiler\n"
+         "                     (LD_PRELOAD, no relinking): reports, report.html in DIR\n"
+         "  --profile-trace L  with --profile: also the traces in L (perfetto, otf2 or\n"
+         "                     perfetto,otf2): DIR/trace.json, DIR/otf2/traces.otf2\n"
          "  -h, --help         this text\n"
          "\n"
          "Several programs in one job (MPMD): blocks separated by ':', each with its\n"

@@ -39,6 +39,9 @@ struct Options {
   std::vector<std::string> genv;  // -genv NAME VALUE: NAME=VALUE for every app
   std::string wdir;               // -gwdir DIR: every app's default directory
   std::string launch_agent;       // empty: $SONDE_LAUNCH_AGENT, else "ssh"
+  std::string profile_dir;        // --profile DIR: every rank under the profiler (profile.h)
+  std::string profile_trace;      // --profile-trace LIST
+  bool profile_trace_given = false;
   // One app per block of the command line (blocks are separated by a lone
   // ':'), in order; first/size are set (size: the block's -n, default 1).
   // Each block's program and arguments are untouched: everything from its
