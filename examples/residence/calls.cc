@@ -84,8 +84,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 // A derived datatype's size outlives its handle for the events that name it.
 int MPI_Type_free(MPI_Datatype* type) {
   int size = -1;
-  bool note = type && g_buf.cap && g_collecting.load(std::memory_order_relaxed) &&
-              PMPI_Type_size(*type, &size) == MPI_SUCCESS;
+  bool note =
+      type && g_buf.cap && g_collecting.load(std::memory_order_relaxed) && PMPI_Type_size(*type, &size) == MPI_SUCCESS;
   MPI_Datatype handle = type ? *type : MPI_DATATYPE_NULL;
   int rc = PMPI_Type_free(type);
   if (note && rc == MPI_SUCCESS) {

@@ -80,7 +80,8 @@ std::string heatmap(const Timeline& tl, int ci, const std::map<std::pair<int, in
   for (auto& [k, cell] : cells) n = std::max({n, k.first + 1, k.second + 1});
   const char* queue_name[2] = {"posted", "unexpected"};
   const char* stat_name[3] = {"p50", "p99", "count"};
-  std::string o = "<div class=\"chart heatmap\" data-comm=\"" + html_escape(c.label) + "\"><h3>Residence by receiver (rows) and sender (columns)</h3><div>";
+  std::string o = "<div class=\"chart heatmap\" data-comm=\"" + html_escape(c.label) +
+                  "\"><h3>Residence by receiver (rows) and sender (columns)</h3><div>";
   for (int q = 0; q < 2; ++q)
     for (int s = 0; s < 3; ++s)
       o += format("<button data-variant=\"%s-%s\"%s>%s queue %s</button>", queue_name[q], stat_name[s],
@@ -102,7 +103,8 @@ std::string heatmap(const Timeline& tl, int ci, const std::map<std::pair<int, in
       o += format("<text x=\"%d\" y=\"12\">sender (rank in %s) &#8594;</text>", left, html_escape(c.label).c_str());
       for (int i = 0; i < n; ++i) {
         o += format("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d</text>", left + i * cw + cw / 2, top - 4, i);
-        o += format("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%d &#8592;</text>", left - 4, top + i * cw + cw / 2 + 4, i);
+        o += format("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%d &#8592;</text>", left - 4,
+                    top + i * cw + cw / 2 + 4, i);
       }
       for (auto& [k, cell] : cells) {
         const std::vector<int64_t>& v = cell.d[q];
@@ -135,11 +137,11 @@ std::string depth_chart(const Timeline& tl, const TimelineComm& c) {
     int32_t hp = c.hwm_posted.count(rank) ? c.hwm_posted.at(rank) : 0;
     int32_t hu = c.hwm_unexpected.count(rank) ? c.hwm_unexpected.at(rank) : 0;
     int32_t top = std::max({hp, hu, 1});
-    auto px = [&](int64_t t) { return left + static_cast<int>(static_cast<double>(w) * std::clamp(static_cast<double>(t) / span, 0.0, 1.0)); };
+    auto px = [&](int64_t t) {
+      return left + static_cast<int>(static_cast<double>(w) * std::clamp(static_cast<double>(t) / span, 0.0, 1.0));
+    };
     auto py = [&](int32_t v) { return 10 + h - static_cast<int>(static_cast<double>(h) * v / top); };
     std::string path[2];
-    int x_prev = left;
-    int32_t last[2] = {0, 0};
     path[0] = path[1] = format("M%d %d", left, py(0));
     std::vector<int32_t> colmax[2];
     bool sample = pts.size() > 3000;
@@ -153,9 +155,7 @@ std::string depth_chart(const Timeline& tl, const TimelineComm& c) {
         } else {
           path[k] += format(" H%d V%d", x, py(v[k]));
         }
-        last[k] = v[k];
       }
-      x_prev = x;
     }
     if (sample)
       for (int k = 0; k < 2; ++k) {
@@ -166,20 +166,19 @@ std::string depth_chart(const Timeline& tl, const TimelineComm& c) {
             path[k] += format(" H%d V%d", left + x, py(cur));
           }
       }
-    (void)x_prev;
-    (void)last;
     for (int k = 0; k < 2; ++k) path[k] += format(" H%d", left + w);
     o += format("<svg class=\"rank-depth\" data-rank=\"%d\" data-hwm-posted=\"%d\" data-hwm-unexpected=\"%d\" "
                 "data-points=\"%zu\" width=\"%d\" height=\"%d\">",
                 rank, hp, hu, pts.size(), left + w + 10, h + 30);
     o += format("<text x=\"0\" y=\"20\">rank %d</text><text x=\"0\" y=\"%d\">%d</text><text x=\"0\" y=\"%d\">0</text>",
                 rank, 14, top, h + 10);
-    o += format("<path d=\"%s\" fill=\"none\" stroke=\"#1f77b4\"><title>rank %d posted queue: high-water mark %d</title></path>",
-                path[0].c_str(), rank, hp);
-    o += format("<path d=\"%s\" fill=\"none\" stroke=\"#ff7f0e\"><title>rank %d unexpected queue: high-water mark %d</title></path>",
-                path[1].c_str(), rank, hu);
-    o += format("<text x=\"%d\" y=\"%d\">high-water: posted %d, unexpected %d; time 0 .. %s</text></svg>", left, h + 26, hp,
-                hu, ns_text(tl.end).c_str());
+    // (format() cuts at 1023 characters: the paths are appended whole.)
+    o += "<path class=\"posted\" d=\"" + path[0] + "\" fill=\"none\" stroke=\"#1f77b4\">" +
+         format("<title>rank %d posted queue: high-water mark %d</title></path>", rank, hp);
+    o += "<path class=\"unexpected\" d=\"" + path[1] + "\" fill=\"none\" stroke=\"#ff7f0e\">" +
+         format("<title>rank %d unexpected queue: high-water mark %d</title></path>", rank, hu);
+    o += format("<text x=\"%d\" y=\"%d\">high-water: posted %d, unexpected %d; time 0 .. %s</text></svg>", left, h + 26,
+                hp, hu, ns_text(tl.end).c_str());
   }
   return o + "</div>";
 }
@@ -199,12 +198,14 @@ std::string distribution(const TimelineComm& c, const std::vector<int64_t> d[2])
     };
     for (int64_t v : d[q]) ++n[static_cast<size_t>(bin(v))];
     uint64_t top = std::max<uint64_t>(1, *std::max_element(n.begin(), n.end()));
-    o += format("<svg class=\"hist\" data-queue=\"%s\" data-count=\"%zu\" width=\"%d\" height=\"%d\"><text x=\"0\" y=\"12\">%s "
-                "queue, %zu samples</text>",
-                names[q], d[q].size(), left + bins * bw + 10, h + 40, names[q], d[q].size());
+    o += format(
+        "<svg class=\"hist\" data-queue=\"%s\" data-count=\"%zu\" width=\"%d\" height=\"%d\"><text x=\"0\" y=\"12\">%s "
+        "queue, %zu samples</text>",
+        names[q], d[q].size(), left + bins * bw + 10, h + 40, names[q], d[q].size());
     for (int b = 0; b < bins; ++b) {
       if (!n[static_cast<size_t>(b)]) continue;
-      int bh = static_cast<int>(static_cast<double>(h) * static_cast<double>(n[static_cast<size_t>(b)]) / static_cast<double>(top));
+      int bh = static_cast<int>(static_cast<double>(h) * static_cast<double>(n[static_cast<size_t>(b)]) /
+                                static_cast<double>(top));
       double lo = 100 * std::pow(10.0, b / 4.0), hi = 100 * std::pow(10.0, (b + 1) / 4.0);
       o += format("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s .. %s: %llu</title></rect>",
                   left + b * bw, 20 + h - bh, bw - 1, std::max(bh, 1), colours[q],
@@ -212,7 +213,8 @@ std::string distribution(const TimelineComm& c, const std::vector<int64_t> d[2])
                   static_cast<unsigned long long>(n[static_cast<size_t>(b)]));
     }
     for (int b = 0; b <= bins; b += 8)
-      o += format("<text x=\"%d\" y=\"%d\">%s</text>", left + b * bw, h + 36, ns_text(static_cast<int64_t>(100 * std::pow(10.0, b / 4.0))).c_str());
+      o += format("<text x=\"%d\" y=\"%d\">%s</text>", left + b * bw, h + 36,
+                  ns_text(static_cast<int64_t>(100 * std::pow(10.0, b / 4.0))).c_str());
     o += "</svg>";
   }
   return o + "</div>";
@@ -228,31 +230,34 @@ std::string worst_table(const Timeline& tl, int ci) {
   std::string o = "<h3>Worst waits</h3><table class=\"worst\"><tr><th>rank</th><th>queue</th><th>peer</th><th>tag</th>"
                   "<th>bytes</th><th>when</th><th>how long</th></tr>";
   for (const Slice* s : v)
-    o += format("<tr data-ns=\"%lld\"><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td>%lld</td><td>%s</td><td title=\"%lld ns\">%s%s</td></tr>",
+    o += format("<tr data-ns=\"%lld\"><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td>%lld</td><td>%s</td><td "
+                "title=\"%lld ns\">%s%s</td></tr>",
                 static_cast<long long>(s->end - s->begin), s->rank, s->queue ? "unexpected" : "posted",
                 s->peer >= 0 ? std::to_string(s->peer).c_str() : "ANY", s->tag, static_cast<long long>(s->bytes),
-                ns_text(s->begin).c_str(), static_cast<long long>(s->end - s->begin), ns_text(s->end - s->begin).c_str(),
-                s->open ? " (still queued)" : "");
+                ns_text(s->begin).c_str(), static_cast<long long>(s->end - s->begin),
+                ns_text(s->end - s->begin).c_str(), s->open ? " (still queued)" : "");
   return o + "</table>";
 }
 
 std::string waits_table(const Timeline& tl, const TimelineComm& c) {
-  std::string o = "<h3>Wait states by pair</h3><table class=\"waits\" data-comm=\"" + html_escape(c.label) +
-                  "\"><tr><th>rank</th><th>peer</th><th>late sender</th><th>calls</th><th>max</th><th>late receiver</th>"
-                  "<th>calls</th><th>max</th><th>share of rank's run</th></tr>";
+  std::string o =
+      "<h3>Wait states by pair</h3><table class=\"waits\" data-comm=\"" + html_escape(c.label) +
+      "\"><tr><th>rank</th><th>peer</th><th>late sender</th><th>calls</th><th>max</th><th>late receiver</th>"
+      "<th>calls</th><th>max</th><th>share of rank's run</th></tr>";
   for (auto& [pair, w] : c.waits) {
     const RankInfo& r = tl.ranks[static_cast<size_t>(pair.first)];
     double run = static_cast<double>(std::max<int64_t>(1, r.end - r.begin));
-    o += format("<tr data-rank=\"%d\" data-peer=\"%d\" data-late-sender-ns=\"%llu\" data-late-receiver-ns=\"%llu\">"
-                "<td>%d</td><td>%d</td><td title=\"%llu ns\">%s</td><td>%llu</td><td>%s</td><td title=\"%llu ns\">%s</td>"
-                "<td>%llu</td><td>%s</td><td>%.2f%%</td></tr>",
-                pair.first, comm_rank(c, pair.second), static_cast<unsigned long long>(w.late_sender),
-                static_cast<unsigned long long>(w.late_receiver), pair.first, comm_rank(c, pair.second),
-                static_cast<unsigned long long>(w.late_sender), ns_text(static_cast<int64_t>(w.late_sender)).c_str(),
-                static_cast<unsigned long long>(w.ls.count), ns_text(static_cast<int64_t>(w.ls.max)).c_str(),
-                static_cast<unsigned long long>(w.late_receiver), ns_text(static_cast<int64_t>(w.late_receiver)).c_str(),
-                static_cast<unsigned long long>(w.lr.count), ns_text(static_cast<int64_t>(w.lr.max)).c_str(),
-                100.0 * static_cast<double>(w.late_sender + w.late_receiver) / run);
+    o += format(
+        "<tr data-rank=\"%d\" data-peer=\"%d\" data-late-sender-ns=\"%llu\" data-late-receiver-ns=\"%llu\">"
+        "<td>%d</td><td>%d</td><td title=\"%llu ns\">%s</td><td>%llu</td><td>%s</td><td title=\"%llu ns\">%s</td>"
+        "<td>%llu</td><td>%s</td><td>%.2f%%</td></tr>",
+        pair.first, comm_rank(c, pair.second), static_cast<unsigned long long>(w.late_sender),
+        static_cast<unsigned long long>(w.late_receiver), pair.first, comm_rank(c, pair.second),
+        static_cast<unsigned long long>(w.late_sender), ns_text(static_cast<int64_t>(w.late_sender)).c_str(),
+        static_cast<unsigned long long>(w.ls.count), ns_text(static_cast<int64_t>(w.ls.max)).c_str(),
+        static_cast<unsigned long long>(w.late_receiver), ns_text(static_cast<int64_t>(w.late_receiver)).c_str(),
+        static_cast<unsigned long long>(w.lr.count), ns_text(static_cast<int64_t>(w.lr.max)).c_str(),
+        100.0 * static_cast<double>(w.late_sender + w.late_receiver) / run);
   }
   return o + "</table>";
 }
@@ -268,25 +273,28 @@ std::string overview(const Timeline& tl) {
   row("ranks", "ranks", std::to_string(tl.ranks.size()));
   row("run", "run (rank 0's MPI_Init to MPI_Finalize)", ns_text(tl.end));
   row("buffered", "events buffered", std::to_string(buffered));
-  row("overflow", "events that did not fit the buffer (not in the timeline)", std::to_string(tl.overflow), tl.overflow > 0);
+  row("overflow", "events that did not fit the buffer (not in the timeline)", std::to_string(tl.overflow),
+      tl.overflow > 0);
   row("clock_error", "clock alignment error (rank 0's clock, offsets at MPI_Init and MPI_Finalize)",
       "&#177; " + ns_text(static_cast<int64_t>(tl.clock_error)));
   row("backward_flows", "arrows running backwards in time", std::to_string(tl.backward_flows), tl.backward_flows > 0);
-  row("unjoined", "sends / receives not joined", format("%llu / %llu", static_cast<unsigned long long>(tl.unjoined_sends),
-                                                          static_cast<unsigned long long>(tl.unjoined_matches)));
+  row("unjoined", "sends / receives not joined",
+      format("%llu / %llu", static_cast<unsigned long long>(tl.unjoined_sends),
+             static_cast<unsigned long long>(tl.unjoined_matches)));
   o += "</table><h2>Wait states per rank</h2><p>Late sender: time blocked in a receive or wait while the receive sat "
        "in the posted queue (receiver's clock). Late receiver: time blocked in a blocking send while the message sat "
        "unmatched in the receiver's unexpected queue.</p><table id=\"rank-waits\"><tr><th>rank</th><th>late sender</th>"
        "<th>share</th><th>late receiver</th><th>share</th><th>run</th></tr>";
   for (const RankInfo& r : tl.ranks) {
     double run = static_cast<double>(std::max<int64_t>(1, r.end - r.begin));
-    o += format("<tr data-rank=\"%d\" data-late-sender-ns=\"%llu\" data-late-receiver-ns=\"%llu\"><td>%d</td>"
-                "<td title=\"%llu ns\">%s</td><td>%.2f%%</td><td title=\"%llu ns\">%s</td><td>%.2f%%</td><td>%s</td></tr>",
-                r.rank, static_cast<unsigned long long>(r.late_sender), static_cast<unsigned long long>(r.late_receiver),
-                r.rank, static_cast<unsigned long long>(r.late_sender), ns_text(static_cast<int64_t>(r.late_sender)).c_str(),
-                100.0 * static_cast<double>(r.late_sender) / run, static_cast<unsigned long long>(r.late_receiver),
-                ns_text(static_cast<int64_t>(r.late_receiver)).c_str(), 100.0 * static_cast<double>(r.late_receiver) / run,
-                ns_text(r.end - r.begin).c_str());
+    o += format(
+        "<tr data-rank=\"%d\" data-late-sender-ns=\"%llu\" data-late-receiver-ns=\"%llu\"><td>%d</td>"
+        "<td title=\"%llu ns\">%s</td><td>%.2f%%</td><td title=\"%llu ns\">%s</td><td>%.2f%%</td><td>%s</td></tr>",
+        r.rank, static_cast<unsigned long long>(r.late_sender), static_cast<unsigned long long>(r.late_receiver),
+        r.rank, static_cast<unsigned long long>(r.late_sender), ns_text(static_cast<int64_t>(r.late_sender)).c_str(),
+        100.0 * static_cast<double>(r.late_sender) / run, static_cast<unsigned long long>(r.late_receiver),
+        ns_text(static_cast<int64_t>(r.late_receiver)).c_str(), 100.0 * static_cast<double>(r.late_receiver) / run,
+        ns_text(r.end - r.begin).c_str());
   }
   return o + "</table>";
 }
@@ -294,7 +302,8 @@ std::string overview(const Timeline& tl) {
 }  // namespace
 
 std::string write_html(const Timeline& tl, const std::string& summary_text, const std::string& path) {
-  std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sonde-residence report</title><style>";
+  std::string o =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sonde-residence report</title><style>";
   o += kStyle;
   o += format("</style></head><body><h1>Where receives and messages waited: %zu ranks</h1>\n", tl.ranks.size());
   if (!tl.enabled) {

@@ -98,7 +98,8 @@ std::string write_otf2(const Timeline& tl, const std::string& dir) {
       for (const DepthPoint& p : pts) push(rank, {ts(p.t), 1, 4, static_cast<int>(i), 0, 0, p.posted, p.unexpected});
   uint64_t length = 0;
   for (auto& v : recs) {
-    std::stable_sort(v.begin(), v.end(), [](const Rec& x, const Rec& y) { return x.t != y.t ? x.t < y.t : x.order < y.order; });
+    std::stable_sort(v.begin(), v.end(),
+                     [](const Rec& x, const Rec& y) { return x.t != y.t ? x.t < y.t : x.order < y.order; });
     if (!v.empty()) length = std::max(length, v.back().t);
   }
 
@@ -157,7 +158,8 @@ std::string write_otf2(const Timeline& tl, const std::string& dir) {
     return ref;
   };
   // Strings first: collect every name, then write the definitions in order.
-  OTF2_StringRef empty = s(""), machine = s("machine"), node = s("node"), mpi = s("MPI"), world_name = s("MPI_COMM_WORLD locations");
+  OTF2_StringRef empty = s(""), machine = s("machine"), node = s("node"), mpi = s("MPI"),
+                 world_name = s("MPI_COMM_WORLD locations");
   std::vector<OTF2_StringRef> call_names, rank_names, comm_names, member_names[2];
   for (int k = 0; k < kCalls; ++k) call_names.push_back(s(kCallName[k]));
   for (size_t r = 0; r < nranks; ++r) rank_names.push_back(s(format("rank %zu", r)));
@@ -195,7 +197,8 @@ std::string write_otf2(const Timeline& tl, const std::string& dir) {
   for (size_t i = 0; i < tl.comms.size(); ++i)
     if (comm_ref[i] >= 0)
       OTF2_GlobalDefWriter_WriteComm(gw, static_cast<OTF2_CommRef>(comm_ref[i]), comm_names[i],
-                                     static_cast<OTF2_GroupRef>(1 + comm_ref[i]), OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+                                     static_cast<OTF2_GroupRef>(1 + comm_ref[i]), OTF2_UNDEFINED_COMM,
+                                     OTF2_COMM_FLAG_NONE);
   for (size_t i = 0; i < tl.comms.size(); ++i) {
     OTF2_MetricMemberRef members[2];
     for (int q = 0; q < 2; ++q) {

@@ -110,39 +110,47 @@ std::string write_perfetto(const Timeline& tl, const std::string& path) {
                                 s.queue ? "unexpected_q" : "posted_q", name.c_str(), i, s.rank);
     ev("\"ph\":\"b\"," + common + ",\"ts\":" + us(s.begin) +
        format(",\"args\":{\"comm\":%s,\"peer\":%d,\"peer_world\":%d,\"tag\":%d,\"bytes\":%lld,\"uid\":%s,\"open\":%s}",
-              json_string(c.label).c_str(), s.peer, tl.world_of(s.comm, s.peer), s.tag,
-              static_cast<long long>(s.bytes), hex(s.uid).c_str(), s.open ? "true" : "false"));
+              json_string(c.label).c_str(), s.peer, tl.world_of(s.comm, s.peer), s.tag, static_cast<long long>(s.bytes),
+              hex(s.uid).c_str(), s.open ? "true" : "false"));
     ev("\"ph\":\"e\"," + common + ",\"ts\":" + us(s.end));
   }
   for (const Call& c : tl.calls)
-    ev(format("\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"name\":\"%s\",\"ts\":%s,\"dur\":%s,\"args\":{\"late_sender_ns\":%lld,"
-              "\"late_receiver_ns\":%lld,\"waited_for\":%d}",
-              c.rank, kCallName[c.kind], us(c.begin).c_str(), us(c.end - c.begin).c_str(),
-              static_cast<long long>(c.late_sender), static_cast<long long>(c.late_receiver), c.peer_world));
+    ev(format(
+        "\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"name\":\"%s\",\"ts\":%s,\"dur\":%s,\"args\":{\"late_sender_ns\":%lld,"
+        "\"late_receiver_ns\":%lld,\"waited_for\":%d}",
+        c.rank, kCallName[c.kind], us(c.begin).c_str(), us(c.end - c.begin).c_str(),
+        static_cast<long long>(c.late_sender), static_cast<long long>(c.late_receiver), c.peer_world));
   std::vector<int64_t> send_dur = durations(tl.sends), match_dur = durations(tl.matches);
   for (size_t i = 0; i < tl.sends.size(); ++i) {
     const SendRec& s = tl.sends[i];
-    ev(format("\"ph\":\"X\",\"pid\":%d,\"tid\":2,\"name\":\"send\",\"ts\":%s,\"dur\":%s,\"args\":{\"comm\":%s,\"dest\":%d,"
-              "\"tag\":%d,\"bytes\":%lld,\"uid\":%s}",
-              s.rank, us(s.t).c_str(), us(send_dur[i]).c_str(), json_string(tl.comms[static_cast<size_t>(s.comm)].label).c_str(),
-              s.dest, s.tag, static_cast<long long>(s.bytes), hex(s.uid).c_str()));
+    ev(format(
+        "\"ph\":\"X\",\"pid\":%d,\"tid\":2,\"name\":\"send\",\"ts\":%s,\"dur\":%s,\"args\":{\"comm\":%s,\"dest\":%d,"
+        "\"tag\":%d,\"bytes\":%lld,\"uid\":%s}",
+        s.rank, us(s.t).c_str(), us(send_dur[i]).c_str(),
+        json_string(tl.comms[static_cast<size_t>(s.comm)].label).c_str(), s.dest, s.tag,
+        static_cast<long long>(s.bytes), hex(s.uid).c_str()));
   }
   for (size_t i = 0; i < tl.matches.size(); ++i) {
     const MatchRec& m = tl.matches[i];
     const Slice& s = tl.slices[static_cast<size_t>(m.slice)];
-    ev(format("\"ph\":\"X\",\"pid\":%d,\"tid\":3,\"name\":\"match\",\"ts\":%s,\"dur\":%s,\"args\":{\"comm\":%s,\"src\":%d,"
-              "\"tag\":%d,\"queue\":\"%s\",\"uid\":%s}",
-              m.rank, us(m.t).c_str(), us(match_dur[i]).c_str(), json_string(tl.comms[static_cast<size_t>(m.comm)].label).c_str(),
-              m.src, m.tag, s.queue ? "unexpected" : "posted", hex(m.uid).c_str()));
+    ev(format(
+        "\"ph\":\"X\",\"pid\":%d,\"tid\":3,\"name\":\"match\",\"ts\":%s,\"dur\":%s,\"args\":{\"comm\":%s,\"src\":%d,"
+        "\"tag\":%d,\"queue\":\"%s\",\"uid\":%s}",
+        m.rank, us(m.t).c_str(), us(match_dur[i]).c_str(),
+        json_string(tl.comms[static_cast<size_t>(m.comm)].label).c_str(), m.src, m.tag,
+        s.queue ? "unexpected" : "posted", hex(m.uid).c_str()));
   }
   for (size_t k = 0; k < tl.flows.size(); ++k) {
     const SendRec& s = tl.sends[static_cast<size_t>(tl.flows[k].send)];
     const MatchRec& m = tl.matches[static_cast<size_t>(tl.flows[k].match)];
     std::string args = format("\"args\":{\"send_uid\":%s,\"match_uid\":%s}", hex(s.uid).c_str(), hex(m.uid).c_str());
-    ev(format("\"ph\":\"s\",\"cat\":\"message\",\"name\":\"message\",\"id\":%zu,\"pid\":%d,\"tid\":2,\"ts\":%s,", k, s.rank,
-              us(s.t).c_str()) + args);
-    ev(format("\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"message\",\"name\":\"message\",\"id\":%zu,\"pid\":%d,\"tid\":3,\"ts\":%s,",
-              k, m.rank, us(m.t).c_str()) + args);
+    ev(format("\"ph\":\"s\",\"cat\":\"message\",\"name\":\"message\",\"id\":%zu,\"pid\":%d,\"tid\":2,\"ts\":%s,", k,
+              s.rank, us(s.t).c_str()) +
+       args);
+    ev(format("\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"message\",\"name\":\"message\",\"id\":%zu,\"pid\":%d,\"tid\":3,"
+              "\"ts\":%s,",
+              k, m.rank, us(m.t).c_str()) +
+       args);
   }
   o += "\n],\n\"metadata\":{\"sonde\":{";
   o += format("\"ranks\":%zu,\"clock_error_ns\":%llu,\"backward_flows\":%llu,\"overflow_events\":%llu,"

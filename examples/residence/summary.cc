@@ -281,8 +281,8 @@ std::string write_extras(const Timeline& tl, const std::string& summary) {
     done("OTF2 trace (open with Vampir, or otf2-print)", dir + "/traces.otf2", error);
   }
   if (!g.trace.unknown.empty())
-    out += "sonde-residence: SONDE_RESIDENCE_TRACE: not a trace format: " + g.trace.unknown +
-           " (known: perfetto, otf2)\n";
+    out +=
+        "sonde-residence: SONDE_RESIDENCE_TRACE: not a trace format: " + g.trace.unknown + " (known: perfetto, otf2)\n";
   return out;
 }
 

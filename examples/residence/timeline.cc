@@ -113,7 +113,8 @@ RankData decode_buffer(const std::string& blob) {
     c.size = static_cast<int>(static_cast<int64_t>(r.u64()));
     c.rank = static_cast<int>(static_cast<int64_t>(r.u64()));
     uint64_t nw = r.u64();
-    for (uint64_t k = 0; k < nw && r.ok() && k < 1u << 24; ++k) c.world.push_back(static_cast<int>(static_cast<int64_t>(r.u64())));
+    for (uint64_t k = 0; k < nw && r.ok() && k < 1u << 24; ++k)
+      c.world.push_back(static_cast<int>(static_cast<int64_t>(r.u64())));
   }
   d.ok = r.ok();
   return d;
@@ -158,7 +159,7 @@ void add_rank(Timeline& tl, const RankData& d, const ClockFit& fit, int64_t orig
   std::vector<const Event*> order;
   for (const Event& e : d.events) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(), [](const Event* a, const Event* b) { return a->t < b->t; });
-  std::map<std::pair<int, uint64_t>, int> open;  // (queue, uid) -> slice
+  std::map<std::pair<int, uint64_t>, int> open;      // (queue, uid) -> slice
   std::map<int, std::pair<int32_t, int32_t>> level;  // comm -> (posted, unexpected)
   auto depth = [&](int c, int64_t t, int dq, int du) {
     auto& lv = level[c];
@@ -207,7 +208,8 @@ void add_rank(Timeline& tl, const RankData& d, const ClockFit& fit, int64_t orig
       default: break;
     }
   }
-  for (auto& [key, idx] : open) tl.slices[static_cast<size_t>(idx)].end = std::max(ri.end, tl.slices[static_cast<size_t>(idx)].begin);
+  for (auto& [key, idx] : open)
+    tl.slices[static_cast<size_t>(idx)].end = std::max(ri.end, tl.slices[static_cast<size_t>(idx)].begin);
   tl.ranks.push_back(ri);
 }
 
@@ -280,9 +282,12 @@ void join(Timeline& tl) {
 void late_senders(Timeline& tl) {
   std::map<int, std::vector<int>> posted_matches;  // rank -> matches from the posted queue, by time
   for (size_t i = 0; i < tl.matches.size(); ++i)
-    if (tl.slices[static_cast<size_t>(tl.matches[i].slice)].queue == 0) posted_matches[tl.matches[i].rank].push_back(static_cast<int>(i));
+    if (tl.slices[static_cast<size_t>(tl.matches[i].slice)].queue == 0)
+      posted_matches[tl.matches[i].rank].push_back(static_cast<int>(i));
   for (auto& [r, v] : posted_matches)
-    std::sort(v.begin(), v.end(), [&](int a, int b) { return tl.matches[static_cast<size_t>(a)].t < tl.matches[static_cast<size_t>(b)].t; });
+    std::sort(v.begin(), v.end(), [&](int a, int b) {
+      return tl.matches[static_cast<size_t>(a)].t < tl.matches[static_cast<size_t>(b)].t;
+    });
   for (Call& c : tl.calls) {
     if (!receives(c.kind)) continue;
     auto& v = posted_matches[c.rank];

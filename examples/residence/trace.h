@@ -39,8 +39,18 @@ enum EventKind : uint8_t {
   kEvCall,     // a blocking MPI call: t = enter, uid = exit, count = CallKind
 };
 
-enum CallKind : int32_t { kCallSend, kCallSsend, kCallRecv, kCallSendrecv, kCallWait, kCallWaitany, kCallWaitall, kCallProbe, kCalls };
-inline constexpr const char* kCallName[kCalls] = {"MPI_Send", "MPI_Ssend", "MPI_Recv",    "MPI_Sendrecv",
+enum CallKind : int32_t {
+  kCallSend,
+  kCallSsend,
+  kCallRecv,
+  kCallSendrecv,
+  kCallWait,
+  kCallWaitany,
+  kCallWaitall,
+  kCallProbe,
+  kCalls
+};
+inline constexpr const char* kCallName[kCalls] = {"MPI_Send", "MPI_Ssend",   "MPI_Recv",    "MPI_Sendrecv",
                                                   "MPI_Wait", "MPI_Waitany", "MPI_Waitall", "MPI_Probe"};
 // Calls a rank blocks in until a message arrives (late sender) / until the
 // receiver takes its message (late receiver).
@@ -50,13 +60,13 @@ inline bool blocking_send(int call) { return call == kCallSend || call == kCallS
 enum EventFlags : uint8_t { kMatched = 1 };  // kEvPostOut: a MSG_MATCH_POSTED_REQ followed (else: cancelled)
 
 struct Event {
-  uint64_t t;         // this rank's CLOCK_MONOTONIC, ns
-  uint64_t uid;       // PERUSE unique id; kEvCall: the exit time
-  int32_t comm;       // the communicator's serial on this rank (CommRec::serial)
-  int32_t peer;       // rank in comm; MPI_ANY_SOURCE when never learnt
+  uint64_t t;    // this rank's CLOCK_MONOTONIC, ns
+  uint64_t uid;  // PERUSE unique id; kEvCall: the exit time
+  int32_t comm;  // the communicator's serial on this rank (CommRec::serial)
+  int32_t peer;  // rank in comm; MPI_ANY_SOURCE when never learnt
   int32_t tag;
-  int32_t count;      // requests: the user's count; messages: bytes; calls: CallKind
-  int32_t datatype;   // requests: the user's datatype; messages: MPI_BYTE
+  int32_t count;     // requests: the user's count; messages: bytes; calls: CallKind
+  int32_t datatype;  // requests: the user's datatype; messages: MPI_BYTE
   uint8_t kind, flags;
 };
 
@@ -118,8 +128,10 @@ struct ClockFit {
   uint64_t err_init = 0, err_final = 0;
   // Rank 0's time for local time t: linear drift between the measurements.
   int64_t map(uint64_t t) const {
-    double slope = t_final > t_init ? static_cast<double>(off_final - off_init) / static_cast<double>(t_final - t_init) : 0;
-    return static_cast<int64_t>(t) + off_init + static_cast<int64_t>(slope * (static_cast<double>(t) - static_cast<double>(t_init)));
+    double slope =
+        t_final > t_init ? static_cast<double>(off_final - off_init) / static_cast<double>(t_final - t_init) : 0;
+    return static_cast<int64_t>(t) + off_init +
+           static_cast<int64_t>(slope * (static_cast<double>(t) - static_cast<double>(t_init)));
   }
   uint64_t error() const { return err_init > err_final ? err_init : err_final; }
 };
@@ -141,7 +153,7 @@ std::vector<int> world_ranks_of(int comm_handle);
 
 // Times below are ns on rank 0's clock since the job's origin (rank 0 at its
 // first clock measurement).
-struct Slice {  // one receive in the posted queue, or one message in the unexpected queue
+struct Slice {      // one receive in the posted queue, or one message in the unexpected queue
   int rank, queue;  // world rank; 0 posted, 1 unexpected
   int comm;         // index into Timeline::comms
   int peer, tag;    // peer: rank in comm (-1: never learnt)
@@ -154,7 +166,7 @@ struct Call {
   int rank, kind;
   int64_t begin, end;
   int64_t late_sender = 0, late_receiver = 0;  // ns of this call lost to each
-  int peer_world = -1;                          // whom it waited for
+  int peer_world = -1;                         // whom it waited for
 };
 struct SendRec {
   int rank, comm, dest, tag;
@@ -183,7 +195,7 @@ struct PairWait {  // one (comm, rank, peer world rank) pair
 struct TimelineComm {
   std::string label, name;
   int size = -1;
-  std::vector<int> world;                     // comm rank -> world rank, when known
+  std::vector<int> world;                        // comm rank -> world rank, when known
   std::map<int, std::vector<DepthPoint>> depth;  // per world rank
   std::map<int, int32_t> hwm_posted, hwm_unexpected;
   std::map<std::pair<int, int>, PairWait> waits;  // (world rank, peer world rank)

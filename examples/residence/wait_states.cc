@@ -26,7 +26,9 @@ std::string wait_row(const std::string& rank, const TimelineComm& c, const std::
   return csv_time_row(rank, r, peer, 0, metric, h);
 }
 
-double share(uint64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0; }
+double share(uint64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
 
 }  // namespace
 
@@ -48,7 +50,8 @@ std::string timeline_csv(const Timeline& tl) {
     std::string rank = std::to_string(r.rank);
     out += csv_value_row(rank, nullptr, "user", "late_sender_ns", r.late_sender);
     out += csv_value_row(rank, nullptr, "user", "late_receiver_ns", r.late_receiver);
-    out += csv_value_row(rank, nullptr, "*", "run_ns", static_cast<unsigned long long>(std::max<int64_t>(0, r.end - r.begin)));
+    out += csv_value_row(rank, nullptr, "*", "run_ns",
+                         static_cast<unsigned long long>(std::max<int64_t>(0, r.end - r.begin)));
     out += csv_value_row(rank, nullptr, "*", "buffered_events", r.buffered);
     out += csv_value_row(rank, nullptr, "*", "buffer_overflow_events", r.overflow);
   }
@@ -65,8 +68,8 @@ std::string timeline_text(const Timeline& tl) {
   if (!tl.enabled) return out + "off (SONDE_RESIDENCE_EVENTS=0): no wait states, no traces\n";
   uint64_t buffered = 0;
   for (const RankInfo& r : tl.ranks) buffered += r.buffered;
-  out += format("%llu events buffered, %llu did not fit (buffer overflow)%s\n", static_cast<unsigned long long>(buffered),
-                static_cast<unsigned long long>(tl.overflow),
+  out += format("%llu events buffered, %llu did not fit (buffer overflow)%s\n",
+                static_cast<unsigned long long>(buffered), static_cast<unsigned long long>(tl.overflow),
                 tl.overflow ? ": the timeline covers the start of the run only" : "");
   out += format("  clocks on rank 0's (offsets at MPI_Init and MPI_Finalize): error within %s; %llu of %zu arrows "
                 "run backwards; %llu sends and %llu receives not joined\n",
