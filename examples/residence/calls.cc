@@ -2,7 +2,8 @@
 // becomes a kEvCall event (enter, exit, which call) in the event buffer when
 // the buffer is on; wait states are computed from them on rank 0 (late
 // sender: a receive blocked while its request sat in the posted queue; late
-// receiver: a blocking send while its message sat unmatched at the receiver).
+// receiver: a blocking send from its start until the receiver posted the
+// matching receive).
 // MPI_Type_free is here too: the buffer's requests keep the size of a
 // datatype freed after them.
 #include "residence.h"

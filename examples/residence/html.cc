@@ -230,11 +230,12 @@ std::string worst_table(const Timeline& tl, int ci) {
   std::string o = "<h3>Worst waits</h3><table class=\"worst\"><tr><th>rank</th><th>queue</th><th>peer</th><th>tag</th>"
                   "<th>bytes</th><th>when</th><th>how long</th></tr>";
   for (const Slice* s : v)
-    o += format("<tr data-ns=\"%lld\"><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td>%lld</td><td>%s</td><td "
+    o += format("<tr data-ns=\"%lld\" data-rank=\"%d\" "
+                "data-queue=\"%s\"><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td>%lld</td><td>%s</td><td "
                 "title=\"%lld ns\">%s%s</td></tr>",
-                static_cast<long long>(s->end - s->begin), s->rank, s->queue ? "unexpected" : "posted",
-                s->peer >= 0 ? std::to_string(s->peer).c_str() : "ANY", s->tag, static_cast<long long>(s->bytes),
-                ns_text(s->begin).c_str(), static_cast<long long>(s->end - s->begin),
+                static_cast<long long>(s->end - s->begin), s->rank, s->queue ? "unexpected" : "posted", s->rank,
+                s->queue ? "unexpected" : "posted", s->peer >= 0 ? std::to_string(s->peer).c_str() : "ANY", s->tag,
+                static_cast<long long>(s->bytes), ns_text(s->begin).c_str(), static_cast<long long>(s->end - s->begin),
                 ns_text(s->end - s->begin).c_str(), s->open ? " (still queued)" : "");
   return o + "</table>";
 }
@@ -282,8 +283,9 @@ std::string overview(const Timeline& tl) {
       format("%llu / %llu", static_cast<unsigned long long>(tl.unjoined_sends),
              static_cast<unsigned long long>(tl.unjoined_matches)));
   o += "</table><h2>Wait states per rank</h2><p>Late sender: time blocked in a receive or wait while the receive sat "
-       "in the posted queue (receiver's clock). Late receiver: time blocked in a blocking send while the message sat "
-       "unmatched in the receiver's unexpected queue.</p><table id=\"rank-waits\"><tr><th>rank</th><th>late sender</th>"
+       "in the posted queue (receiver's clock). Late receiver: time blocked in a blocking send (rendezvous or "
+       "synchronous) from its start until the receiver posted the matching receive (across clocks: within the clock "
+       "error).</p><table id=\"rank-waits\"><tr><th>rank</th><th>late sender</th>"
        "<th>share</th><th>late receiver</th><th>share</th><th>run</th></tr>";
   for (const RankInfo& r : tl.ranks) {
     double run = static_cast<double>(std::max<int64_t>(1, r.end - r.begin));

@@ -255,13 +255,18 @@ void join(Timeline& tl) {
       const SendRec& s = tl.sends[static_cast<size_t>(si)];
       const MatchRec& m = tl.matches[static_cast<size_t>(mi)];
       if (m.t < s.t) ++tl.backward_flows;
-      // Late receiver: the blocking send overlapping its message's wait in
-      // the receiver's unexpected queue.
+      // Late receiver: a blocking send that returned only after the
+      // receive was posted, which happened after the send began: the time
+      // from the send's start to that post (Scalasca's enter(recv) -
+      // enter(send), with the post seen from inside the receiver's queues:
+      // the posted-queue insertion, or, for a message that was already
+      // unexpected, its removal).
       const Slice& sl = tl.slices[static_cast<size_t>(m.slice)];
       Call* c = send_call[static_cast<size_t>(si)];
-      if (!c || sl.queue != 1) continue;
-      int64_t w = std::min(c->end, sl.end) - std::max(c->begin, sl.begin);
-      if (w <= 0) continue;
+      if (!c) continue;
+      int64_t posted = sl.queue == 0 ? sl.begin : sl.end;
+      if (c->end < posted || posted <= c->begin) continue;
+      int64_t w = posted - c->begin;
       if (w > c->late_receiver) {
         c->late_receiver = w;
         c->peer_world = m.rank;

@@ -53,7 +53,7 @@ enum CallKind : int32_t {
 inline constexpr const char* kCallName[kCalls] = {"MPI_Send", "MPI_Ssend",   "MPI_Recv",    "MPI_Sendrecv",
                                                   "MPI_Wait", "MPI_Waitany", "MPI_Waitall", "MPI_Probe"};
 // Calls a rank blocks in until a message arrives (late sender) / until the
-// receiver takes its message (late receiver).
+// receiver posts the receive for its message (late receiver).
 inline bool receives(int call) { return call >= kCallRecv && call != kCallSsend && call != kCallSend; }
 inline bool blocking_send(int call) { return call == kCallSend || call == kCallSsend || call == kCallSendrecv; }
 

@@ -77,7 +77,7 @@ std::string timeline_text(const Timeline& tl) {
                 tl.flows.size(), static_cast<unsigned long long>(tl.unjoined_sends),
                 static_cast<unsigned long long>(tl.unjoined_matches));
   out += "  wait states (late sender: blocked in a receive while it sat in the posted queue; late receiver:\n"
-         "  blocked in a blocking send while the message sat in the receiver's unexpected queue)\n";
+         "  blocked in a blocking send from its start until the receiver posted the matching receive)\n";
   out += format("    %-6s %12s %8s %12s %8s\n", "rank", "late sender", "share", "late recv", "share");
   for (const RankInfo& r : tl.ranks)
     out += format("    %-6d %12s %7.2f%% %12s %7.2f%%\n", r.rank, human(static_cast<double>(r.late_sender)).c_str(),
