@@ -324,8 +324,8 @@ def check_overflow(out):
         rows = csv_rows(os.path.join(out, "rank%d.csv" % r))
         per_rank += int(next(x["count"] for x in rows if x["metric"] == "buffer_overflow_events"))
         buffered = int(next(x["count"] for x in rows if x["metric"] == "buffered_events"))
-        if buffered > 40:
-            fail("rank %d buffered %d events, cap 40" % (r, buffered))
+        if buffered > 16:
+            fail("rank %d buffered %d events, cap 16" % (r, buffered))
     if total != meta["overflow_events"] or total != per_rank or total == 0:
         fail("overflow: summary %d, ranks %d, trace %d" % (total, per_rank, meta["overflow_events"]))
     html_text = open(os.path.join(out, "report.html")).read()

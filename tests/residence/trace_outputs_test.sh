@@ -44,7 +44,7 @@ case $mode in
     python3 "$checker" fidelity "$out" "$tmp/dom.html"
     ;;
   overflow)
-    "$mpiexec" --timeout 120 --profile "$out" --profile-trace perfetto -genv SONDE_RESIDENCE_EVENTS 40 -n 2 \
+    "$mpiexec" --timeout 120 --profile "$out" --profile-trace perfetto -genv SONDE_RESIDENCE_EVENTS 16 -n 2 \
       "$traffic" "$out" --queues
     python3 "$checker" overflow "$out"
     ;;
