@@ -70,6 +70,8 @@ struct Event {
   uint8_t kind, flags;
 };
 
+static_assert(sizeof(Event) == 40, "the buffer's memory per event (README.md, bench/residence_overhead.sh)");
+
 struct EventBuffer {
   Event* ev = nullptr;
   size_t cap = 0, used = 0;
