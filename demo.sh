@@ -4,11 +4,12 @@
 # Installs the Debian packages Sonde needs if any is missing, builds Sonde,
 # installs it under ./build/prefix, compiles examples/halo/halo.c with the
 # installed mpicc the way any MPI user would, and runs it on 4 ranks with the
-# installed mpiexec under the queue-residence profiler (examples/residence,
-# injected with LD_PRELOAD: halo itself is not changed or relinked). The
-# program prints what it measured and its checks; then the profiler's
-# job-wide summary is printed, and every rank's own table and CSV are left in
-# ./build/residence.
+# installed mpiexec under the queue-residence profiler (`mpiexec --profile
+# --profile-trace perfetto,otf2`: examples/residence, injected with
+# LD_PRELOAD; halo itself is not changed or relinked). The program prints
+# what it measured and its checks; then the profiler's job-wide summary is
+# printed, and ./build/residence holds every rank's own table and CSV, the
+# HTML report, trace.json (Perfetto) and otf2/traces.otf2.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
 
@@ -33,7 +34,8 @@ if [[ ! -f $profiler ]]; then
   profiler="$PWD/build/libsonde_residence.so"
   tool=(-std=c++20 -O2 -fPIC -shared -fvisibility=hidden
         -Wl,--version-script=examples/residence/residence.lds
-        examples/residence/{residence,events,stats,report,summary}.cc -o "$profiler")
+        examples/residence/{buffer,calls,events,html,otf2,perfetto,report,residence,stats,summary,timeline,wait_states}.cc
+        -lopen-trace-format2 -o "$profiler")
   step "Compiling the queue-residence profiler examples/residence/*.cc with $prefix/bin/mpicxx"
   "$prefix/bin/mpicxx" -show "${tool[@]}"
   "$prefix/bin/mpicxx" "${tool[@]}"
@@ -42,9 +44,11 @@ report="$PWD/build/residence"
 rm -rf "$report"
 
 # How the job is launched: every rank runs under the PERUSE queue-residence
-# profiler (LD_PRELOAD for the ranks only, not for mpiexec), which writes its
-# reports to $report at MPI_Finalize.
-launch=("$prefix/bin/mpiexec" -n 4 /usr/bin/env "LD_PRELOAD=$profiler" "SONDE_RESIDENCE_OUT=$report")
+# profiler (mpiexec --profile preloads it into the ranks only, finding the
+# installed library from its own prefix), which writes its reports and
+# traces to $report at MPI_Finalize.
+launch=("$prefix/bin/mpiexec" --profile "$report" --profile-trace perfetto,otf2 -n 4)
+[[ $profiler == "$prefix/lib/libsonde_residence.so" ]] || launch=(env "SONDE_RESIDENCE_LIB=$profiler" "${launch[@]}")
 
 job=("${launch[@]}" build/halo "$@")
 step "Running: ${job[*]}"
@@ -54,5 +58,9 @@ status=0
 if [[ -f $report/summary.txt ]]; then
   step "Queue residence, all ranks ($report/summary.txt; per rank: rank<R>.txt, rank<R>.csv)"
   cat "$report/summary.txt"
+  step "Where to look"
+  echo "  $report/report.html           open in any browser (self-contained, works offline)"
+  [[ -f $report/trace.json ]] && echo "  $report/trace.json            open at https://ui.perfetto.dev (Open trace file) or chrome://tracing"
+  [[ -f $report/otf2/traces.otf2 ]] && echo "  $report/otf2/traces.otf2   open with Vampir, or: otf2-print $report/otf2/traces.otf2"
 fi
 exit "$status"
