@@ -7,7 +7,10 @@
 #   timeline  profiler with the event buffer (what report.html needs)
 #   traces    the same, plus trace.json and the OTF2 archive at MPI_Finalize
 # Prints each variant's median half round trip over the rounds (each round
-# itself a median of trials), the difference to `none`, and, from the last
+# itself a median of trials), the difference to `none`; then the same
+# variants on one rank sending to itself (bench/residence_self.c: the
+# message path's CPU cost, free of two processes' scheduling, ns per
+# message); and, from the last
 # `traces` run, the events each rank buffered, the buffer's memory per event
 # and the bytes of trace.json and OTF2 per event.
 #
@@ -16,12 +19,12 @@ set -euo pipefail
 rounds=${1:-5}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-bazel build //bench:latency //tools/mpiexec:mpiexec //examples/residence:libsonde_residence.so >/dev/null 2>&1
+bazel build //bench:latency //bench:residence_self //tools/mpiexec:mpiexec //examples/residence:libsonde_residence.so >/dev/null 2>&1
 bin=$(bazel info bazel-bin 2>/dev/null)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export BENCH_LATENCY_SIZES=0 BENCH_ITERS=${BENCH_ITERS:-5000} BENCH_TRIALS=${BENCH_TRIALS:-5}
-run() {  # variant -> half round trip in us
+run() {  # variant [program [ranks]] -> its figure (latency: half round trip in us)
   local env=()
   case $1 in
     stats) env=(LD_PRELOAD="$bin/examples/residence/libsonde_residence.so" SONDE_RESIDENCE_EVENTS=0) ;;
@@ -30,8 +33,8 @@ run() {  # variant -> half round trip in us
                  SONDE_RESIDENCE_TRACE=perfetto,otf2) ;;
   esac
   rm -rf "$work/out"
-  "$bin/tools/mpiexec/mpiexec" -n 2 env "${env[@]}" SONDE_RESIDENCE_OUT="$work/out" "$bin/bench/latency" 2>/dev/null |
-    awk '/^latency 0 / { print $3 }'
+  "$bin/tools/mpiexec/mpiexec" -n "${3:-2}" env "${env[@]}" SONDE_RESIDENCE_OUT="$work/out" "$bin/bench/${2:-latency}" \
+    2>/dev/null | awk '/^latency 0 / { print $3 } /^self / { print $2 }'
 }
 declare -A results
 variants=(none stats timeline traces)
@@ -44,6 +47,15 @@ printf '%-9s %12s %12s   (%d rounds of %d x %d ping-pongs)\n' variant "half-RTT 
 for v in "${variants[@]}"; do
   m=$(echo "${results[$v]}" | med)
   printf '%-9s %12.3f %+11.3f   rounds: %s\n' "$v" "$m" "$(echo "$m - $base" | bc -l)" "${results[$v]}"
+done
+declare -A self
+for ((r = 0; r < rounds; ++r)); do
+  for v in none stats timeline; do self[$v]+="$(run "$v" residence_self 1) "; done
+done
+sbase=$(echo "${self[none]}" | med)
+for v in none stats timeline; do
+  m=$(echo "${self[$v]}" | med)
+  printf 'self %-8s %9.1f ns/message %+9.1f   rounds: %s\n' "$v" "$m" "$(echo "$m - $sbase" | bc -l)" "${self[$v]}"
 done
 events=$(awk -F, '$1 == "0" && $7 == "buffered_events" { print $8 }' "$work/out/summary.csv")
 total=$(awk -F, '$1 == "all" || $7 != "buffered_events" { next } { s += $8 } END { print s }' "$work/out/summary.csv")
