@@ -40,6 +40,8 @@ class EngineLock {
   static void lock();
   static void unlock();
   static bool enabled() { return process().lock_enabled; }
+  // The lock is on and this thread holds it (at any depth).
+  static bool held_by_me();
 };
 
 }  // namespace sonde::engine

@@ -1,26 +1,37 @@
 // MPI_T events: one event type per PERUSE event, raised from the same
 // instrumentation point through an internal PERUSE subscriber.
 //
-// Context: an event is raised inside the engine (on the thread driving
-// progress, engine lock held under MPI_THREAD_MULTIPLE), where a callback
-// must not call MPI: the context requires MPI_T_CB_REQUIRE_MPI_RESTRICTED.
-// A registration's callback for the least demanding level that fits
-// (MPI_RESTRICTED, then THREAD_SAFE, then ASYNC_SIGNAL_SAFE) runs at once. A
-// registration whose only callback is MPI_T_CB_REQUIRE_NONE (it may call MPI)
-// cannot be called there: its instances are buffered (at most the cvar
-// sonde_mpit_event_buffer per registration) and delivered at the next MPI_T
-// call the tool makes outside a callback (and at MPI_T_event_handle_free and
-// MPI_T_finalize). Instances that do not fit are dropped and counted; the
-// dropped handler is told at that delivery.
+// Where callbacks run (docs/mpit.md, "Where event callbacks run"): an event
+// is raised inside the engine (on the thread driving progress, engine lock
+// held under MPI_THREAD_MULTIPLE), where a callback must not call MPI. A
+// registration's callback for the least demanding level that fits that
+// context (MPI_RESTRICTED, then THREAD_SAFE, then ASYNC_SIGNAL_SAFE) runs
+// there at once, and is told MPI_T_CB_REQUIRE_MPI_RESTRICTED. A registration
+// whose only callback is MPI_T_CB_REQUIRE_NONE (it may call MPI) has its
+// instances buffered (at most the cvar sonde_mpit_event_buffer per
+// registration), tagged with the raising thread, and delivered:
+//   - when the MPI call that raised them returns to the user: after the
+//     engine lock is released, on the same thread, in the order raised
+//     (core/call_return.h; an MPI call made while this thread holds the
+//     engine lock, as from an error handler, leaves them to the outer call);
+//   - otherwise (raised on a thread that is not in an MPI call, or during a
+//     call that returns no ABI function's way) at the next MPI_T call any
+//     thread makes outside a callback, and at MPI_T_event_handle_free and
+//     MPI_T_finalize.
+// Instances that do not fit are dropped and counted (saturating); the
+// dropped handler is told at the next delivery.
 //
 // Nothing is subscribed until a registration has a callback, so event types
-// nobody listens to cost nothing.
+// nobody listens to cost nothing; with no instance waiting, an MPI call's
+// return costs one load and a branch.
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 
 #include "base/weak_alias.h"
+#include "core/call_return.h"
 #include "core/introspect.h"
 #include "core/process.h"
 #include "mpit/state.h"
@@ -40,6 +51,7 @@ struct Callback {
 struct Instance {
   EventRecord record{};
   MPI_T_event_registration registration = nullptr;
+  pthread_t raiser{};  // the thread whose MPI call raised it
 };
 
 struct Registration {
@@ -49,9 +61,13 @@ struct Registration {
   Callback callbacks[kLevels];
   MPI_T_event_dropped_cb_function* dropped_handler = nullptr;
   peruse_event_h subscription = PERUSE_EVENT_HANDLE_NULL;
-  std::deque<Instance> buffered;  // for the MPI_T_CB_REQUIRE_NONE callback
-  uint64_t dropped = 0;           // not yet reported to the dropped handler
+  size_t buffered = 0;   // its instances waiting in pending() for the NONE callback
+  uint64_t dropped = 0;  // not yet reported to the dropped handler (saturating)
 };
+
+void saturating_increment(uint64_t& v) {
+  if (v != UINT64_MAX) ++v;
+}
 
 using RegSlot = Slots<Registration>::Slot;
 
@@ -60,8 +76,15 @@ Slots<Registration>& registrations() {
   return *s;
 }
 
-std::atomic<bool> g_pending{false};        // some registration has buffered instances or drops
-std::atomic<uint64_t> g_dropped_total{0};  // pvar sonde_mpit_events_dropped
+std::atomic<bool> g_pending{false};  // some registration has buffered instances or drops
+
+// Instances waiting for MPI_T_CB_REQUIRE_NONE callbacks, every
+// registration's, in the order raised (under mutex()).
+std::deque<Instance>& pending() {
+  static auto* d = new std::deque<Instance>();
+  return *d;
+}
+uint64_t g_dropped_total = 0;  // pvar sonde_mpit_events_dropped; under mutex(), saturating
 
 // Per thread: the instance a callback on this thread may read
 // (MPI_T_event_read etc.) and how deep in callbacks the thread is. Kept
@@ -120,13 +143,16 @@ int on_peruse_event(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec
     }
     if (!cb.fn) {
       if (!r.callbacks[MPI_T_CB_REQUIRE_NONE].fn) return MPI_SUCCESS;
-      if (r.buffered.size() < event_buffer_capacity()) {
-        r.buffered.push_back(inst);
+      if (r.buffered < event_buffer_capacity()) {
+        inst.raiser = pthread_self();
+        ++r.buffered;
+        pending().push_back(inst);
       } else {
-        ++r.dropped;
-        g_dropped_total.fetch_add(1, std::memory_order_relaxed);
+        saturating_increment(r.dropped);
+        saturating_increment(g_dropped_total);
       }
       g_pending.store(true, std::memory_order_release);
+      engine::request_call_return();
       return MPI_SUCCESS;
     }
   }
@@ -160,53 +186,75 @@ const Instance* instance(MPI_T_event_instance h) {
 
 }  // namespace
 
-uint64_t events_dropped_total() { return g_dropped_total.load(std::memory_order_relaxed); }
+void deliver_buffered_events(bool own_thread_only);
 
-void deliver_deferred_events() {
+uint64_t events_dropped_total() {
+  std::lock_guard<std::recursive_mutex> g(mutex());
+  return g_dropped_total;
+}
+
+void deliver_deferred_events() { deliver_buffered_events(false); }
+
+void deliver_at_call_return() {
+  // An MPI call made while this thread holds the engine lock (from an error
+  // handler, say) is inside another call: that one delivers.
+  if (engine::EngineLock::held_by_me()) return;
+  deliver_buffered_events(true);
+}
+
+void deliver_buffered_events(bool own_thread_only) {
   // Never from inside the engine (an MPI_T call made by any callback) nor
   // from our own deliveries: these callbacks may call MPI.
   if (!g_pending.load(std::memory_order_acquire) || callback_state().depth > 0 || peruse::inside_upcall()) return;
   if (!initialized()) return;
-  struct Work {
-    uint32_t index;
-    uint32_t generation;
-    std::deque<Instance> instances;
-    uint64_t dropped;
+  struct Drops {
+    MPI_T_event_registration registration;
+    uint64_t count;
   };
-  std::vector<Work> work;
+  std::deque<Instance> work;
+  std::vector<Drops> drops;
   {
     std::lock_guard<std::recursive_mutex> g(mutex());
-    g_pending.store(false, std::memory_order_relaxed);
+    const pthread_t self = pthread_self();
+    std::deque<Instance> keep;  // other threads' instances stay buffered
+    for (Instance& inst : pending()) {
+      if (own_thread_only && !pthread_equal(inst.raiser, self)) {
+        keep.push_back(inst);
+        continue;
+      }
+      if (auto* s = registrations().find(inst.registration); s && s->value.buffered) --s->value.buffered;
+      work.push_back(inst);
+    }
+    pending() = std::move(keep);
     registrations().for_each_live([&](uint32_t i, RegSlot& s) {
-      Registration& r = s.value;
-      if (r.buffered.empty() && !r.dropped) return;
-      work.push_back({i, s.generation, std::move(r.buffered), r.dropped});
-      r.buffered.clear();
-      r.dropped = 0;
+      if (!s.value.dropped) return;
+      drops.push_back({handle_of(i), s.value.dropped});
+      s.value.dropped = 0;
     });
+    const bool left = !pending().empty();
+    g_pending.store(left, std::memory_order_relaxed);
+    if (!left) engine::clear_call_return();
   }
-  // Outside every lock: these callbacks may call MPI.
-  for (Work& w : work) {
-    auto still_live = [&](Callback* cb, MPI_T_event_dropped_cb_function** dropped) {
-      std::lock_guard<std::recursive_mutex> g(mutex());
-      RegSlot& s = registrations().at(w.index);
-      if (!s.live || s.generation != w.generation) return false;
-      *cb = s.value.callbacks[MPI_T_CB_REQUIRE_NONE];
-      if (dropped) *dropped = s.value.dropped_handler;
-      return cb->fn != nullptr;
-    };
-    Callback cb;
-    for (const Instance& inst : w.instances) {
-      if (!still_live(&cb, nullptr)) break;
-      invoke(cb, inst, MPI_T_CB_REQUIRE_NONE);
-    }
+  // Outside every lock, in the order raised: these callbacks may call MPI.
+  // A registration freed meanwhile gets nothing more.
+  auto live_callback = [](MPI_T_event_registration reg, Callback* cb, MPI_T_event_dropped_cb_function** dropped) {
+    std::lock_guard<std::recursive_mutex> g(mutex());
+    RegSlot* s = registrations().find(reg);
+    if (!s) return false;
+    *cb = s->value.callbacks[MPI_T_CB_REQUIRE_NONE];
+    if (dropped) *dropped = s->value.dropped_handler;
+    return cb->fn != nullptr;
+  };
+  Callback cb;
+  for (const Instance& inst : work)
+    if (live_callback(inst.registration, &cb, nullptr)) invoke(cb, inst, MPI_T_CB_REQUIRE_NONE);
+  for (const Drops& d : drops) {
     MPI_T_event_dropped_cb_function* dropped = nullptr;
-    if (w.dropped && still_live(&cb, &dropped) && dropped) {
-      ++callback_state().depth;
-      dropped(MPI_Count(w.dropped), make<MPI_T_event_registration>(w.generation, w.index), 0, MPI_T_CB_REQUIRE_NONE,
-              cb.user_data);
-      --callback_state().depth;
-    }
+    if (!live_callback(d.registration, &cb, &dropped) || !dropped) continue;
+    ++callback_state().depth;
+    dropped(MPI_Count(std::min<uint64_t>(d.count, uint64_t(INT64_MAX))), d.registration, 0, MPI_T_CB_REQUIRE_NONE,
+            cb.user_data);
+    --callback_state().depth;
   }
 }
 

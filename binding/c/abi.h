@@ -20,6 +20,7 @@
 #include <mutex>
 
 #include "base/weak_alias.h"
+#include "core/call_return.h"
 #include "core/lookup.h"
 #include "core/objects.h"
 #include "core/process.h"
@@ -48,9 +49,13 @@ class ApiGuard {
 }  // namespace sonde::engine
 
 // First line of every ABI function (except those legal outside init/finalize).
+// The CallReturn is declared before the guard, so it is destroyed after the
+// engine lock is released: work queued for the return (core/call_return.h)
+// runs outside the lock, before the call returns to the user.
 #define SONDE_ENTER(name)                                                                            \
   static constexpr const char* fn = name;                                                            \
   if (::sonde::engine::init_state() != 1) return ::sonde::engine::raise(nullptr, MPI_ERR_OTHER, fn); \
+  ::sonde::engine::CallReturn sonde_call_return_;                                                    \
   ::sonde::engine::ApiGuard sonde_api_guard_
 
 // ---- calls MPI allows at any time ----
