@@ -58,6 +58,14 @@ bool unexpected_bytes(MPI_Comm comm, uint64_t* out) {
   return true;
 }
 
+bool unexpected_buffer_bytes(MPI_Comm comm, uint64_t* out) {
+  Comm* c = find_comm(comm);
+  if (!c) return false;
+  *out = 0;
+  for (auto& e : c->queues.unexpected()) *out += static_cast<const Message&>(e).capacity;
+  return true;
+}
+
 bool posted_per_peer(MPI_Comm comm, uint64_t* out) {
   Comm* c = find_comm(comm);
   if (!c) return false;

@@ -35,6 +35,10 @@ peruse::CommEvents* comm_events(MPI_Comm comm);
 bool posted_length(MPI_Comm comm, uint64_t* out);
 bool unexpected_length(MPI_Comm comm, uint64_t* out);
 bool unexpected_bytes(MPI_Comm comm, uint64_t* out);
+// Bytes the engine holds allocated for the payloads of the messages waiting
+// in the unexpected queue (eager payloads buffered; a rendezvous message
+// holds none until its data is pulled). Walks the queue.
+bool unexpected_buffer_bytes(MPI_Comm comm, uint64_t* out);
 // Per source rank (out has comm_size entries): posted receives naming it,
 // unexpected messages from it (O(1) per rank while the queues are indexed,
 // a walk of a few entries while they are short).

@@ -24,6 +24,9 @@ struct CommState {
   // Since when each queued entry (by its PERUSE unique_id) has waited.
   std::unordered_map<uint64_t, int64_t> posted_since, unexpected_since;
   int64_t posted_search_begin = 0, unexpected_search_begin = 0;
+  // The last posted-queue search, until the arrival's outcome (an insertion
+  // in the unexpected queue makes it a failed one).
+  uint64_t last_posted_search_ns = 0;
 };
 
 struct Bridge {
@@ -85,6 +88,7 @@ int on_event(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void*
       raise_watermarks(cs->handle, true, s.posted_level, t.posted_level);
       break;
     case PERUSE_COMM_REQ_REMOVE_FROM_POSTED_Q:
+      cs->last_posted_search_ns = 0;
       if (s.posted_level) --s.posted_level, --t.posted_level;
       leave(cs->posted_since, &Stats::posted_residence_ns);
       break;
@@ -92,6 +96,9 @@ int on_event(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void*
       ++s.unexpected_level;
       ++t.unexpected_level;
       cs->unexpected_since[id] = now;
+      s.posted_failed_search_ns += cs->last_posted_search_ns;
+      t.posted_failed_search_ns += cs->last_posted_search_ns;
+      cs->last_posted_search_ns = 0;
       raise_watermarks(cs->handle, false, s.unexpected_level, t.unexpected_level);
       break;
     case PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q:
@@ -111,6 +118,7 @@ int on_event(peruse_event_h, MPI_Aint unique_id, peruse_comm_spec_t* spec, void*
       uint64_t d = uint64_t(now - cs->posted_search_begin);
       s.posted_search_ns += d;
       t.posted_search_ns += d;
+      cs->last_posted_search_ns = d;
       break;
     }
     case PERUSE_COMM_SEARCH_UNEX_Q_BEGIN: cs->unexpected_search_begin = now; break;
@@ -263,6 +271,10 @@ bool unexpected_length(MPI_Comm comm, uint64_t* out) {
 
 bool unexpected_bytes(MPI_Comm comm, uint64_t* out) {
   return sum_over(comm, engine::introspect::unexpected_bytes, out);
+}
+
+bool unexpected_buffer_bytes(MPI_Comm comm, uint64_t* out) {
+  return sum_over(comm, engine::introspect::unexpected_buffer_bytes, out);
 }
 
 int comm_size(MPI_Comm comm) { return mpi_state() == 1 ? engine::introspect::comm_size(comm) : -1; }

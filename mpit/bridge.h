@@ -25,6 +25,9 @@ namespace sonde::mpit::bridge {
 struct Stats {
   uint64_t posted_matches = 0, unexpected_matches = 0;
   uint64_t posted_search_ns = 0, unexpected_search_ns = 0;
+  // Posted-queue searches that found no receive (the message went to the
+  // unexpected queue).
+  uint64_t posted_failed_search_ns = 0;
   uint64_t posted_residence_ns = 0, unexpected_residence_ns = 0;
   // Queue lengths as the events tell them (for watermarks), valid while collecting.
   uint64_t posted_level = 0, unexpected_level = 0;
@@ -62,6 +65,7 @@ void remove_watermark(Watermark* w);
 bool posted_length(MPI_Comm comm, uint64_t* out);
 bool unexpected_length(MPI_Comm comm, uint64_t* out);
 bool unexpected_bytes(MPI_Comm comm, uint64_t* out);
+bool unexpected_buffer_bytes(MPI_Comm comm, uint64_t* out);
 // Per rank of the communicator: `out` holds its size.
 bool posted_per_peer(MPI_Comm comm, uint64_t* out);
 bool unexpected_per_peer(MPI_Comm comm, uint64_t* out);

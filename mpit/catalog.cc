@@ -133,6 +133,7 @@ const std::vector<CvarDef>& cvars() {
 // ---------------------------------------------------------------- pvars
 namespace {
 constexpr int kUll = MPI_UNSIGNED_LONG_LONG;
+
 std::vector<PvarDef> build_pvars() {
   std::vector<PvarDef> v;
   const bool bridge = peruse::supported_count() > 0;  // event-fed variables need PERUSE compiled in
@@ -154,6 +155,10 @@ std::vector<PvarDef> build_pvars() {
       "Bytes of the messages waiting in this communicator's unexpected-message queue (their full size, "
       "rendezvous messages included).",
       MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_LEVEL, kUll, comm, Measure::kUnexpectedBytes);
+  add("sonde_unexpected_q_buffer_bytes",
+      "Bytes held allocated for the payloads of the messages waiting in this communicator's unexpected queue "
+      "(eager payloads; a rendezvous message holds none until its data is pulled). Reading walks the queue.",
+      MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_LEVEL, kUll, comm, Measure::kUnexpectedBufferBytes);
   add("sonde_posted_q_length_per_peer",
       "Per rank of the communicator (count = its size): receives posted for that source. Receives for "
       "MPI_ANY_SOURCE are in sonde_posted_q_length only.",
@@ -187,6 +192,9 @@ std::vector<PvarDef> build_pvars() {
         MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, comm, Measure::kPostedSearchTime);
     add("sonde_unexpected_q_search_time", "Seconds spent searching the unexpected queue (receives and probes).",
         MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, comm, Measure::kUnexpectedSearchTime);
+    add("sonde_posted_q_failed_search_time",
+        "Seconds spent on posted-queue searches that found no receive (the message then waited unexpected).",
+        MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, comm, Measure::kPostedFailedSearchTime);
     add("sonde_posted_q_residence_time",
         "Seconds receives spent in the posted queue, summed over the receives that left it (insertions made "
         "while no handle was started are not timed).",
@@ -203,6 +211,9 @@ std::vector<PvarDef> build_pvars() {
       MPI_T_VERBOSITY_USER_BASIC, MPI_T_PVAR_CLASS_LEVEL, kUll, none, Measure::kUnexpectedLength);
   add("sonde_total_unexpected_q_bytes", "Bytes of the messages waiting in all unexpected queues.",
       MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_LEVEL, kUll, none, Measure::kUnexpectedBytes);
+  add("sonde_total_unexpected_q_buffer_bytes",
+      "Bytes held allocated for the payloads of the messages waiting in all unexpected queues.",
+      MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_LEVEL, kUll, none, Measure::kUnexpectedBufferBytes);
   if (bridge) {
     add("sonde_total_posted_q_hwm", "Most receives waiting in all posted queues at once since start or reset.",
         MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_HIGHWATERMARK, kUll, none, Measure::kPostedHwm);
@@ -218,6 +229,8 @@ std::vector<PvarDef> build_pvars() {
         MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kPostedSearchTime);
     add("sonde_total_unexpected_q_search_time", "Seconds spent searching unexpected queues.",
         MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kUnexpectedSearchTime);
+    add("sonde_total_posted_q_failed_search_time", "Seconds spent on posted-queue searches that found no receive.",
+        MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kPostedFailedSearchTime);
     add("sonde_total_posted_q_residence_time", "Seconds receives spent in posted queues.", MPI_T_VERBOSITY_USER_DETAIL,
         MPI_T_PVAR_CLASS_TIMER, MPI_DOUBLE, none, Measure::kPostedResidence);
     add("sonde_total_unexpected_q_residence_time", "Seconds messages spent in unexpected queues.",
@@ -246,6 +259,7 @@ std::vector<PvarDef> build_pvars() {
       MPI_T_VERBOSITY_TUNER_ALL, MPI_T_PVAR_CLASS_SIZE, kUll, none, Measure::kRingSize);
   add("sonde_mpi_state", "Where MPI is in its life: before MPI_Init, initialized, finalized.", MPI_T_VERBOSITY_USER_ALL,
       MPI_T_PVAR_CLASS_STATE, MPI_INT, none, Measure::kMpiState, -1, kEnumMpiState);
+  add_compat_aliases(v, bridge);
   return v;
 }
 }  // namespace
@@ -293,7 +307,8 @@ std::vector<CategoryDef> build_categories() {
     kSelf,
     kShm,
     kPeruse,
-    kRuntime
+    kRuntime,
+    kCompat
   };
   std::vector<CategoryDef> c = {
       {"sonde", "Everything Sonde exposes through MPI_T.", {}, {}, {}, {}},
@@ -307,8 +322,15 @@ std::vector<CategoryDef> build_categories() {
       {"sonde_transports_shm", "Shared memory between the ranks of a host.", {}, {}, {}, {}},
       {"sonde_peruse", "PERUSE events as MPI_T events (same instrumentation points).", {}, {}, {}, {}},
       {"sonde_runtime", "The state of the library.", {}, {}, {}, {}},
+      {"sonde_compat",
+       "Queue variables under the names MPICH and Open MPI give them (each description names the implementation "
+       "and the Sonde variable it mirrors).",
+       {},
+       {},
+       {},
+       {}},
   };
-  c[kRoot].categories = {kMatching, kProtocols, kProgress, kTransports, kPeruse, kRuntime};
+  c[kRoot].categories = {kMatching, kProtocols, kProgress, kTransports, kPeruse, kRuntime, kCompat};
   c[kMatching].categories = {kMatchingComm, kMatchingProcess};
   c[kTransports].categories = {kSelf, kShm};
   for (size_t i = 0; i < pvars().size(); ++i) {
@@ -318,6 +340,7 @@ std::vector<CategoryDef> build_categories() {
     if (p.measure == Measure::kRingSize) cat = kShm;
     if (p.measure == Measure::kMpiState) cat = kRuntime;
     if (p.measure == Measure::kEventsDropped) cat = kPeruse;
+    if (p.mirrors) cat = kCompat;
     c[cat].pvars.push_back(int(i));
   }
   c[kProtocols].cvars = {cvar_index("sonde_eager_limit"), cvar_index("sonde_coop_threshold")};

@@ -7,6 +7,7 @@
 // states are continuous and read-only: they are the current value, read
 // straight from the engine.
 #include <algorithm>
+#include <climits>
 
 #include "base/weak_alias.h"
 #include "core/introspect.h"
@@ -50,6 +51,11 @@ bool needs_bridge(const PvarDef& d) {
   return !d.continuous && d.measure != Measure::kEventsDropped && d.measure != Measure::kPostedMatchAttempts &&
          d.measure != Measure::kUnexpectedMatchAttempts;
 }
+// A continuous counter or timer (the compatibility aliases): runs, and keeps
+// the bridge collecting, from allocation to free.
+bool runs_while_allocated(const PvarDef& d) {
+  return d.continuous && (d.var_class == MPI_T_PVAR_CLASS_COUNTER || d.var_class == MPI_T_PVAR_CLASS_TIMER);
+}
 
 // The monotone statistic behind an accumulating variable; false if its
 // communicator is gone.
@@ -78,6 +84,7 @@ bool monotone(const PvarHandle& h, uint64_t* out) {
     case Measure::kUnexpectedMatches: *out = s->unexpected_matches; return true;
     case Measure::kPostedSearchTime: *out = s->posted_search_ns; return true;
     case Measure::kUnexpectedSearchTime: *out = s->unexpected_search_ns; return true;
+    case Measure::kPostedFailedSearchTime: *out = s->posted_failed_search_ns; return true;
     case Measure::kPostedResidence: *out = s->posted_residence_ns; return true;
     case Measure::kUnexpectedResidence: *out = s->unexpected_residence_ns; return true;
     default: return false;
@@ -89,8 +96,9 @@ bool current_level(const PvarHandle& h, uint64_t* out) {
   return h.watermark.posted ? bridge::posted_length(h.comm, out) : bridge::unexpected_length(h.comm, out);
 }
 
-// Reads handle h into buf. MPI_T_ERR_INVALID_HANDLE when its communicator is gone.
-int read_value(PvarHandle& h, void* buf) {
+// Reads handle h into buf as unsigned long long (integers) or double
+// (timers). MPI_T_ERR_INVALID_HANDLE when its communicator is gone.
+int read_wide(PvarHandle& h, void* buf) {
   const PvarDef& d = def(h);
   if (d.bind == MPI_T_BIND_MPI_COMM && mpi_state() != 1) return MPI_T_ERR_NOT_ACCESSIBLE;
   auto* u = static_cast<unsigned long long*>(buf);
@@ -107,6 +115,10 @@ int read_value(PvarHandle& h, void* buf) {
       break;
     case Measure::kUnexpectedBytes:
       ok = bridge::unexpected_bytes(h.comm, &v);
+      *u = v;
+      break;
+    case Measure::kUnexpectedBufferBytes:
+      ok = bridge::unexpected_buffer_bytes(h.comm, &v);
       *u = v;
       break;
     case Measure::kPostedPerPeer: {
@@ -144,6 +156,17 @@ int read_value(PvarHandle& h, void* buf) {
     }
   }
   return ok ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
+}
+
+// Reads handle h into buf in the variable's datatype (MPI_UNSIGNED values
+// saturate at UINT_MAX).
+int read_value(PvarHandle& h, void* buf) {
+  if (def(h).datatype != MPI_UNSIGNED) return read_wide(h, buf);
+  std::vector<unsigned long long> wide(size_t(h.count));
+  if (int rc = read_wide(h, wide.data())) return rc;
+  auto* out = static_cast<unsigned*>(buf);
+  for (size_t i = 0; i < wide.size(); ++i) out[i] = unsigned(std::min<unsigned long long>(wide[i], UINT_MAX));
+  return MPI_SUCCESS;
 }
 
 // Sets the handle's value to v (its starting value for reset).
@@ -209,7 +232,8 @@ int stop(PvarHandle& h) {
 
 void free_handle(uint32_t i) {
   PvarHandle& h = handles().at(i).value;
-  if (h.running) stop(h);
+  if (runs_while_allocated(def(h))) bridge::release();
+  else if (h.running) stop(h);
   handles().release(i);
 }
 
@@ -298,6 +322,10 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* o
   h.watermark.posted = d.measure == Measure::kPostedHwm;
   h.running = d.continuous;                                   // continuous variables run from allocation on
   if (is_watermark(d)) current_level(h, &h.watermark.value);  // starting value: the current level
+  if (runs_while_allocated(d)) {
+    bridge::acquire();
+    monotone(h, &h.base);  // counts from now
+  }
   s->value.handles.push_back(i);
   *handle = make<MPI_T_pvar_handle>(handles().at(i).generation, i);
   *count = n;

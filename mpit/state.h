@@ -9,6 +9,7 @@
 //               on only while a pvar handle needs them
 //   pvars.cc    sessions and performance-variable handles
 //   events.cc   MPI_T events: registrations, callbacks, buffers, sources
+//   compat.cc   the queue variables under MPICH's and Open MPI's names
 //
 // Locking: every MPI_T call takes the engine lock (when MPI runs with
 // MPI_THREAD_MULTIPLE) and then `mutex()`; the bridge's callbacks run inside
@@ -127,6 +128,7 @@ enum class Measure : uint8_t {
   kPostedLength,
   kUnexpectedLength,
   kUnexpectedBytes,
+  kUnexpectedBufferBytes,
   kPostedPerPeer,
   kUnexpectedPerPeer,
   kPostedMatchAttempts,
@@ -137,6 +139,7 @@ enum class Measure : uint8_t {
   kUnexpectedMatches,
   kPostedSearchTime,
   kUnexpectedSearchTime,
+  kPostedFailedSearchTime,
   kPostedResidence,
   kUnexpectedResidence,
   kMessagesSent,
@@ -159,6 +162,9 @@ struct PvarDef {
   bool readonly, continuous, atomic;
   Measure measure;
   int transport;  // kMessagesSent..kBytesReceived: index into kTransportNames
+  // Compatibility aliases: the Sonde variable whose value this one gives
+  // under another implementation's name (null for Sonde's own).
+  const char* mirrors = nullptr;
 };
 
 struct CvarDef {
@@ -189,6 +195,9 @@ extern const char* const kTransportNames[kNumTransports];  // "self", "shm": as 
 
 const std::vector<CvarDef>& cvars();
 const std::vector<PvarDef>& pvars();
+// compat.cc: appends the aliases of the variables already in `v`; `bridge`:
+// PERUSE is compiled in (the event-fed ones exist).
+void add_compat_aliases(std::vector<PvarDef>& v, bool bridge);
 const std::vector<EventDef>& events();  // empty when PERUSE is compiled out
 const std::vector<CategoryDef>& categories();
 
