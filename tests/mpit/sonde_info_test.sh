@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # sonde-info alone and under `mpiexec -n 1`: text and --json; the JSON must
 # parse (python3 -m json.tool) and hold what the library exposes.
+# --parsable: the same bytes on every run of the same input, the version
+# records first, every line a key:value record, every variable, event type
+# and category of the JSON present; --level N keeps exactly the verbosities
+# up to N, in both formats; --all is the default listing.
 set -uo pipefail
 info=$1
 mpiexec=$2
@@ -49,8 +53,73 @@ for how in alone mpiexec; do
     grep -qF -- "$want" "$tmp/$how.txt" || fail "$how: text output lacks '$want'"
   done
 done
+"$info" --parsable >"$tmp/p1.txt" 2>&1 || fail "--parsable exited $?"
+"$info" --parsable >"$tmp/p2.txt" 2>&1 || fail "--parsable (again) exited $?"
+"$mpiexec" --timeout 60 -n 1 "$info" --parsable >"$tmp/p3.txt" 2>/dev/null || fail "mpiexec --parsable exited $?"
+cmp -s "$tmp/p1.txt" "$tmp/p2.txt" || fail "--parsable: two runs differ"
+cmp -s "$tmp/p1.txt" "$tmp/p3.txt" || fail "--parsable: alone and under mpiexec differ"
+"$info" --all --parsable >"$tmp/pall.txt" 2>&1 || fail "--all --parsable exited $?"
+cmp -s "$tmp/p1.txt" "$tmp/pall.txt" || fail "--all differs from the default listing"
+"$info" --json >"$tmp/all.json" 2>&1 || fail "--json exited $?"
+for n in 1 2 3 4 5 6 7 8 9; do
+  "$info" --level $n --parsable >"$tmp/p_level$n.txt" 2>&1 || fail "--level $n --parsable exited $?"
+  "$info" --level $n --json >"$tmp/level$n.json" 2>&1 || fail "--level $n --json exited $?"
+done
+python3 - "$tmp" <<'PY' || fail "--parsable / --level content"
+import json, re, sys
+tmp = sys.argv[1]
+bad = []
+def need(cond, what):
+    if not cond: bad.append(what)
+levels = ["user_basic", "user_detail", "user_all", "tuner_basic", "tuner_detail", "tuner_all",
+          "mpidev_basic", "mpidev_detail", "mpidev_all"]
+def records(path):
+    lines = open(path).read().split("\n")
+    need(lines[-1] == "", path + ": ends with a newline")
+    return lines[:-1]
+lines = records(tmp + "/p1.txt")
+need(lines[0].startswith("version:format:") and lines[1].startswith("version:library:Sonde")
+     and lines[2].startswith("version:mpi:"), "version records first")
+shape = re.compile(r"^(version:(format|library|mpi)|peruse:[A-Z_]+:id|cvar:[a-z_0-9]+:(value|datatype|scope|verbosity|description)"
+                   r"|pvar:[a-z_0-9]+:(class|datatype|bind|readonly|continuous|atomic|verbosity|description)"
+                   r"|category:[a-z_0-9]+:(description|cvar|pvar|event|category)|event:[A-Z_]+:(elements|bind|verbosity|description)"
+                   r"|source:[0-9]+:(name|ticks_per_second)):")
+odd = [l for l in lines if not shape.match(l)]
+need(not odd, "records not key:value: %r" % odd[:3])
+d = json.load(open(tmp + "/all.json"))
+keys = set(":".join(l.split(":")[:3]) for l in lines)
+for c in d["cvars"]: need("cvar:%s:value" % c["name"] in keys, "cvar " + c["name"])
+for p in d["pvars"]: need("pvar:%s:class" % p["name"] in keys, "pvar " + p["name"])
+for e in d["events"]: need("event:%s:elements" % e["name"] in keys, "event " + e["name"])
+for c in d["categories"]: need("category:%s:description" % c["name"] in keys, "category " + c["name"])
+for e in d["peruse_events"]: need("peruse:%s:id" % e["name"] in keys, "PERUSE event " + e["name"])
+for alias in ["posted_recvq_length", "unexpected_recvq_length", "pml_ob1_posted_recvq_length"]:
+    need("pvar:%s:class" % alias in keys, "alias " + alias)
+# --level N: exactly the entries of verbosity up to N, the same in both formats.
+def verbosity(lines, kind):
+    return {l.split(":")[1]: l.split(":", 3)[3] for l in lines if l.startswith(kind + ":") and l.split(":")[2] == "verbosity"}
+every = {k: verbosity(lines, k) for k in ("cvar", "pvar", "event")}
+for n in range(1, 10):
+    got = records(tmp + "/p_level%d.txt" % n)
+    dj = json.load(open(tmp + "/level%d.json" % n))
+    for kind in ("cvar", "pvar", "event"):
+        want = sorted(name for name, v in every[kind].items() if levels.index(v) < n)
+        have = sorted(verbosity(got, kind))
+        need(have == want, "--level %d %ss: %d shown, want %d" % (n, kind, len(have), len(want)))
+    need(sorted(p["name"] for p in dj["pvars"]) == sorted(verbosity(got, "pvar")), "--level %d: JSON and parsable pvars differ" % n)
+    shown = {p["index"] for p in dj["pvars"]}
+    need(all(i in shown for c in dj["categories"] for i in c["pvars"]), "--level %d: category lists a hidden pvar" % n)
+need(len(verbosity(records(tmp + "/p_level1.txt"), "pvar")) < len(every["pvar"]), "--level 1 hides something")
+if bad:
+    print("; ".join(bad[:10]), file=sys.stderr)
+    sys.exit(1)
+PY
+"$info" --level 0 >/dev/null 2>&1 && fail "--level 0 must fail"
+"$info" --level >/dev/null 2>&1 && fail "--level without a value must fail"
+"$info" --level 3x >/dev/null 2>&1 && fail "--level 3x must fail"
 "$info" --bogus >/dev/null 2>&1 && fail "an unknown argument must fail"
 "$info" --help | grep -q "usage: sonde-info" || fail "--help"
+for opt in --parsable --level --all --json; do "$info" --help | grep -q -- "$opt" || fail "--help lacks $opt"; done
 # Two ranks: one listing.
 "$mpiexec" --timeout 60 -n 2 "$info" --json >"$tmp/two.json" 2>/dev/null || fail "-n 2 exited $?"
 python3 -m json.tool "$tmp/two.json" >/dev/null || fail "-n 2: not one JSON document"

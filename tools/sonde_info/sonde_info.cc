@@ -1,7 +1,12 @@
 // sonde-info: what this Sonde library exposes to tools, read through the
-// interfaces themselves (MPI_T and PERUSE), as text or as JSON (--json).
+// interfaces themselves (MPI_T and PERUSE), as text, as JSON (--json) or as
+// one key:value record per line (--parsable).
 //
-//   sonde-info [--json] [--help]
+//   sonde-info [--json | --parsable] [--all | --level N] [--help]
+//
+// --level N (1..9) keeps the variables and event types whose MPI_T
+// verbosity is at most the Nth of the nine levels (1 = USER_BASIC ...
+// 9 = MPIDEV_ALL); --all (the default) keeps everything.
 //
 // Lists the library version, PERUSE events, control variables with their
 // current values, performance variables, categories as a tree, MPI_T event
@@ -12,9 +17,12 @@
 #include <mpi.h>
 #include <peruse.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -93,8 +101,27 @@ std::string enum_text(MPI_T_enum e, int value) {
   return std::to_string(value);
 }
 
+// The nine MPI_T verbosity levels in order: --level N keeps verbosities
+// up to the Nth.
+const int kVerbosities[9] = {MPI_T_VERBOSITY_USER_BASIC,   MPI_T_VERBOSITY_USER_DETAIL,   MPI_T_VERBOSITY_USER_ALL,
+                             MPI_T_VERBOSITY_TUNER_BASIC,  MPI_T_VERBOSITY_TUNER_DETAIL,  MPI_T_VERBOSITY_TUNER_ALL,
+                             MPI_T_VERBOSITY_MPIDEV_BASIC, MPI_T_VERBOSITY_MPIDEV_DETAIL, MPI_T_VERBOSITY_MPIDEV_ALL};
+const char* const kVerbosityNames[9] = {"user_basic", "user_detail",  "user_all",      "tuner_basic", "tuner_detail",
+                                        "tuner_all",  "mpidev_basic", "mpidev_detail", "mpidev_all"};
+// 1..9 for an MPI_T verbosity constant, 10 for an unknown one (shown only by --all).
+int level_of(int verbosity) {
+  for (int i = 0; i < 9; ++i)
+    if (kVerbosities[i] == verbosity) return i + 1;
+  return 10;
+}
+const char* verbosity_name(int verbosity) {
+  int l = level_of(verbosity);
+  return l <= 9 ? kVerbosityNames[l - 1] : "?";
+}
+
 struct Cvar {
   std::string name, desc, value;
+  bool shown = true;
   int verbosity, scope;
   MPI_Datatype type;
   bool value_is_string;
@@ -102,6 +129,7 @@ struct Cvar {
 
 struct Pvar {
   std::string name, desc;
+  bool shown = true;
   int verbosity, cls, bind, readonly, continuous, atomic;
   MPI_Datatype type;
 };
@@ -113,6 +141,8 @@ struct Category {
 
 struct EventType {
   std::string name, desc;
+  bool shown = true;
+  int verbosity;
   int elements;
 };
 
@@ -219,7 +249,7 @@ Info gather() {
     EventType e;
     e.elements = 0;
     e.name = get_string([&](char* b, int* l) {
-      MPI_T_event_get_info(i, b, l, nullptr, nullptr, nullptr, &e.elements, nullptr, nullptr, nullptr, nullptr,
+      MPI_T_event_get_info(i, b, l, &e.verbosity, nullptr, nullptr, &e.elements, nullptr, nullptr, nullptr, nullptr,
                            nullptr);
     });
     e.desc = get_string([&](char* b, int* l) {
@@ -236,6 +266,20 @@ Info gather() {
     info.ticks_per_second = tps;
   }
   return info;
+}
+
+// Keeps what --level `level` shows: entries above it are marked hidden and
+// leave the categories' lists (categories themselves all stay).
+void filter(Info& info, int level) {
+  for (Cvar& c : info.cvars) c.shown = level_of(c.verbosity) <= level;
+  for (Pvar& p : info.pvars) p.shown = level_of(p.verbosity) <= level;
+  for (EventType& e : info.events) e.shown = level_of(e.verbosity) <= level;
+  auto keep = [](std::vector<int>& v, auto shown) { std::erase_if(v, [&](int i) { return !shown(size_t(i)); }); };
+  for (Category& c : info.categories) {
+    keep(c.cvars, [&](size_t i) { return info.cvars[i].shown; });
+    keep(c.pvars, [&](size_t i) { return info.pvars[i].shown; });
+    keep(c.events, [&](size_t i) { return info.events[i].shown; });
+  }
 }
 
 // Categories that are nobody's child are the roots of the tree.
@@ -264,22 +308,26 @@ void print_text(const Info& info) {
   std::printf("%s\n\n", info.version.c_str());
   std::printf("PERUSE events (%zu):\n", info.peruse.size());
   for (auto& [id, name] : info.peruse) std::printf("  %3d  %s\n", id, name.c_str());
-  std::printf("\nControl variables (%zu):\n", info.cvars.size());
+  auto shown = [](const auto& v) { return size_t(std::count_if(v.begin(), v.end(), [](auto& e) { return e.shown; })); };
+  std::printf("\nControl variables (%zu):\n", shown(info.cvars));
   for (const Cvar& c : info.cvars)
-    std::printf("  %-26s = %-12s  %s, scope %s, verbosity %d\n      %s\n", c.name.c_str(),
-                c.value_is_string ? ("\"" + c.value + "\"").c_str() : c.value.c_str(), type_name(c.type),
-                scope_name(c.scope), c.verbosity, c.desc.c_str());
-  std::printf("\nPerformance variables (%zu):\n", info.pvars.size());
+    if (c.shown)
+      std::printf("  %-26s = %-12s  %s, scope %s, verbosity %d\n      %s\n", c.name.c_str(),
+                  c.value_is_string ? ("\"" + c.value + "\"").c_str() : c.value.c_str(), type_name(c.type),
+                  scope_name(c.scope), c.verbosity, c.desc.c_str());
+  std::printf("\nPerformance variables (%zu):\n", shown(info.pvars));
   for (const Pvar& p : info.pvars)
-    std::printf("  %-40s %-13s %-18s bound to %-12s %s%s%s\n      %s\n", p.name.c_str(), class_name(p.cls),
-                type_name(p.type), bind_name(p.bind), p.continuous ? "continuous " : "", p.readonly ? "readonly " : "",
-                p.atomic ? "atomic" : "", p.desc.c_str());
+    if (p.shown)
+      std::printf("  %-40s %-13s %-18s bound to %-12s %s%s%s\n      %s\n", p.name.c_str(), class_name(p.cls),
+                  type_name(p.type), bind_name(p.bind), p.continuous ? "continuous " : "",
+                  p.readonly ? "readonly " : "", p.atomic ? "atomic" : "", p.desc.c_str());
   std::printf("\nCategories:\n");
   for (int r : roots(info)) print_tree(info, r, 1);
   std::printf("\nMPI_T event types (%zu), bound to a communicator, %d elements each "
               "(unique_id, peer, tag, count, datatype, operation, timestamp):\n",
-              info.events.size(), info.events.empty() ? 0 : info.events[0].elements);
-  for (const EventType& e : info.events) std::printf("  %s\n", e.name.c_str());
+              shown(info.events), info.events.empty() ? 0 : info.events[0].elements);
+  for (const EventType& e : info.events)
+    if (e.shown) std::printf("  %s\n", e.name.c_str());
   std::printf("\nEvent sources (%zu):\n", info.sources.size());
   for (size_t i = 0; i < info.sources.size(); ++i)
     std::printf("  %zu  %s (%lld ticks per second)\n", i, info.sources[i].c_str(), info.ticks_per_second);
@@ -297,21 +345,25 @@ void print_json(const Info& info) {
     std::printf("%s\n    {\"id\": %d, \"name\": %s}", i ? "," : "", info.peruse[i].first,
                 json_string(info.peruse[i].second).c_str());
   std::printf("\n  ],\n  \"cvars\": [");
+  const char* sep = "";
   for (size_t i = 0; i < info.cvars.size(); ++i) {
     const Cvar& c = info.cvars[i];
+    if (!c.shown) continue;
     std::printf("%s\n    {\"index\": %zu, \"name\": %s, \"value\": %s, \"datatype\": %s, \"scope\": %s, "
                 "\"verbosity\": %d, \"description\": %s}",
-                i ? "," : "", i, json_string(c.name).c_str(),
+                std::exchange(sep, ","), i, json_string(c.name).c_str(),
                 c.value_is_string ? json_string(c.value).c_str() : c.value.c_str(),
                 json_string(type_name(c.type)).c_str(), json_string(scope_name(c.scope)).c_str(), c.verbosity,
                 json_string(c.desc).c_str());
   }
   std::printf("\n  ],\n  \"pvars\": [");
+  sep = "";
   for (size_t i = 0; i < info.pvars.size(); ++i) {
     const Pvar& p = info.pvars[i];
+    if (!p.shown) continue;
     std::printf("%s\n    {\"index\": %zu, \"name\": %s, \"class\": %s, \"datatype\": %s, \"bind\": %s, "
                 "\"readonly\": %s, \"continuous\": %s, \"atomic\": %s, \"verbosity\": %d, \"description\": %s}",
-                i ? "," : "", i, json_string(p.name).c_str(), json_string(class_name(p.cls)).c_str(),
+                std::exchange(sep, ","), i, json_string(p.name).c_str(), json_string(class_name(p.cls)).c_str(),
                 json_string(type_name(p.type)).c_str(), json_string(bind_name(p.bind)).c_str(),
                 p.readonly ? "true" : "false", p.continuous ? "true" : "false", p.atomic ? "true" : "false",
                 p.verbosity, json_string(p.desc).c_str());
@@ -325,11 +377,13 @@ void print_json(const Info& info) {
                 list(c.pvars).c_str(), list(c.events).c_str(), list(c.children).c_str());
   }
   std::printf("\n  ],\n  \"category_roots\": %s,\n  \"events\": [", list(roots(info)).c_str());
+  sep = "";
   for (size_t i = 0; i < info.events.size(); ++i)
-    std::printf("%s\n    {\"index\": %zu, \"name\": %s, \"elements\": %d, \"bind\": \"communicator\", "
-                "\"description\": %s}",
-                i ? "," : "", i, json_string(info.events[i].name).c_str(), info.events[i].elements,
-                json_string(info.events[i].desc).c_str());
+    if (info.events[i].shown)
+      std::printf("%s\n    {\"index\": %zu, \"name\": %s, \"elements\": %d, \"bind\": \"communicator\", "
+                  "\"description\": %s}",
+                  std::exchange(sep, ","), i, json_string(info.events[i].name).c_str(), info.events[i].elements,
+                  json_string(info.events[i].desc).c_str());
   std::printf("\n  ],\n  \"sources\": [");
   for (size_t i = 0; i < info.sources.size(); ++i)
     std::printf("%s\n    {\"index\": %zu, \"name\": %s, \"ticks_per_second\": %lld}", i ? "," : "", i,
@@ -337,24 +391,131 @@ void print_json(const Info& info) {
   std::printf("\n  ]\n}\n");
 }
 
+// --parsable: one record per line, `key:value`, where the key is a fixed
+// number of colon-separated fields (below) and the value is the rest of the
+// line (it may hold colons; backslashes and newlines are escaped as \\ and
+// \n). The order is fixed: the version records first, then PERUSE events,
+// cvars, pvars, categories, event types and sources, each in MPI_T index
+// order, and each entry's fields in the order listed here:
+//   version:format:<n>  version:library:<text>  version:mpi:<major.minor>
+//   peruse:<name>:id:<n>
+//   cvar:<name>:{value,datatype,scope,verbosity,description}:<v>
+//   pvar:<name>:{class,datatype,bind,readonly,continuous,atomic,verbosity,description}:<v>
+//   category:<name>:{description,cvar,pvar,event,category}:<v> (one record per member)
+//   event:<name>:{elements,bind,verbosity,description}:<v>
+//   source:<index>:{name,ticks_per_second}:<v>
+constexpr int kParsableFormat = 1;
+
+std::string escaped(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+void record(const std::string& key, const std::string& value) {
+  std::printf("%s:%s\n", key.c_str(), escaped(value).c_str());
+}
+
+void print_parsable(const Info& info) {
+  int major = 0, minor = 0;
+  MPI_Get_version(&major, &minor);
+  record("version:format", std::to_string(kParsableFormat));
+  record("version:library", info.version);
+  record("version:mpi", std::to_string(major) + "." + std::to_string(minor));
+  for (auto& [id, name] : info.peruse) record("peruse:" + name + ":id", std::to_string(id));
+  auto yes = [](int b) { return b ? "true" : "false"; };
+  for (const Cvar& c : info.cvars) {
+    if (!c.shown) continue;
+    const std::string k = "cvar:" + c.name + ":";
+    record(k + "value", c.value);
+    record(k + "datatype", type_name(c.type));
+    record(k + "scope", scope_name(c.scope));
+    record(k + "verbosity", verbosity_name(c.verbosity));
+    record(k + "description", c.desc);
+  }
+  for (const Pvar& p : info.pvars) {
+    if (!p.shown) continue;
+    const std::string k = "pvar:" + p.name + ":";
+    record(k + "class", class_name(p.cls));
+    record(k + "datatype", type_name(p.type));
+    record(k + "bind", bind_name(p.bind));
+    record(k + "readonly", yes(p.readonly));
+    record(k + "continuous", yes(p.continuous));
+    record(k + "atomic", yes(p.atomic));
+    record(k + "verbosity", verbosity_name(p.verbosity));
+    record(k + "description", p.desc);
+  }
+  for (const Category& c : info.categories) {
+    const std::string k = "category:" + c.name + ":";
+    record(k + "description", c.desc);
+    for (int v : c.cvars) record(k + "cvar", info.cvars[size_t(v)].name);
+    for (int v : c.pvars) record(k + "pvar", info.pvars[size_t(v)].name);
+    for (int v : c.events) record(k + "event", info.events[size_t(v)].name);
+    for (int v : c.children) record(k + "category", info.categories[size_t(v)].name);
+  }
+  for (const EventType& e : info.events) {
+    if (!e.shown) continue;
+    const std::string k = "event:" + e.name + ":";
+    record(k + "elements", std::to_string(e.elements));
+    record(k + "bind", "communicator");
+    record(k + "verbosity", verbosity_name(e.verbosity));
+    record(k + "description", e.desc);
+  }
+  for (size_t i = 0; i < info.sources.size(); ++i) {
+    const std::string k = "source:" + std::to_string(i) + ":";
+    record(k + "name", info.sources[i]);
+    record(k + "ticks_per_second", std::to_string(info.ticks_per_second));
+  }
+}
+
+const char kUsage[] = "usage: sonde-info [--json | --parsable] [--all | --level N]\n"
+                      "Lists what Sonde exposes to tools: PERUSE events, MPI_T control variables (with their\n"
+                      "current values), performance variables, categories (as a tree), event types and sources.\n"
+                      "Runs alone or under mpiexec (rank 0 prints).\n"
+                      "  --json       one JSON document\n"
+                      "  --parsable   one key:value record per line, in a fixed order, the version records\n"
+                      "               first (version:format:N, version:library:..., version:mpi:...); the key\n"
+                      "               is section:name:field, the value the rest of the line (\\n and \\\\ escaped)\n"
+                      "  --level N    only variables and event types of MPI_T verbosity up to level N, 1..9:\n"
+                      "               user_basic user_detail user_all tuner_basic tuner_detail tuner_all\n"
+                      "               mpidev_basic mpidev_detail mpidev_all\n"
+                      "  --all        every variable and event type (the default; overrides --level)\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool json = false;
+  enum { kText, kJson, kParsable } format = kText;
+  int level = 9;
+  bool all = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
-      json = true;
+      format = kJson;
+    } else if (std::strcmp(argv[i], "--parsable") == 0) {
+      format = kParsable;
+    } else if (std::strcmp(argv[i], "--all") == 0) {
+      all = true;
+    } else if (std::strcmp(argv[i], "--level") == 0) {
+      char* end = nullptr;
+      long v = i + 1 < argc ? std::strtol(argv[i + 1], &end, 10) : 0;
+      if (i + 1 >= argc || *end || v < 1 || v > 9) {
+        std::fprintf(stderr, "sonde-info: --level wants a level from 1 to 9 (try --help)\n");
+        return 2;
+      }
+      level = int(v);
+      ++i;
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::printf("usage: sonde-info [--json]\n"
-                  "Lists what Sonde exposes to tools: PERUSE events, MPI_T control variables (with their\n"
-                  "current values), performance variables, categories (as a tree), event types and sources.\n"
-                  "Runs alone or under mpiexec (rank 0 prints).\n");
+      std::fputs(kUsage, stdout);
       return 0;
     } else {
       std::fprintf(stderr, "sonde-info: unknown argument '%s' (try --help)\n", argv[i]);
       return 2;
     }
   }
+  if (all) level = 10;  // unknown verbosities too
   int provided;
   if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "sonde-info: MPI_T_init_thread failed\n");
@@ -365,7 +526,9 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) {
     Info info = gather();
-    if (json) print_json(info);
+    filter(info, level);
+    if (format == kJson) print_json(info);
+    else if (format == kParsable) print_parsable(info);
     else print_text(info);
     std::fflush(stdout);
   }
