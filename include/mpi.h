@@ -1837,4 +1837,7 @@ SONDE_API MPI_Win PMPI_Win_f2c(MPI_Fint win);
 }
 #endif
 
+/* QMPI: several tools at once (MPICH's interface). */
+#include "qmpi.h"
+
 #endif /* SONDE_MPI_H */

@@ -90,3 +90,7 @@ class AnytimeGuard {
 #define SONDE_ENTER_ANYTIME(name)         \
   static constexpr const char* fn = name; \
   ::sonde::engine::AnytimeGuard sonde_api_guard_
+
+// Last: the definitions QMPI dispatches to get their internal names
+// (binding/c/qmpi.h); binding/c/qmpi_dispatch.cc defines PMPI_ and MPI_.
+#include "binding/c/qmpi_rename.h"
