@@ -4,8 +4,6 @@
 #include <atomic>
 #include <mutex>
 
-#include "core/call_return.h"
-
 namespace sonde::engine {
 
 namespace {

@@ -12,7 +12,7 @@
 // registration), tagged with the raising thread, and delivered:
 //   - when the MPI call that raised them returns to the user: after the
 //     engine lock is released, on the same thread, in the order raised
-//     (core/call_return.h; an MPI call made while this thread holds the
+//     (core/process.h; an MPI call made while this thread holds the
 //     engine lock, as from an error handler, leaves them to the outer call);
 //   - otherwise (raised on a thread that is not in an MPI call, or during a
 //     call that returns no ABI function's way) at the next MPI_T call any
@@ -31,7 +31,6 @@
 #include <deque>
 
 #include "base/weak_alias.h"
-#include "core/call_return.h"
 #include "core/introspect.h"
 #include "core/process.h"
 #include "mpit/state.h"

@@ -1,8 +1,8 @@
 // Installs the bridge's communicator observer when the library loads, so
 // MPI_COMM_WORLD and MPI_COMM_SELF are followed from MPI_Init on whether or
 // not MPI_T is initialized yet; and the hook that delivers buffered MPI_T
-// event instances when an MPI call returns (core/call_return.h).
-#include "core/call_return.h"
+// event instances when an MPI call returns (core/process.h).
+#include "core/process.h"
 #include "mpit/bridge.h"
 #include "mpit/state.h"
 

@@ -209,7 +209,7 @@ uint32_t event_buffer_capacity();
 // events.cc: deliver instances buffered for MPI_T_CB_REQUIRE_NONE callbacks:
 // every thread's (at the entry of every MPI_T call, outside any lock), or
 // those raised by the calling thread (when an MPI call returns, through
-// core/call_return.h; installed at library load).
+// core/process.h; installed at library load).
 void deliver_deferred_events();
 void deliver_at_call_return();
 uint64_t events_dropped_total();

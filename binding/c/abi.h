@@ -20,7 +20,6 @@
 #include <mutex>
 
 #include "base/weak_alias.h"
-#include "core/call_return.h"
 #include "core/lookup.h"
 #include "core/objects.h"
 #include "core/process.h"
@@ -50,7 +49,7 @@ class ApiGuard {
 
 // First line of every ABI function (except those legal outside init/finalize).
 // The CallReturn is declared before the guard, so it is destroyed after the
-// engine lock is released: work queued for the return (core/call_return.h)
+// engine lock is released: work queued for the return (core/process.h)
 // runs outside the lock, before the call returns to the user.
 #define SONDE_ENTER(name)                                                                            \
   static constexpr const char* fn = name;                                                            \

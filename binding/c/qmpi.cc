@@ -25,10 +25,10 @@ struct Tool {
 };
 
 struct Tools {
-  std::vector<Tool> list;        // index = tool id - 1
-  std::vector<void*> storage;    // index = tool id (0: the library, null)
-  bool configured = false;       // a tool list was given
-  bool initialized = false;      // the init functions ran
+  std::vector<Tool> list;      // index = tool id - 1
+  std::vector<void*> storage;  // index = tool id (0: the library, null)
+  bool configured = false;     // a tool list was given
+  bool initialized = false;    // the init functions ran
 };
 
 // The variables a tool list is read from, first found wins: Sonde's own,
@@ -48,8 +48,8 @@ Tools& tools() {
       while (start <= all.size()) {
         size_t end = all.find(':', start);
         if (end == std::string::npos) end = all.size();
-        if (end > start) t->list.push_back(Tool{all.substr(start, std::min<size_t>(end - start,
-                                                                                  QMPI_MAX_TOOL_NAME_LENGTH - 1))});
+        if (end > start)
+          t->list.push_back(Tool{all.substr(start, std::min<size_t>(end - start, QMPI_MAX_TOOL_NAME_LENGTH - 1))});
         start = end + 1;
       }
       break;

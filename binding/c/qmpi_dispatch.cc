@@ -46,13 +46,13 @@ const Function kLibrary[MPI_LAST_FUNC_T] = {
 // MPI_Init and MPI_Init_thread start the tools first: their init functions
 // register what the call itself then dispatches. The dispatcher is a load,
 // a branch and a tail call (no frame of its own).
-#define SONDE_QMPI_FUNCTION(RET, NAME, PNAME, IMPL, TYPE, ENUM, PARAMS, ARGS)                          \
-  extern "C" [[gnu::optimize("omit-frame-pointer")]] RET PNAME PARAMS {                                \
+#define SONDE_QMPI_FUNCTION(RET, NAME, PNAME, IMPL, TYPE, ENUM, PARAMS, ARGS)                         \
+  extern "C" [[gnu::optimize("omit-frame-pointer")]] RET PNAME PARAMS {                               \
     if constexpr (ENUM == MPI_INIT_T || ENUM == MPI_INIT_THREAD_T) ::sonde::qmpi::initialize_tools(); \
-    if (::sonde::qmpi::g_first_function[ENUM]) [[unlikely]]                                            \
-      return ::sonde::qmpi::Intercepted<TYPE, ENUM>::call ARGS;                                        \
-    return IMPL ARGS;                                                                                  \
-  }                                                                                                    \
+    if (::sonde::qmpi::g_first_function[ENUM]) [[unlikely]]                                           \
+      return ::sonde::qmpi::Intercepted<TYPE, ENUM>::call ARGS;                                       \
+    return IMPL ARGS;                                                                                 \
+  }                                                                                                   \
   extern "C" RET NAME PARAMS __attribute__((alias(#PNAME)));
 #include "binding/c/qmpi_functions.inc"
 #undef SONDE_QMPI_FUNCTION

@@ -15,6 +15,9 @@ failed() { echo "FAIL: $*"; status=1; }
   --table "$root/tools/mpi_h/functions.txt" ||
   failed "include/mpi.h is not what tools/mpi_h/functions.txt gives: run python3 tools/mpi_h/gen_mpi_h.py"
 
+/usr/bin/python3 "$root/tools/mpi_h/gen_qmpi.py" --check --root "$root" --table "$root/tools/mpi_h/functions.txt" ||
+  failed "QMPI's generated files are not what tools/mpi_h/functions.txt gives: run python3 tools/mpi_h/gen_qmpi.py"
+
 # Token pasting is how a macro would make up names that grep cannot find.
 ! grep -n '##' "$header" || failed "include/mpi.h pastes tokens (##): declare each function by its name"
 
@@ -25,7 +28,7 @@ for name in MPI_Send PMPI_Send; do
 done
 
 mkdir -p "$tmp/inc"
-cp "$header" "$root/include/peruse.h" "$tmp/inc/"
+cp "$header" "$root/include/peruse.h" "$root/include/qmpi.h" "$tmp/inc/"
 printf '#include <mpi.h>\n#include <peruse.h>\nint main(void) { return MPI_Init(0, 0); }\n' >"$tmp/use.c"
 gcc -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$tmp/inc" -x c "$tmp/use.c" ||
   failed "mpi.h and peruse.h do not compile as C (-std=c99 -pedantic -Wall -Wextra -Werror)"
