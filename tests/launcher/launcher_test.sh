@@ -230,6 +230,37 @@ case "$CASE" in
     done
     ;;
 
+  whole_lines | hosts_whole_lines)
+    # Four ranks printing 50 000 lines each through stdio's full buffering
+    # (4 KiB writes that end mid-line): every line must come out whole, and
+    # each rank's last line, which has no newline, must not be lost.
+    cat >"$SCRATCH/lines.sh" <<'LINES'
+#!/bin/sh
+awk -v r="$SONDE_RANK" 'BEGIN {
+  for (i = 1; i <= 50000; i++) printf "rank %d line %d of a stdout that tears easily\n", r, i
+  printf "rank %d last line %d", r, 50001
+}'
+LINES
+    chmod +x "$SCRATCH/lines.sh"
+    where=(-n 4)
+    [ "$CASE" = hosts_whole_lines ] && where=(--launch-agent "$FAKE_AGENT" --host localhost:2,sonde-fake:2)
+    run "$MPIEXEC" "${where[@]}" "$SCRATCH/lines.sh"
+    expect_rc 0
+    bad=$(grep -cvE '^rank [0-3] (line [0-9]+ of a stdout that tears easily|last line 50001)$' "$SCRATCH/out")
+    [ "$bad" -eq 0 ] || fail "$bad torn lines"
+    for r in 0 1 2 3; do
+      n=$(grep -c "^rank $r " "$SCRATCH/out")
+      [ "$n" -eq 50001 ] || fail "rank $r: $n lines, expected 50001"
+      # in order, none lost
+      grep "^rank $r line " "$SCRATCH/out" | awk -v r=$r '$4 != NR { print "rank " r " line " NR " out of order"; exit 1 }' >&2 ||
+        fail "rank $r lines out of order"
+    done
+    # One rank: no byte added, the unterminated last line included.
+    run "$MPIEXEC" -n 1 sh -c 'printf "a\nb"'
+    expect_rc 0
+    [ "$(od -An -c "$SCRATCH/out" | tr -d ' ')" = 'a\nb' ] || fail "one rank's output changed"
+    ;;
+
   closed_stdout)
     # `mpiexec ... | head`: once nobody reads, the ranks must see the closed
     # pipe (and die of SIGPIPE, as they would without us in between).

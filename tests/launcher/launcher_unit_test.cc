@@ -173,11 +173,45 @@ TEST_CASE("bad command lines are usage errors") {
   CHECK_THROWS_AS(parse({"--tag-output=yes", "p"}), UsageError);
 }
 
-TEST_CASE("untagged output passes through untouched, partial lines included") {
+TEST_CASE("untagged output goes out in whole lines, no byte added") {
+  using namespace std::chrono_literals;
+  const auto t0 = LineFramer::Clock::now();
   LineFramer f;
-  CHECK(f.feed("abc") == "abc");
-  CHECK(f.feed("def\nxy") == "def\nxy");
+  CHECK(f.feed("abc", t0).empty());
+  CHECK(f.due() == t0 + LineFramer::kPromptDelay);
+  CHECK(f.flush_if_due(t0 + 1ms).empty());
+  CHECK(f.feed("def\nxy", t0 + 2ms) == "abcdef\n");
+  CHECK(f.finish() == "xy");
   CHECK(f.finish().empty());
+  CHECK_FALSE(f.due().has_value());
+}
+
+TEST_CASE("an untagged unterminated line goes out as it is once the rank goes quiet") {
+  const auto t0 = LineFramer::Clock::now();
+  LineFramer f;
+  CHECK(f.feed("Enter a number: ", t0).empty());
+  CHECK(f.flush_if_due(t0 + LineFramer::kPromptDelay) == "Enter a number: ");
+  CHECK_FALSE(f.due().has_value());
+  CHECK(f.feed("ok\n", t0) == "ok\n");
+}
+
+TEST_CASE("in a job of several ranks an unterminated last line is ended") {
+  LineFramer f("", true);
+  CHECK(f.feed("a\nb").size() == 2);
+  CHECK(f.finish() == "b\n");
+}
+
+TEST_CASE("an untagged line longer than the limit goes out unchanged") {
+  LineFramer f;
+  std::string big(LineFramer::kMaxLine, 'x');
+  CHECK(f.feed(big) == big);
+  CHECK(f.feed("tail\n") == "tail\n");
+}
+
+TEST_CASE("tagged lines are never flushed early") {
+  LineFramer f("P ");
+  CHECK(f.feed("partial").empty());
+  CHECK_FALSE(f.due().has_value());
 }
 
 TEST_CASE("tagged output goes out in whole prefixed lines") {

@@ -93,10 +93,9 @@ int Job::run() {
   // Ranks exist (as slots) before the server can call us about them.
   for (int r = 0; r < spec_.ranks; ++r) {
     ranks_.push_back(std::make_unique<Rank>());
-    if (spec_.tag_output) {
-      ranks_.back()->out = LineFramer(tag_prefix(r, false));
-      ranks_.back()->err = LineFramer(tag_prefix(r, true));
-    }
+    const bool several = spec_.ranks > 1;
+    ranks_.back()->out = LineFramer(spec_.tag_output ? tag_prefix(r, false) : "", several);
+    ranks_.back()->err = LineFramer(spec_.tag_output ? tag_prefix(r, true) : "", several);
   }
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -134,6 +133,7 @@ int Job::run() {
     }
   }
   loop();
+  finish_output();
   std::lock_guard<std::mutex> lock(fail_mu_);
   return exit_code_;
 }
@@ -220,6 +220,7 @@ void Job::loop() {
     if (phase_ == Phase::kTerminating) next = std::min(next, kill_at_);
     if (phase_ == Phase::kKilling) next = std::min(next, give_up_at_);
     if (drain_until) next = std::min(next, *drain_until);
+    if (auto due = output_due()) next = std::min(next, *due);
     auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
     int n = poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait_ms, 0)));
     if (n < 0) {
@@ -236,6 +237,7 @@ void Job::loop() {
     for (size_t k = 2; k < fds.size(); ++k) {
       if (fds[k].revents != 0) read_stream(owners[k - 2].first, owners[k - 2].second);
     }
+    flush_due_output(Clock::now());
   }
 }
 
@@ -335,9 +337,33 @@ void Job::read_stream(int rank, int stream) {
   }
 }
 
+std::optional<Job::Clock::time_point> Job::output_due() const {
+  std::optional<Clock::time_point> first;
+  for (const auto& r : ranks_) {
+    for (const LineFramer* f : {&r->out, &r->err}) {
+      if (auto at = f->due(); at && (!first || *at < *first)) first = at;
+    }
+  }
+  return first;
+}
+
+void Job::flush_due_output(Clock::time_point now) {
+  for (auto& r : ranks_) {
+    emit(1, r->out.flush_if_due(now));
+    emit(2, r->err.flush_if_due(now));
+  }
+}
+
+void Job::finish_output() {
+  for (auto& r : ranks_) {
+    emit(1, r->out.finish());
+    emit(2, r->err.finish());
+  }
+}
+
 void Job::emit(int fd, const std::string& bytes) {
   bool& ok = fd == 1 ? stdout_ok_ : stderr_ok_;
-  if (!ok) return;
+  if (!ok || bytes.empty()) return;
   switch (write_output(fd, bytes, kStalledOutputMs)) {
     case WriteOutcome::kWritten: return;
     case WriteOutcome::kStalled:

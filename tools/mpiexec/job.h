@@ -14,6 +14,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,11 @@ class Job final : public ClientEvents {
   void read_stream(int rank, int which);
   void drain_exec_status(Rank& r);
   void emit(int fd, const std::string& bytes);
+  // Output held in the framers: when the first held line is due, writing
+  // those due, and (once the ranks are gone) writing what is left.
+  std::optional<Clock::time_point> output_due() const;
+  void flush_due_output(Clock::time_point now);
+  void finish_output();
 
   // Records the first failure (any thread); later ones are ignored.
   bool fail(int exit_code, const std::string& message);

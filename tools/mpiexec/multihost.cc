@@ -130,10 +130,8 @@ int MultiHostJob::run() {
     for (int r : h.place.ranks) {
       Rank& rank = ranks_[static_cast<size_t>(r)];
       rank.node = static_cast<int>(n);
-      if (spec_.tag_output) {
-        rank.framer[0] = LineFramer(tag_prefix(r, false));
-        rank.framer[1] = LineFramer(tag_prefix(r, true));
-      }
+      rank.framer[0] = LineFramer(spec_.tag_output ? tag_prefix(r, false) : "", size > 1);
+      rank.framer[1] = LineFramer(spec_.tag_output ? tag_prefix(r, true) : "", size > 1);
     }
     hosts_.push_back(std::move(h));
   }
@@ -145,6 +143,7 @@ int MultiHostJob::run() {
     }
   }
   loop();
+  finish_output();
   return exit_code_;
 }
 
@@ -623,6 +622,7 @@ void MultiHostJob::loop() {
     if (give_up_at_) next = std::min(next, *give_up_at_);
     if (drain_until) next = std::min(next, *drain_until);
     if (shutdown_until) next = std::min(next, *shutdown_until);
+    if (auto due = output_due()) next = std::min(next, *due);
     auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
     int n = poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait_ms, 0)));
     if (n < 0) {
@@ -671,6 +671,31 @@ void MultiHostJob::loop() {
     }
     std::sort(hello_done.rbegin(), hello_done.rend());
     for (size_t i : hello_done) unnamed_.erase(unnamed_.begin() + static_cast<std::ptrdiff_t>(i));
+    flush_due_output(Clock::now());
+  }
+}
+
+std::optional<MultiHostJob::Clock::time_point> MultiHostJob::output_due() const {
+  std::optional<Clock::time_point> first;
+  for (const Rank& r : ranks_) {
+    for (const LineFramer& f : r.framer) {
+      if (auto at = f.due(); at && (!first || *at < *first)) first = at;
+    }
+  }
+  return first;
+}
+
+void MultiHostJob::flush_due_output(Clock::time_point now) {
+  for (Rank& r : ranks_) {
+    emit(1, r.framer[0].flush_if_due(now));
+    emit(2, r.framer[1].flush_if_due(now));
+  }
+}
+
+void MultiHostJob::finish_output() {
+  for (Rank& r : ranks_) {
+    emit(1, r.framer[0].finish());
+    emit(2, r.framer[1].finish());
   }
 }
 

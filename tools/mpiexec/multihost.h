@@ -99,6 +99,11 @@ class MultiHostJob {
   void broadcast(Msg type, const Writer& w = Writer());
   void begin_termination();
   void emit(int fd, const std::string& bytes);
+  // Output held in the framers: when the first held line is due, writing
+  // those due, and (once the ranks are gone) writing what is left.
+  std::optional<Clock::time_point> output_due() const;
+  void flush_due_output(Clock::time_point now);
+  void finish_output();
   bool fail(int code, const std::string& message);
   bool output_open() const;
 

@@ -384,7 +384,12 @@ std::string usage(const std::string& p) {
          "1 if a host's daemon cannot be started or is lost (SONDE_HOSTD_TIMEOUT\n"
          "seconds of silence, default 30).\n"
          "When one rank fails the others get SIGTERM, then SIGKILL a second later.\n"
-         "SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to the ranks.\n";
+         "SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to the ranks.\n"
+         "\n"
+         "Output: each rank's stdout and stderr go out in whole lines, so lines of\n"
+         "different ranks never mix. A line without its newline yet waits for it, but\n"
+         "shows as it is after a quarter of a second without more output (a prompt);\n"
+         "with several ranks a last line without a newline is given one.\n";
 }
 
 }  // namespace sonde::mpiexec

@@ -9,9 +9,12 @@
 
 namespace sonde::mpiexec {
 
-std::string LineFramer::feed(std::string_view chunk) {
-  if (prefix_.empty()) return std::string(chunk);
+std::string LineFramer::feed(std::string_view chunk, Clock::time_point now) {
   std::string out;
+  if (chunk.empty()) return out;
+  last_data_ = now;
+  // Everything up to the chunk's last newline goes out now, each line
+  // prefixed; the rest is held.
   size_t start = 0;
   while (start < chunk.size()) {
     size_t nl = chunk.find('\n', start);
@@ -28,7 +31,7 @@ std::string LineFramer::feed(std::string_view chunk) {
   if (partial_.size() >= kMaxLine) {
     out += prefix_;
     out += partial_;
-    out += '\n';
+    if (!prefix_.empty()) out += '\n';
     partial_.clear();
   }
   return out;
@@ -37,8 +40,21 @@ std::string LineFramer::feed(std::string_view chunk) {
 std::string LineFramer::finish() {
   if (partial_.empty()) return {};
   std::string out = prefix_ + partial_;
-  if (!prefix_.empty()) out += '\n';
+  if (end_last_line_) out += '\n';
   partial_.clear();
+  return out;
+}
+
+std::optional<LineFramer::Clock::time_point> LineFramer::due() const {
+  if (partial_.empty() || !prefix_.empty()) return std::nullopt;
+  return last_data_ + kPromptDelay;
+}
+
+std::string LineFramer::flush_if_due(Clock::time_point now) {
+  auto at = due();
+  if (!at || now < *at) return {};
+  std::string out;
+  out.swap(partial_);
   return out;
 }
 

@@ -1,29 +1,51 @@
 // Framing of one rank's stdout or stderr stream on its way to ours.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace sonde::mpiexec {
 
-// Without a prefix, bytes pass through as they arrive, so prompts without a
-// newline still show. With a prefix, output goes out in whole lines, each
-// prefixed, so lines of different ranks never interleave mid-line; a line
-// longer than kMaxLine is cut into prefixed pieces rather than buffered.
+// Output goes out in whole lines, so lines of different ranks never
+// interleave mid-line however the rank's writes (or the pipe) split them.
+//
+// With a prefix (--tag-output) every line is prefixed; a line longer than
+// kMaxLine is cut into prefixed pieces, each ended with a newline, and an
+// unterminated last line is ended with one.
+//
+// Without a prefix no byte is added or changed: an unterminated line is held
+// until its newline arrives, but goes out as it is once kMaxLine bytes are
+// held, once it has waited kPromptDelay with nothing more from the rank (so a
+// prompt without a newline still shows), and at end of stream. If the
+// framer was made with `end_last_line` (a job of several ranks), a last line
+// without a newline is ended with one at end of stream, so the next rank's
+// output starts on a line of its own.
 class LineFramer {
  public:
+  using Clock = std::chrono::steady_clock;
   static constexpr size_t kMaxLine = 64 * 1024;
+  static constexpr std::chrono::milliseconds kPromptDelay{250};
 
-  explicit LineFramer(std::string prefix = {}) : prefix_(std::move(prefix)) {}
+  explicit LineFramer(std::string prefix = {}, bool end_last_line = false)
+      : prefix_(std::move(prefix)), end_last_line_(end_last_line || !prefix_.empty()) {}
 
-  // What to write now for `chunk`.
-  std::string feed(std::string_view chunk);
-  // At end of stream: the unterminated last line, prefixed and ended.
+  // What to write now for `chunk`, which arrived at `now`.
+  std::string feed(std::string_view chunk, Clock::time_point now = Clock::now());
+  // At end of stream: the unterminated last line (see above).
   std::string finish();
+  // When the held unterminated line is due to go out as it is (untagged
+  // framers only); nullopt if nothing is held or it waits for its newline.
+  std::optional<Clock::time_point> due() const;
+  // The held line if it is due at `now`, else nothing.
+  std::string flush_if_due(Clock::time_point now);
 
  private:
   std::string prefix_;
+  bool end_last_line_;
   std::string partial_;
+  Clock::time_point last_data_{};
 };
 
 enum class WriteOutcome { kWritten, kStalled, kClosed };
