@@ -103,7 +103,8 @@ void OfiTransport::open() {
   // unchanged (0.99-1.01); 0 costs small messages a second recvfrom
   // (1.05-1.24). docs/ofi.md, Benchmark.
   setenv("FI_NET_PREFETCH_RBUF_SIZE", "2304", /*overwrite=*/0);
-  fi_info* hints = fi_allocinfo();
+  const FabricApi& api = fabric_api();
+  fi_info* hints = api.dupinfo(nullptr);
   if (!hints) throw std::runtime_error("sonde ofi: fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ;
@@ -116,14 +117,14 @@ void OfiTransport::open() {
   // "tcp;ofi_rxm" by that name to get the layered one.
   if (!cfg_.provider.empty() && cfg_.provider != "tcp") hints->fabric_attr->prov_name = strdup(cfg_.provider.c_str());
   int rc = -FI_ENODATA;
-  if (!std::getenv("SONDE_OFI_NO_RMA")) rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
+  if (!std::getenv("SONDE_OFI_NO_RMA")) rc = api.getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
   rma_ = rc == 0;
   if (rc) {
     // The provider lacks RMA: rendezvous data goes as pipelined sends.
     hints->caps = FI_MSG;
-    rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
+    rc = api.getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list_);
   }
-  fi_freeinfo(hints);
+  api.freeinfo(hints);
   std::string prov;
   if (rc == 0) {
     prov = choose_provider(list_, cfg_.provider);
@@ -138,7 +139,7 @@ void OfiTransport::open() {
   prefer_manual_progress();
   selected_ =
       std::string(info_->fabric_attr->prov_name) + ";" + info_->fabric_attr->name + ";" + info_->domain_attr->name;
-  rc = fi_fabric(info_->fabric_attr, &fabric_, nullptr);
+  rc = api.fabric(info_->fabric_attr, &fabric_, nullptr);
   if (rc) throw std::runtime_error(fi_error("fi_fabric", rc));
   rc = fi_domain(fabric_, info_, &domain_, nullptr);
   if (rc) throw std::runtime_error(fi_error("fi_domain", rc));
@@ -235,20 +236,21 @@ void OfiTransport::prefer_manual_progress() {
   if (want_auto || (!want_manual && std::strcmp(info_->fabric_attr->prov_name, "sockets") != 0)) return;
   const fi_domain_attr* d = info_->domain_attr;
   if (d->data_progress != FI_PROGRESS_AUTO && d->control_progress != FI_PROGRESS_AUTO) return;
-  fi_info* hints = fi_dupinfo(info_);
+  const FabricApi& api = fabric_api();
+  fi_info* hints = api.dupinfo(info_);
   if (!hints) return;
   hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
   fi_info* manual = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &manual);
-  fi_freeinfo(hints);
+  int rc = api.getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &manual);
+  api.freeinfo(hints);
   if (rc != 0 || !manual) return;
   if (std::strcmp(manual->fabric_attr->prov_name, info_->fabric_attr->prov_name) != 0 ||
       manual->domain_attr->data_progress != FI_PROGRESS_MANUAL) {
-    fi_freeinfo(manual);
+    api.freeinfo(manual);
     return;
   }
-  fi_freeinfo(list_);
+  api.freeinfo(list_);
   list_ = manual;
   info_ = manual;
 }
@@ -284,7 +286,7 @@ void OfiTransport::close_all() {
   cq_ = nullptr;
   domain_ = nullptr;
   fabric_ = nullptr;
-  if (list_) fi_freeinfo(list_);
+  if (list_) fabric_api().freeinfo(list_);
   list_ = nullptr;
   std::free(pool_);
   pool_ = nullptr;

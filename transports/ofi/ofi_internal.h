@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "transports/exchange.h"
+#include "transports/ofi/fabric_api.h"
 #include "transports/ofi/liveness.h"
 #include "transports/ofi/mr_cache.h"
 #include "transports/ofi/ofi_transport.h"
@@ -83,7 +84,7 @@ struct Buffer : Op {
 
 // "sonde ofi: <what> failed: <libfabric's message> (<rc>)".
 inline std::string fi_error(const char* what, int rc) {
-  return std::string("sonde ofi: ") + what + " failed: " + fi_strerror(-rc) + " (" + std::to_string(rc) + ")";
+  return std::string("sonde ofi: ") + what + " failed: " + fabric_api().strerror(-rc) + " (" + std::to_string(rc) + ")";
 }
 
 // Seconds on the steady clock.

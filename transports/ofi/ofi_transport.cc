@@ -48,7 +48,7 @@ OfiTransport::OfiTransport(const OfiConfig& config, Exchange& exchange) : cfg_(c
   caps_.eager_limit = cfg_.eager_limit;
   if (const char* s = std::getenv("SONDE_EAGER_LIMIT"); s && *s) caps_.eager_limit = std::strtoull(s, nullptr, 0);
   if (const char* s = std::getenv("SONDE_OFI_EAGER_LIMIT"); s && *s) caps_.eager_limit = std::strtoull(s, nullptr, 0);
-  caps_.rma_read = true;      // refused per message when the sender attached no key
+  caps_.rma_read = true;  // refused per message when the sender attached no key
   caps_.needs_draining = true;
   caps_.liveness = true;
   caps_.registration_cache = true;

@@ -73,7 +73,7 @@ void OfiTransport::cq_error() {
   } else if (op && op->kind == Op::kTx && static_cast<Buffer*>(op)->peer >= 0) {
     who = " sending to rank " + std::to_string(static_cast<Buffer*>(op)->peer);
   }
-  fatal("sonde ofi: network error" + who + ": " + fi_strerror(err.err) +
+  fatal("sonde ofi: network error" + who + ": " + fabric_api().strerror(err.err) +
         (detail ? std::string(" (") + detail + ")" : ""));
 }
 
