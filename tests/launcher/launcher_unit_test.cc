@@ -251,7 +251,7 @@ TEST_CASE("only the job's own shared-memory objects are removed") {
 }
 
 TEST_CASE("private directories are ours alone and removed with their contents") {
-  std::string dir = make_private_tmpdir();
+  std::string dir = make_private_tmpdir("");
   struct stat st;
   REQUIRE(stat(dir.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0700);

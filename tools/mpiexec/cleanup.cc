@@ -1,5 +1,7 @@
 #include "tools/mpiexec/cleanup.h"
 
+#include "tools/mpiexec/stale_dirs.h"
+
 #include <dirent.h>
 #include <ftw.h>
 #include <unistd.h>
@@ -30,15 +32,19 @@ int remove_job_shm(const std::string& job_id, const std::string& shm_dir) {
   return removed;
 }
 
-std::string make_private_tmpdir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/sonde-mpiexec-XXXXXX";
+std::string make_private_tmpdir(const std::string& job_id) {
+  const char* env = std::getenv("TMPDIR");
+  const std::string base = env != nullptr && *env != '\0' ? env : "/tmp";
+  sweep_stale_dirs(base);
+  std::string tmpl = base + "/sonde-mpiexec-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   // mkdtemp makes it mode 0700.
   if (mkdtemp(buf.data()) == nullptr) {
     throw std::runtime_error("cannot create a private directory " + tmpl + ": " + std::strerror(errno));
   }
+  // Without the record the directory is merely never swept by others.
+  write_owner(buf.data(), current_owner(job_id));
   return buf.data();
 }
 

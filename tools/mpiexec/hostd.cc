@@ -232,7 +232,7 @@ void HostDaemon::start(const JobMessage& job) {
     }
   }
 
-  tmpdir_ = make_private_tmpdir();
+  tmpdir_ = make_private_tmpdir(job.job_id);
   pmix_ = std::make_unique<PmixHost>(tmpdir_, this);
   pmix_->relay_fences();
   JobLayout layout;

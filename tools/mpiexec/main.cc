@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
   int code = 1;
   try {
     spec.job_id = sonde::random_job_id();
-    spec.tmpdir = make_private_tmpdir();
+    spec.tmpdir = make_private_tmpdir(spec.job_id);
     Job job(spec, sfd);
     code = job.run();
     arm_teardown_watchdog(spec.job_id, spec.tmpdir, code);
