@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -53,6 +54,17 @@ class WireupExchange final : public transport::Exchange {
   Wireup& w_;
 };
 
+// What a transport calls when a peer's data is malformed or the network
+// fails: the message on stderr, the job aborted through the launcher.
+std::function<void(const std::string&)> transport_fatal(int world_rank) {
+  return [world_rank](const std::string& message) {
+    std::fprintf(stderr, "sonde: rank %d: %s\n", world_rank, message.c_str());
+    std::fflush(stderr);
+    if (Wireup* w = job_wireup()) w->abort(1, message);
+    std::_Exit(1);
+  };
+}
+
 // Builds the transports (self for ourselves, shm for the ranks on our node,
 // ofi for every rank nothing else reaches) and starts the engine on them.
 int start_core(Engine& e, Wireup& wireup) {
@@ -86,6 +98,7 @@ int start_core(Engine& e, Wireup& wireup) {
       config.single_copy = e.settings().single_copy;
       config.fast_boxes = e.settings().fast_boxes;
       config.ring_bytes = e.settings().ring_bytes;  // MPI_T cvar sonde_shm_ring_bytes
+      config.fatal = transport_fatal(world_rank);
       auto shm = transport::make_shm_transport(config, exchange);
       for (int r : local)
         if (r != world_rank) route[size_t(r)] = shm.get();
@@ -101,12 +114,7 @@ int start_core(Engine& e, Wireup& wireup) {
       config.shm_region_name = "sonde-" + wireup.job_id() + "-ofi-" + std::to_string(world_rank);
       for (int r = 0; r < world_size; ++r)
         if (!route[size_t(r)]) config.peers.push_back(r);
-      config.fatal = [world_rank](const std::string& message) {
-        std::fprintf(stderr, "sonde: rank %d: %s\n", world_rank, message.c_str());
-        std::fflush(stderr);
-        if (Wireup* w = job_wireup()) w->abort(1, message);
-        std::_Exit(1);
-      };
+      config.fatal = transport_fatal(world_rank);
       auto ofi = transport::make_ofi_transport(config, exchange);
       for (int r : config.peers) route[size_t(r)] = ofi.get();
       transports.push_back(std::move(ofi));

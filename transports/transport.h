@@ -54,6 +54,19 @@ struct PacketHeader {
 };
 static_assert(sizeof(PacketHeader) == 48);
 
+// What is wrong with a header that came from another process, or null: its
+// type must be one of PacketType's and a kCtsWrite's payload the 8-byte
+// address it announces. Transports check every header they receive with
+// this before handing it to the engine, and end the job naming the peer.
+inline const char* packet_header_error(const PacketHeader& h) {
+  const auto t = static_cast<uint8_t>(h.type);
+  if (t < static_cast<uint8_t>(PacketType::kEager) || t > static_cast<uint8_t>(PacketType::kCancelAck)) {
+    return "unknown packet type";
+  }
+  if (h.type == PacketType::kCtsWrite && h.payload != 8) return "CTS-write without its 8-byte address";
+  return nullptr;
+}
+
 // Where an arriving payload goes. Either `contiguous` points at `header.payload`
 // writable bytes, or it is null and `unpack` takes the bytes in order in
 // pieces (a non-contiguous datatype, or a discard). `cookie` is the engine's.

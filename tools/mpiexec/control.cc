@@ -130,17 +130,23 @@ bool Channel::fill() {
   }
 }
 
+std::optional<std::pair<Msg, std::string>> decode_frame(std::string_view avail, uint32_t max_frame, size_t* used) {
+  if (avail.size() < 4) return std::nullopt;
+  uint32_t len = Reader(avail.substr(0, 4)).u32();
+  if (len == 0 || len > max_frame) throw ProtocolError("bad control frame length");
+  if (avail.size() < 4 + static_cast<size_t>(len)) return std::nullopt;
+  auto type = static_cast<Msg>(static_cast<uint8_t>(avail[4]));
+  *used = 4 + static_cast<size_t>(len);
+  return std::make_pair(type, std::string(avail.substr(5, len - 1)));
+}
+
 std::optional<std::pair<Msg, std::string>> Channel::next() {
   std::string_view avail(in_);
   avail.remove_prefix(consumed_);
-  if (avail.size() < 4) return std::nullopt;
-  uint32_t len = Reader(avail.substr(0, 4)).u32();
-  if (len == 0 || len > kMaxFrame) throw ProtocolError("bad control frame length");
-  if (avail.size() < 4 + static_cast<size_t>(len)) return std::nullopt;
-  auto type = static_cast<Msg>(static_cast<uint8_t>(avail[4]));
-  std::string payload(avail.substr(5, len - 1));
-  consumed_ += 4 + len;
-  return std::make_pair(type, std::move(payload));
+  size_t used = 0;
+  auto m = decode_frame(avail, kMaxFrame, &used);
+  consumed_ += used;
+  return m;
 }
 
 Writer JobMessage::encode() const {
@@ -175,7 +181,8 @@ JobMessage JobMessage::decode(std::string_view payload) {
     app.wdir = r.str();
     app.first = r.i32();
     app.size = r.i32();
-    int expected_first = j.apps.empty() ? 0 : j.apps.back().first + j.apps.back().size;
+    // In 64 bits: the sum of two hostile 32-bit fields must not overflow.
+    const int64_t expected_first = j.apps.empty() ? 0 : int64_t{j.apps.back().first} + j.apps.back().size;
     if (app.argv.empty() || app.first != expected_first || app.size < 1) {
       throw ProtocolError("inconsistent job description");
     }
@@ -192,7 +199,10 @@ JobMessage JobMessage::decode(std::string_view payload) {
   j.size = r.i32();
   j.hostnames = r.strings();
   uint32_t nodes = r.u32();
-  if (nodes != j.hostnames.size() || j.size < 1 || j.apps.back().first + j.apps.back().size != j.size) {
+  // Every rank is listed below in 4 bytes: a size the rest of the message
+  // cannot hold is refused before anything is sized by it.
+  if (nodes != j.hostnames.size() || j.size < 1 || int64_t{j.apps.back().first} + j.apps.back().size != j.size ||
+      static_cast<uint64_t>(j.size) > payload.size() / 4) {
     throw ProtocolError("inconsistent job description");
   }
   std::vector<bool> seen(static_cast<size_t>(j.size), false);

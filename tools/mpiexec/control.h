@@ -84,6 +84,11 @@ class Reader {
   std::string_view data_;
 };
 
+// The pure step of Channel::next(): the first whole frame of `avail`, if
+// there is one, and in *used its size on the wire. Throws ProtocolError for
+// a length of 0 or above `max_frame`.
+std::optional<std::pair<Msg, std::string>> decode_frame(std::string_view avail, uint32_t max_frame, size_t* used);
+
 // One framed connection over a non-blocking socket. Not thread-safe.
 class Channel {
  public:

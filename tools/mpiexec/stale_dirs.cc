@@ -70,7 +70,8 @@ bool plain_token(std::string_view s) {
 
 template <typename T>
 bool parse_number(std::string_view s, T& out) {
-  if (s.empty() || s.size() > 20) return false;
+  // Canonical decimal only (what format_owner writes): no sign, no leading zero.
+  if (s.empty() || s.size() > 20 || (s.size() > 1 && s[0] == '0')) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && p == s.data() + s.size();
 }

@@ -26,6 +26,7 @@
 
 #include "transports/exchange.h"
 #include "transports/ofi/fabric_api.h"
+#include "transports/ofi/frame.h"
 #include "transports/ofi/liveness.h"
 #include "transports/ofi/mr_cache.h"
 #include "transports/ofi/ofi_transport.h"
@@ -36,33 +37,6 @@ namespace sonde::transport::ofi {
 // Exchange keys each rank puts at start-up (see make_ofi_transport).
 constexpr const char* kAddrKey = "ofi.addr";
 constexpr const char* kLiveKey = "ofi.live";  // Liveness::address(), empty: none
-
-// kCredit frames carry no packet and use no credit: credit returns, and
-// keepalives (an idle connection's sign of life, see check_idle()).
-enum class FrameKind : uint8_t { kFirst = 1, kMore = 2, kCredit = 3 };
-
-// FrameHeader::flags
-constexpr uint8_t kFrameRmaKey = 1;  // kFirst of a kRts: an RmaKey follows the PacketHeader
-
-struct FrameHeader {
-  int32_t src;       // sender's world rank
-  uint32_t seq;      // per (sender, receiver), every frame kind
-  uint16_t credits;  // frames the sender has consumed from us since it last said
-  FrameKind kind;
-  uint8_t flags;
-  uint32_t reserved2;
-};
-static_assert(sizeof(FrameHeader) == 16);
-
-// What a receiver needs to fi_read a rendezvous message's bytes: `addr` is
-// the message's first byte in the sender's memory, `base` the start of the
-// registered region that holds it (offsets are from there unless the
-// provider wants FI_MR_VIRT_ADDR), `key` the region's remote key.
-struct RmaKey {
-  uint64_t addr;
-  uint64_t base;
-  uint64_t key;
-};
 
 // Everything posted to the provider starts with one of these: the
 // fi_context2 lets providers that need FI_CONTEXT / FI_CONTEXT2 use it, and

@@ -126,21 +126,16 @@ int OfiTransport::consume(Peer& p, const FrameHeader& f, Buffer* b) {
   if (f.credits) p.waiting_since = 0;
   if (int32_t(f.reserved2 - p.consumed_by_peer) > 0) p.consumed_by_peer = f.reserved2;
   if (p.keepalive_out && int32_t(p.consumed_by_peer - p.keepalive_seq) > 0) p.keepalive_out = false;
-  const uint8_t* at = b->data + sizeof(FrameHeader);
-  size_t left = b->len - sizeof(FrameHeader);
+  ParsedFrame pf;
+  if (const char* why = parse_frame(b->data, b->len, &pf)) {
+    fatal(std::string("sonde ofi: malformed frame from rank ") + std::to_string(f.src) + ": " + why);
+  }
+  const uint8_t* at = pf.payload;
+  size_t left = pf.payload_bytes;
   if (f.kind == FrameKind::kFirst) {
-    if (p.open || left < sizeof(PacketHeader)) fatal("sonde ofi: malformed packet from rank " + std::to_string(f.src));
-    std::memcpy(&p.header, at, sizeof(PacketHeader));
-    at += sizeof(PacketHeader);
-    left -= sizeof(PacketHeader);
-    if (f.flags & kFrameRmaKey) {
-      if (left < sizeof(RmaKey)) fatal("sonde ofi: malformed packet from rank " + std::to_string(f.src));
-      RmaKey key;
-      std::memcpy(&key, at, sizeof key);
-      at += sizeof key;
-      left -= sizeof key;
-      p.keys[p.header.send_cookie] = key;
-    }
+    if (p.open) fatal("sonde ofi: malformed packet from rank " + std::to_string(f.src));
+    p.header = pf.packet;
+    if (pf.has_key) p.keys[p.header.send_cookie] = pf.key;
     // The receiver took the data (kFin) or will have it streamed (kCts):
     // the registration lent with our kRts is no longer needed.
     if (p.header.type == PacketType::kFin || p.header.type == PacketType::kCts) lent_back(f.src, p.header.send_cookie);

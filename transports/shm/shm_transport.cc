@@ -321,12 +321,14 @@ class ShmTransport final : public Transport {
         if (next == shm::BoxReader::Next::kNothing) break;
         if (next == shm::BoxReader::Next::kBox) {
           FastBox& box = p.in_boxes.box();
+          check_header(p, box.header, kFastBoxPayload);
           budget -= std::min<uint64_t>(budget, sizeof(PacketHeader) + box.header.payload);
           deliver_box(p, box, delivery);
           ++delivered;
           continue;
         }
         ring.pop(reinterpret_cast<char*>(&p.rx_header), sizeof(PacketHeader));
+        check_header(p, p.rx_header, UINT64_MAX);
         budget -= sizeof(PacketHeader);
         p.rx_sink = delivery.on_header(p.rank, p.rx_header);
         if (p.rx_header.payload == 0) {
@@ -368,11 +370,25 @@ class ShmTransport final : public Transport {
     return fast_boxes_ && payload <= kFastBoxPayload ? p.out_boxes.claim() : nullptr;
   }
 
+  // A header peer `p` wrote must be well formed, its payload at most
+  // `max_payload` bytes (a box's); otherwise the job ends, naming the peer.
+  void check_header(const Peer& p, const PacketHeader& h, uint64_t max_payload) {
+    const char* why = transport::packet_header_error(h);
+    if (why == nullptr && h.payload > max_payload) why = "a fast box claiming more payload than it holds";
+    if (why == nullptr) return;
+    const std::string message = "sonde shm: malformed packet from rank " + std::to_string(p.rank) + ": " + why;
+    if (fatal_) fatal_(message);
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+
   // Delivers the next packet from its box: the payload goes straight from the
   // box into the sink; the box is released only after on_payload_done.
+  // check_header has bounded its payload.
   void deliver_box(Peer& p, FastBox& box, Delivery& delivery) {
     const PacketHeader header = box.header;
-    assert(header.payload <= kFastBoxPayload);
+    if (header.payload > kFastBoxPayload) check_header(p, header, kFastBoxPayload);
     PayloadSink* sink = delivery.on_header(p.rank, header);
     if (header.payload != 0 && sink != nullptr) {
       if (sink->contiguous != nullptr) {
@@ -389,6 +405,7 @@ class ShmTransport final : public Transport {
   void connect(int index, const std::string& endpoint, size_t segment_bytes, bool single_copy);
 
   const int me_;
+  std::function<void(const std::string&)> fatal_;
   int my_local_ = 0;             // my index among the sorted local ranks
   std::vector<int> peer_index_;  // world rank -> index in peers_, or -1
   std::unique_ptr<Peer[]> peers_;
@@ -405,7 +422,8 @@ class ShmTransport final : public Transport {
 };
 
 template <size_t RingBytes>
-ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchange) : me_(config.my_rank) {
+ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchange)
+    : me_(config.my_rank), fatal_(config.fatal) {
   caps_.kind = TransportKind::kShm;
   std::vector<int> local = config.local_ranks;
   std::sort(local.begin(), local.end());

@@ -60,6 +60,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,11 @@ struct ShmConfig {
   bool single_copy = true;              // false: read_remote() refuses (tests the fallback)
   bool fast_boxes = true;               // false: we send every packet through the ring
   size_t ring_bytes = shm::kRingBytes;  // one of shm::kRingSizes, equal on all ranks
+  // Called with a message naming the peer when what it wrote into our
+  // segment is malformed (transport::packet_header_error, a fast box
+  // claiming more payload than it holds); must not return. Unset: the
+  // message goes to stderr and the process exits with status 1.
+  std::function<void(const std::string&)> fatal;
 };
 
 // Wires up the shm transport. Collective over EVERY rank of the job (the
