@@ -256,11 +256,18 @@ void OfiTransport::prefer_manual_progress() {
 }
 
 void OfiTransport::connect(Exchange& exchange) {
+  // Every rank's address has the format of the one provider all chose, so
+  // the length of ours: the provider reads that many bytes of each.
+  const size_t addr_len = name().size();
   for (int peer : cfg_.peers) {
     std::optional<std::string> a = exchange.get(peer, kAddrKey);
     if (!a || a->empty()) {
       throw std::runtime_error("sonde ofi: rank " + std::to_string(peer) +
                                " could not open a libfabric endpoint (see its error)");
+    }
+    if (a->size() != addr_len) {
+      throw std::runtime_error("sonde ofi: rank " + std::to_string(peer) + " published a malformed address (" +
+                               std::to_string(a->size()) + " bytes, expected " + std::to_string(addr_len) + ")");
     }
     fi_addr_t fa = FI_ADDR_UNSPEC;
     int rc = fi_av_insert(av_, a->data(), 1, &fa, 0, nullptr);
