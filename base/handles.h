@@ -1,9 +1,10 @@
 // Index + generation handle tables: how MPI handles (plain ints, see mpi.h)
 // map to engine objects, and how stale or forged handles are caught.
 //
-// A handle is kind(4) | generation(8) | index(20). Slot 0 is the null handle;
-// predefined objects occupy the first slots with generation 0; objects made
-// at run time get generations 1..255, bumped on every reuse of the slot, so a
+// A handle is 0 | kind(4) | generation(7) | index(20): never negative, so a
+// binding that reads a handle as a signed integer gets the same value back.
+// Slot 0 is the null handle; predefined objects occupy the first slots with
+// generation 0; objects made at run time get generations 1..127, bumped on every reuse of the slot, so a
 // freed handle no longer resolves. Objects live in fixed-size chunks: their
 // addresses never move, a lookup is a shift and a mask, and a slot's object
 // is reused (not reallocated) after release, so steady-state allocation is
@@ -20,13 +21,15 @@ namespace sonde::engine {
 
 inline constexpr uint32_t kIndexBits = 20;
 inline constexpr uint32_t kIndexMask = (1u << kIndexBits) - 1;
+inline constexpr uint32_t kGenerationMask = 0x7F;
+inline constexpr uint32_t kKindShift = 27;
 
 inline int make_handle(uint32_t kind, uint32_t generation, uint32_t index) {
-  return static_cast<int>((kind << 28) | ((generation & 0xFF) << kIndexBits) | (index & kIndexMask));
+  return static_cast<int>((kind << kKindShift) | ((generation & kGenerationMask) << kIndexBits) | (index & kIndexMask));
 }
-inline uint32_t handle_kind(int h) { return static_cast<uint32_t>(h) >> 28; }
+inline uint32_t handle_kind(int h) { return static_cast<uint32_t>(h) >> kKindShift; }
 inline uint32_t handle_index(int h) { return static_cast<uint32_t>(h) & kIndexMask; }
-inline uint32_t handle_generation(int h) { return (static_cast<uint32_t>(h) >> kIndexBits) & 0xFF; }
+inline uint32_t handle_generation(int h) { return (static_cast<uint32_t>(h) >> kIndexBits) & kGenerationMask; }
 
 template <class T, uint32_t Kind>
 class HandleTable {
@@ -66,7 +69,7 @@ class HandleTable {
     }
     Slot& s = slots_[i];
     s.live = true;
-    s.generation = static_cast<uint8_t>(s.generation % 255 + 1);
+    s.generation = static_cast<uint8_t>(s.generation % kGenerationMask + 1);
     *out = &object(i);
     return make_handle(Kind, s.generation, i);
   }

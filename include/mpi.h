@@ -52,8 +52,9 @@ typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
 
-/* A handle's kind is in its top 4 bits (see above). */
-#define SONDE_HANDLE(kind, index) ((int)(((unsigned)(kind) << 28) | (unsigned)(index)))
+/* A handle is a non-negative int: bit 31 clear, the kind in bits 27-30, a
+   generation in bits 20-26 and a table index in bits 0-19. */
+#define SONDE_HANDLE(kind, index) ((int)(((unsigned)(kind) << 27) | (unsigned)(index)))
 #define SONDE_KIND_COMM 1
 #define SONDE_KIND_GROUP 2
 #define SONDE_KIND_DATATYPE 3
@@ -1584,6 +1585,8 @@ SONDE_API int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n
 SONDE_API int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
 SONDE_API int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
 SONDE_API int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+SONDE_API int MPI_Comm_disconnect(MPI_Comm *comm);
+SONDE_API int PMPI_Comm_disconnect(MPI_Comm *comm);
 
 /* ---- External interfaces (MPI 4.1 chapter 13) -------------------------- */
 SONDE_API int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
@@ -1830,6 +1833,10 @@ SONDE_API MPI_Fint MPI_Win_c2f(MPI_Win win);
 SONDE_API MPI_Fint PMPI_Win_c2f(MPI_Win win);
 SONDE_API MPI_Win MPI_Win_f2c(MPI_Fint win);
 SONDE_API MPI_Win PMPI_Win_f2c(MPI_Fint win);
+SONDE_API MPI_Fint MPI_Session_c2f(MPI_Session session);
+SONDE_API MPI_Fint PMPI_Session_c2f(MPI_Session session);
+SONDE_API MPI_Session MPI_Session_f2c(MPI_Fint session);
+SONDE_API MPI_Session PMPI_Session_f2c(MPI_Fint session);
 
 /* ---- END GENERATED ---------------------------------------------------- */
 

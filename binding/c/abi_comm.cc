@@ -8,6 +8,7 @@
 
 #include "binding/c/abi.h"
 #include "binding/c/object_name.h"
+#include "coll/coll.h"
 #include "comm/attributes.h"
 #include "comm/comm_build.h"
 #include "core/engine.h"
@@ -79,6 +80,23 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Comm_free)
+
+// MPI 4.1 section 11.10.4: collective; every member's communication on the
+// communicator is complete and matched when the others' barrier completes
+// (the program may call it only then), so the communicator is freed after a
+// barrier instead of lingering until pending operations drain.
+int PMPI_Comm_disconnect(MPI_Comm* comm) {
+  SONDE_ENTER("MPI_Comm_disconnect");
+  if (!comm) return raise(nullptr, MPI_ERR_ARG, fn);
+  Comm* c = find_comm(*comm);
+  if (!c || *comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) return raise(c, MPI_ERR_COMM, fn);
+  int rc = coll::barrier(c);
+  if (!rc) rc = free_comm_checked(c);
+  if (rc) return raise(c, rc, fn);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Comm_disconnect)
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   SONDE_ENTER("MPI_Comm_set_name");

@@ -53,4 +53,9 @@ SONDE_WEAK_ALIAS(Win_c2f)
 MPI_Win PMPI_Win_f2c(MPI_Fint handle) { return MPI_Win(handle); }
 SONDE_WEAK_ALIAS(Win_f2c)
 
+MPI_Fint PMPI_Session_c2f(MPI_Session handle) { return MPI_Fint(handle); }
+SONDE_WEAK_ALIAS(Session_c2f)
+MPI_Session PMPI_Session_f2c(MPI_Fint handle) { return MPI_Session(handle); }
+SONDE_WEAK_ALIAS(Session_f2c)
+
 }  // extern "C"

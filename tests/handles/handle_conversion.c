@@ -1,6 +1,9 @@
 /* C <-> Fortran handle conversions: defined before MPI_Init, and a handle
  * that went through MPI_Fint still works in every call (a duplicated
- * communicator, a datatype, a pending request, a message from MPI_Mprobe). */
+ * communicator, a datatype, a pending request, a message from MPI_Mprobe).
+ * Every handle value, predefined or made at run time, of every kind, is
+ * non-negative, so bindings that read it as a signed integer (ctypes) get
+ * the same value back. */
 #include "tests/integration/itest.h"
 
 int main(int argc, char** argv) {
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
   MPI_Message m;
   CHECK_OK(MPI_Send(&me, 1, MPI_INT, right, 4, dup));
   CHECK_OK(MPI_Mprobe(left, 4, dup, &m, MPI_STATUS_IGNORE));
+  CHECK(m >= 0, "a message handle is negative: %d", m);
   MPI_Message mb = MPI_Message_f2c(PMPI_Message_c2f(m));
   got = -1;
   CHECK_OK(MPI_Mrecv(&got, 1, MPI_INT, &mb, MPI_STATUS_IGNORE));
@@ -51,6 +55,30 @@ int main(int argc, char** argv) {
   CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_RETURN)) == MPI_ERRORS_RETURN,
         "MPI_ERRORS_RETURN changed");
   CHECK(MPI_Win_f2c(MPI_Win_c2f(MPI_WIN_NULL)) == MPI_WIN_NULL, "MPI_WIN_NULL changed");
+  int predefined[] = {MPI_COMM_NULL,       MPI_COMM_WORLD,      MPI_COMM_SELF,    MPI_GROUP_NULL,
+                      MPI_GROUP_EMPTY,     MPI_DATATYPE_NULL,   MPI_INT,          MPI_DOUBLE_COMPLEX,
+                      MPI_REQUEST_NULL,    MPI_OP_NULL,         MPI_SUM,          MPI_REPLACE,
+                      MPI_ERRHANDLER_NULL, MPI_ERRORS_RETURN,   MPI_ERRORS_ABORT, MPI_INFO_NULL,
+                      MPI_INFO_ENV,        MPI_MESSAGE_NULL,    MPI_MESSAGE_NO_PROC, MPI_WIN_NULL,
+                      MPI_SESSION_NULL};
+  for (unsigned i = 0; i < sizeof predefined / sizeof predefined[0]; ++i)
+    CHECK(predefined[i] >= 0, "predefined handle %u is negative: %d", i, predefined[i]);
+  MPI_Session session;
+  CHECK_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session));
+  MPI_Info info;
+  CHECK_OK(MPI_Info_create(&info));
+  MPI_Errhandler eh;
+  CHECK_OK(MPI_Comm_get_errhandler(dup, &eh));
+  MPI_Datatype pair;
+  CHECK_OK(MPI_Type_contiguous(2, MPI_INT, &pair));
+  int made[] = {dup, session, info, eh, pair, r};
+  for (unsigned i = 0; i < sizeof made / sizeof made[0]; ++i)
+    CHECK(made[i] >= 0, "handle %u made at run time is negative: %d", i, made[i]);
+  CHECK(MPI_Session_f2c(MPI_Session_c2f(session)) == session, "a session handle changed");
+  MPI_Type_free(&pair);
+  MPI_Errhandler_free(&eh);
+  MPI_Info_free(&info);
+  CHECK_OK(MPI_Session_finalize(&session));
   MPI_Comm_free(&dup);
   return itest_finish("handle_conversion");
 }
