@@ -16,7 +16,9 @@ namespace sonde::engine::coll::detail {
 int copy(const void* src, int64_t scount, const Datatype* stype, void* dst, int64_t rcount, const Datatype* rtype) {
   const int64_t n = scount * stype->size;
   if (n > rcount * rtype->size) return MPI_ERR_TRUNCATE;
-  if (n == 0 || src == dst) return MPI_SUCCESS;
+  // The same bytes through the same layout: nothing to move. (Equal pointers
+  // alone prove nothing: MPI_BOTTOM with absolute-address datatypes.)
+  if (n == 0 || (src == dst && stype == rtype)) return MPI_SUCCESS;
   if (stype->contiguous && rtype->contiguous) {
     std::memmove(contiguous_start(*rtype, dst), contiguous_start(*stype, src), static_cast<size_t>(n));
   } else if (stype->contiguous) {

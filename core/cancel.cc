@@ -1,5 +1,7 @@
 // Cancelling a send whose message has left (kCancelSend / kCancelAck).
 
+#include <chrono>
+
 #include "core/engine_internal.h"
 
 namespace sonde::engine {
@@ -30,7 +32,25 @@ bool Engine::ask_cancel_send(Request* r) {
     return false;  // standard eager data still going out, or a rendezvous under way
   }
   send_cancel_request(r);
+  await_cancel_answer(r);
   return true;
+}
+
+// On one node the receiver answers within microseconds whenever it is inside
+// MPI (and at once when it is this process), so MPI_Cancel waits that long
+// for the answer: a program that tests the request once right after the
+// cancel then sees it complete and cancelled (or completed by its match)
+// instead of "not yet". A receiver busy outside MPI longer than the bound
+// answers later, through the progress of the next test or wait.
+void Engine::await_cancel_answer(Request* r) {
+  const transport::TransportKind kind = router_.to(r->world_peer)->capabilities().kind;
+  if (kind == transport::TransportKind::kOfi) return;  // a network round trip: the next test or wait sees it
+  const auto deadline = std::chrono::steady_clock::now() + kCancelAnswerWait;
+  int idle_passes = 0;
+  while (r->cancel_state && std::chrono::steady_clock::now() < deadline) {
+    if (progress() == 0) idle(idle_passes);
+    else idle_passes = 0;
+  }
 }
 
 void Engine::send_cancel_request(Request* r) {

@@ -12,6 +12,7 @@
 // issue_send) -> transports/transport.h -> transports/shm/shm_transport.cc.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -161,6 +162,9 @@ class Engine final : public transport::Delivery {
   // the receiver to drop it while unmatched; its answer completes r,
   // cancelled or not. False when r cannot be cancelled this way.
   bool ask_cancel_send(Request* r);
+  // How long ask_cancel_send waits for the answer of a receiver on this
+  // node (cancel.cc).
+  static constexpr std::chrono::milliseconds kCancelAnswerWait{100};
   // A user request with nothing left to do (MPI_Ibsend's: the data is
   // already copied out): activated and completed in one go.
   void complete_at_once(Request* r);
@@ -229,6 +233,7 @@ class Engine final : public transport::Delivery {
   void deliver_control(int peer, const transport::PacketHeader& h);
   void drop_cancelled_message(int peer, const transport::PacketHeader& h);
   void send_cancel_request(Request* r);
+  void await_cancel_answer(Request* r);
   void on_cancel_answer(const transport::PacketHeader& h);
   transport::PayloadSink* on_message(int peer, const transport::PacketHeader& h, Comm* comm);
   Message* new_message(int peer, const transport::PacketHeader& h, Comm* comm);

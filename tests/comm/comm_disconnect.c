@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   itest_init(&argc, &argv);
   int n = itest_size, me = itest_rank;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
   for (int round = 0; round < 50; ++round) {
     MPI_Comm dup;
