@@ -352,6 +352,7 @@ enum QMPI_Functions_enum {
   MPI_SESSION_GET_NUM_PSETS_T,
   MPI_SESSION_GET_NTH_PSET_T,
   MPI_SESSION_GET_PSET_INFO_T,
+  MPI_COMM_DISCONNECT_T,
   MPI_GREQUEST_START_T,
   MPI_GREQUEST_COMPLETE_T,
   MPI_STATUS_SET_ELEMENTS_T,
@@ -391,6 +392,8 @@ enum QMPI_Functions_enum {
   MPI_MESSAGE_F2C_T,
   MPI_WIN_C2F_T,
   MPI_WIN_F2C_T,
+  MPI_SESSION_C2F_T,
+  MPI_SESSION_F2C_T,
   MPI_LAST_FUNC_T
 };
 
@@ -719,6 +722,7 @@ typedef int (QMPI_Session_get_info_t)(QMPI_Context context, int tool_id, MPI_Ses
 typedef int (QMPI_Session_get_num_psets_t)(QMPI_Context context, int tool_id, MPI_Session session, MPI_Info info, int *npset_names);
 typedef int (QMPI_Session_get_nth_pset_t)(QMPI_Context context, int tool_id, MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
 typedef int (QMPI_Session_get_pset_info_t)(QMPI_Context context, int tool_id, MPI_Session session, const char *pset_name, MPI_Info *info);
+typedef int (QMPI_Comm_disconnect_t)(QMPI_Context context, int tool_id, MPI_Comm *comm);
 typedef int (QMPI_Grequest_start_t)(QMPI_Context context, int tool_id, MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
 typedef int (QMPI_Grequest_complete_t)(QMPI_Context context, int tool_id, MPI_Request request);
 typedef int (QMPI_Status_set_elements_t)(QMPI_Context context, int tool_id, MPI_Status *status, MPI_Datatype datatype, int count);
@@ -758,6 +762,8 @@ typedef MPI_Fint (QMPI_Message_c2f_t)(QMPI_Context context, int tool_id, MPI_Mes
 typedef MPI_Message (QMPI_Message_f2c_t)(QMPI_Context context, int tool_id, MPI_Fint message);
 typedef MPI_Fint (QMPI_Win_c2f_t)(QMPI_Context context, int tool_id, MPI_Win win);
 typedef MPI_Win (QMPI_Win_f2c_t)(QMPI_Context context, int tool_id, MPI_Fint win);
+typedef MPI_Fint (QMPI_Session_c2f_t)(QMPI_Context context, int tool_id, MPI_Session session);
+typedef MPI_Session (QMPI_Session_f2c_t)(QMPI_Context context, int tool_id, MPI_Fint session);
 
 /* ---- END GENERATED ---------------------------------------------------- */
 

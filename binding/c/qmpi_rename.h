@@ -329,6 +329,7 @@ int sonde_qmpi_impl_MPI_Session_get_info(MPI_Session session, MPI_Info *info_use
 int sonde_qmpi_impl_MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
 int sonde_qmpi_impl_MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
 int sonde_qmpi_impl_MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int sonde_qmpi_impl_MPI_Comm_disconnect(MPI_Comm *comm);
 int sonde_qmpi_impl_MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
 int sonde_qmpi_impl_MPI_Grequest_complete(MPI_Request request);
 int sonde_qmpi_impl_MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
@@ -368,6 +369,8 @@ MPI_Fint sonde_qmpi_impl_MPI_Message_c2f(MPI_Message message);
 MPI_Message sonde_qmpi_impl_MPI_Message_f2c(MPI_Fint message);
 MPI_Fint sonde_qmpi_impl_MPI_Win_c2f(MPI_Win win);
 MPI_Win sonde_qmpi_impl_MPI_Win_f2c(MPI_Fint win);
+MPI_Fint sonde_qmpi_impl_MPI_Session_c2f(MPI_Session session);
+MPI_Session sonde_qmpi_impl_MPI_Session_f2c(MPI_Fint session);
 }
 
 #define PMPI_Send sonde_qmpi_impl_MPI_Send
@@ -695,6 +698,7 @@ MPI_Win sonde_qmpi_impl_MPI_Win_f2c(MPI_Fint win);
 #define PMPI_Session_get_num_psets sonde_qmpi_impl_MPI_Session_get_num_psets
 #define PMPI_Session_get_nth_pset sonde_qmpi_impl_MPI_Session_get_nth_pset
 #define PMPI_Session_get_pset_info sonde_qmpi_impl_MPI_Session_get_pset_info
+#define PMPI_Comm_disconnect sonde_qmpi_impl_MPI_Comm_disconnect
 #define PMPI_Grequest_start sonde_qmpi_impl_MPI_Grequest_start
 #define PMPI_Grequest_complete sonde_qmpi_impl_MPI_Grequest_complete
 #define PMPI_Status_set_elements sonde_qmpi_impl_MPI_Status_set_elements
@@ -734,3 +738,5 @@ MPI_Win sonde_qmpi_impl_MPI_Win_f2c(MPI_Fint win);
 #define PMPI_Message_f2c sonde_qmpi_impl_MPI_Message_f2c
 #define PMPI_Win_c2f sonde_qmpi_impl_MPI_Win_c2f
 #define PMPI_Win_f2c sonde_qmpi_impl_MPI_Win_f2c
+#define PMPI_Session_c2f sonde_qmpi_impl_MPI_Session_c2f
+#define PMPI_Session_f2c sonde_qmpi_impl_MPI_Session_f2c
