@@ -83,6 +83,14 @@ class HandleTable {
 
   size_t live_count() const { return slots_.size() - 1 - free_.size(); }
 
+  // Calls f(object, handle) for every live object, in slot order. Allocates
+  // nothing (a snapshot signal handler walks the tables with it).
+  template <class F>
+  void for_each_live(F&& f) {
+    for (uint32_t i = 1; i < slots_.size(); ++i)
+      if (slots_[i].live) f(object(i), make_handle(Kind, slots_[i].generation, i));
+  }
+
  private:
   static constexpr uint32_t kChunkBits = 8;
   static constexpr uint32_t kChunk = 1u << kChunkBits;

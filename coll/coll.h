@@ -83,6 +83,12 @@ enum Kind : int {
 // only after 2^24 collectives on `comm`).
 void skip_sequence(Comm* comm);
 
+// What an internal tag carries: the collective's kind and its sequence
+// number on the communicator (modulo 2^24). False for a user tag.
+bool decode_tag(int tag, int* kind, uint32_t* seq);
+// The MPI call of a kind ("MPI_Allreduce"; the blocking name for both forms).
+const char* kind_name(int kind);
+
 int barrier(Comm* comm, MPI_Request* request = nullptr);
 
 int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Request* request = nullptr);

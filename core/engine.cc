@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/current_call.h"
 #include "core/engine_internal.h"
 #include "core/process.h"
 #include "core/progress_hooks.h"
@@ -133,6 +134,9 @@ int Engine::progress() {
 
 void Engine::idle(int& idle_passes) {
   if (++idle_passes < settings_.spin_before_yield) return;
+  // A snapshot asked for while this rank waits (current_call.h): served
+  // here, between two progress passes, never on the message path.
+  if (__builtin_expect(g_snapshot_pending != 0, 0)) serve_pending_snapshot();
   // Oversubscribed ranks must give the CPU to the peer they wait for.
   if (thread_level_ == MPI_THREAD_MULTIPLE) {
     EngineLock::unlock();

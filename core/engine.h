@@ -104,6 +104,9 @@ class Engine final : public transport::Delivery {
   // in the low 3 bits (addresses have them clear), so kinds never collide.
   static constexpr unsigned kIdSearch = 1, kIdTransientRequest = 2, kIdTransientMessage = 3;
   uint64_t new_id(unsigned kind) { return (++id_counter_ << 3) | kind; }
+  // Ids handed out so far: every arriving message takes one
+  // (introspect::arrivals).
+  uint64_t ids_issued() const { return id_counter_; }
 
   int progress();
   // Spin / yield policy for a waiting loop; call once per idle pass.

@@ -97,4 +97,70 @@ int64_t datatype_size(MPI_Datatype type) {
   return t ? int64_t(t->size) : -1;
 }
 
+void for_each_comm(void (*f)(const CommView&, void*), void* arg) {
+  for (Comm* c : engine().by_context) {
+    if (!c || !c->live) continue;
+    CommView v;
+    v.context = c->context;
+    v.handle = c->handle;
+    v.name = c->name.c_str();
+    v.rank = c->rank;
+    v.size = c->size;
+    v.inter = c->inter;
+    v.world = c->world.data();
+    v.world_count = static_cast<int>(c->world.size());
+    v.coll_seq = c->coll_seq;
+    f(v, arg);
+  }
+}
+
+namespace {
+Stage send_stage(const Request& r) {
+  switch (r.item.header.type) {
+    case transport::PacketType::kEagerSync: return r.handed ? Stage::kSyncAck : Stage::kEagerQueued;
+    case transport::PacketType::kRts: return r.matched ? Stage::kTransfer : Stage::kRendezvousWait;
+    case transport::PacketType::kEager: return Stage::kEagerQueued;
+    default: return Stage::kTransfer;
+  }
+}
+}  // namespace
+
+void for_each_pending(void (*f)(const RequestView&, void*), void* arg) {
+  engine().requests.for_each_live([&](Request& r, int) {
+    if (!r.active || r.complete || !r.comm) return;
+    if (r.kind != RequestKind::kSend && r.kind != RequestKind::kRecv) return;
+    RequestView v;
+    v.id = &r;
+    v.send = r.kind == RequestKind::kSend;
+    v.context = r.comm->context;
+    v.peer = r.peer;
+    v.tag = r.tag;
+    v.count = r.count;
+    v.bytes = r.bytes;
+    v.type = r.type ? r.type->name.c_str() : "";
+    v.synchronous = r.mode == SendMode::kSync;
+    v.stage = v.send ? send_stage(r) : (r.is_linked() ? Stage::kPosted : Stage::kArriving);
+    f(v, arg);
+  });
+}
+
+void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg) {
+  for (Comm* c : engine().by_context) {
+    if (!c || !c->live) continue;
+    for (auto& e : c->queues.unexpected()) {
+      const Message& m = static_cast<const Message&>(e);
+      if (m.claimed) continue;
+      MessageView v;
+      v.id = &m;
+      v.context = c->context;
+      v.source = m.source;
+      v.tag = m.tag;
+      v.bytes = m.header.total;
+      f(v, arg);
+    }
+  }
+}
+
+uint64_t arrivals() { return engine().ids_issued(); }
+
 }  // namespace sonde::engine::introspect

@@ -52,4 +52,66 @@ bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out);
 // The size in bytes of a live datatype, or -1.
 int64_t datatype_size(MPI_Datatype type);
 
+// ---- Snapshots of the queues (runtime/snapshot.h) ----
+// These walk the engine's tables and queues and hand each entry to a
+// callback. They allocate nothing and take no lock: the caller has the
+// engine to itself (the snapshot signal handler in user code, or a wait
+// between progress passes). Pointers in the views live until the engine
+// next runs.
+
+// A communicator: its context id (the same on every member), handle,
+// name ("" if none), this rank in it, its size, its members' world ranks
+// (the remote group's on an intercommunicator) and the collectives started
+// on it.
+struct CommView {
+  uint32_t context = 0;
+  int handle = 0;
+  const char* name = "";
+  int rank = 0;
+  int size = 0;
+  bool inter = false;
+  const int* world = nullptr;
+  int world_count = 0;
+  uint32_t coll_seq = 0;
+};
+void for_each_comm(void (*f)(const CommView&, void*), void* arg);
+
+// An active request that is not complete: a receive (posted, or matched
+// and its data still arriving) or a send with its protocol stage.
+enum class Stage : uint8_t {
+  kPosted,          // receive: in the posted queue
+  kArriving,        // receive: matched, data still arriving
+  kEagerQueued,     // send: eager, waiting for the transport to take it
+  kRendezvousWait,  // send: rendezvous announced, the receiver has not matched
+  kTransfer,        // send: the receiver matched, data moving
+  kSyncAck,         // send: synchronous, data out, the receiver's match not yet acknowledged
+};
+struct RequestView {
+  const void* id = nullptr;  // stable while the request lives
+  bool send = false;
+  uint32_t context = 0;
+  int peer = 0;  // rank in the communicator, or MPI_ANY_SOURCE
+  int tag = 0;
+  int64_t count = 0;
+  uint64_t bytes = 0;
+  const char* type = "";
+  bool synchronous = false;  // MPI_Ssend / MPI_Issend
+  Stage stage = Stage::kPosted;
+};
+void for_each_pending(void (*f)(const RequestView&, void*), void* arg);
+
+// A message in a communicator's unexpected queue.
+struct MessageView {
+  const void* id = nullptr;
+  uint32_t context = 0;
+  int source = 0;
+  int tag = 0;
+  uint64_t bytes = 0;
+};
+void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg);
+
+// A counter that moves with every message arriving at this rank (a job
+// whose counters all stand still exchanges nothing).
+uint64_t arrivals();
+
 }  // namespace sonde::engine::introspect

@@ -16,11 +16,13 @@
 
 #include "coll/coll.h"
 #include "comm/session.h"
+#include "core/current_call.h"
 #include "core/engine.h"
 #include "core/lookup.h"
 #include "core/process.h"
 #include "peruse/registry.h"
 #include "runtime/errors.h"
+#include "runtime/snapshot.h"
 #include "transports/exchange.h"
 #include "transports/ofi/ofi_transport.h"
 #include "transports/self/self_transport.h"
@@ -165,6 +167,7 @@ int finalize_engine() {
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "sonde: MPI_Finalize: %s\n", ex.what());
   }
+  snapshot_engine_stopping();
   e.shutdown_transports();
   w.finalize();
   return rc;
@@ -208,6 +211,7 @@ void start_engine(int required, const char* fn) {
   p.lock_enabled = engine().thread_level() == MPI_THREAD_MULTIPLE;
   install_peruse_hooks();
   p.engine_up = true;
+  install_snapshot_handler(engine().world_rank);
 }
 
 void stop_engine_at_exit() {
@@ -215,6 +219,7 @@ void stop_engine_at_exit() {
   // finalize, so the job ends as cleanly as after MPI_Finalize.
   ProcessState& p = process();
   if (p.engine_up && p.world_model != 1) {
+    CurrentCall::enter("MPI_Finalize");  // for snapshots: inside MPI from here on
     finalize_engine();
     p.engine_up = false;
   }

@@ -20,6 +20,7 @@
 #include <mutex>
 
 #include "base/weak_alias.h"
+#include "core/current_call.h"
 #include "core/lookup.h"
 #include "core/objects.h"
 #include "core/process.h"
@@ -28,21 +29,26 @@
 
 namespace sonde::engine {
 
+// Takes the engine lock where one is on and marks the call in progress
+// for snapshots (core/current_call.h) while it holds it.
 class ApiGuard {
  public:
-  ApiGuard() {
+  explicit ApiGuard(const char* name) {
     if (EngineLock::enabled()) {
       EngineLock::lock();
       held_ = true;
     }
+    outer_ = CurrentCall::enter(name);
   }
   ~ApiGuard() {
+    CurrentCall::leave(outer_);
     if (held_) EngineLock::unlock();
   }
   ApiGuard(const ApiGuard&) = delete;
   ApiGuard& operator=(const ApiGuard&) = delete;
  private:
   bool held_ = false;
+  const char* outer_;
 };
 
 }  // namespace sonde::engine
@@ -55,7 +61,7 @@ class ApiGuard {
   static constexpr const char* fn = name;                                                            \
   if (::sonde::engine::init_state() != 1) return ::sonde::engine::raise(nullptr, MPI_ERR_OTHER, fn); \
   ::sonde::engine::CallReturn sonde_call_return_;                                                    \
-  ::sonde::engine::ApiGuard sonde_api_guard_
+  ::sonde::engine::ApiGuard sonde_api_guard_(fn)
 
 // ---- calls MPI allows at any time ----
 // MPI 4.1 section 12.4.1 (table 9): the MPI_Info calls, MPI_Errhandler_free,

@@ -83,7 +83,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* ses
   int provided = MPI_THREAD_SINGLE;
   int rc = session_engine_acquire(required, &provided);
   if (rc) return handler_error(errhandler, rc, fn);
-  ApiGuard guard;
+  ApiGuard guard(fn);
   Session* s = nullptr;
   int h = sessions().allocate(&s);
   if (!h) {

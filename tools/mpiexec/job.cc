@@ -115,6 +115,14 @@ int Job::run() {
   for (int r = 0; r < spec_.ranks; ++r) layout.nodes[0].ranks.push_back(r);
   host_->register_job(layout);
 
+  snapshot_dir_ = snapshot_dir(spec_.tmpdir);
+  monitor_ = std::make_unique<HangMonitor>(spec_.program_name, spec_.hang_report_seconds, spec_.report_json,
+                                           [this](uint64_t seq) {
+                                             std::vector<SnapshotTarget> targets;
+                                             for (int i = 0; i < static_cast<int>(ranks_.size()); ++i)
+                                               targets.push_back({i, ranks_[i]->pid, ranks_[i]->running});
+                                             return collect_snapshot(snapshot_dir_, seq, targets);
+                                           });
   const std::vector<std::string> base = inherited_environment();
   for (int r = 0; r < spec_.ranks && !failed(); ++r) {
     std::vector<std::string> env = base;
@@ -122,6 +130,7 @@ int Job::run() {
       set_entry(env, e);
     }
     for (const auto& e : host_->client_env(r)) set_entry(env, e);
+    set_entry(env, "SONDE_SNAPSHOT_DIR=" + snapshot_dir_);
     for (const auto& e : rank_identity_env(spec_.job_id, r, spec_.ranks, r, spec_.ranks)) {
       set_entry(env, e);
     }
@@ -180,7 +189,13 @@ void Job::loop() {
   for (;;) {
     auto now = Clock::now();
     if (phase_ == Phase::kRunning && failed()) begin_termination();
+    if (phase_ == Phase::kRunning && !failed() && monitor_->tick(now)) {
+      fail(124, "no rank made progress for --hang-report " + format_seconds(spec_.hang_report_seconds) +
+                    " s; ending the job");
+      continue;
+    }
     if (phase_ == Phase::kRunning && has_timeout && now >= timeout_at) {
+      monitor_->report("timeout");
       fail(124, "the job ran longer than --timeout " + format_seconds(spec_.timeout_seconds) + " s; ending it");
       continue;
     }
@@ -217,6 +232,7 @@ void Job::loop() {
     }
     auto next = now + 1s;
     if (phase_ == Phase::kRunning && has_timeout) next = std::min(next, timeout_at);
+    if (phase_ == Phase::kRunning && monitor_->next_tick()) next = std::min(next, *monitor_->next_tick());
     if (phase_ == Phase::kTerminating) next = std::min(next, kill_at_);
     if (phase_ == Phase::kKilling) next = std::min(next, give_up_at_);
     if (drain_until) next = std::min(next, *drain_until);
@@ -258,6 +274,8 @@ void Job::handle_signal(int sig) {
       }
       break;
     case SIGUSR1:
+      if (phase_ == Phase::kRunning) monitor_->report("snapshot");
+      break;
     case SIGUSR2: forward(sig); break;
     default: break;
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tools/mpiexec/apps.h"
+#include "tools/mpiexec/hang_monitor.h"
 #include "tools/mpiexec/output.h"
 #include "tools/mpiexec/placement.h"
 #include "tools/mpiexec/pmix_host.h"
@@ -37,6 +38,8 @@ struct JobSpec {
   bool report_bindings = false;
   bool tag_output = false;
   double timeout_seconds = 0;
+  double hang_report_seconds = 0;  // hang_monitor.h
+  bool report_json = false;
   std::string job_id;
   std::string tmpdir;
 };
@@ -94,6 +97,8 @@ class Job final : public ClientEvents {
   JobSpec spec_;
   int signal_fd_;
   std::unique_ptr<PmixHost> host_;
+  std::unique_ptr<HangMonitor> monitor_;  // snapshots (SIGUSR1, --timeout, --hang-report)
+  std::string snapshot_dir_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   int running_ = 0;
   pid_t pgid_ = 0;

@@ -243,6 +243,8 @@ int main(int argc, char** argv) {
   spec.report_bindings = opt.report_bindings;
   spec.tag_output = opt.tag_output;
   spec.timeout_seconds = opt.timeout_seconds;
+  spec.hang_report_seconds = opt.hang_report_seconds;
+  spec.report_json = opt.report_json;
   for (auto& app : spec.apps) {
     std::string executable, why;
     if (int status = prepare_program(app.wdir, app.argv[0], nullptr, &executable, &why)) {

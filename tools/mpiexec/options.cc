@@ -268,6 +268,13 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
       } else if (name == "timeout") {
         job_wide(flag);
         o.timeout_seconds = parse_timeout("--timeout", value_of(flag, inline_value, has_inline));
+      } else if (name == "hang-report") {
+        job_wide(flag);
+        o.hang_report_seconds = parse_timeout("--hang-report", value_of(flag, inline_value, has_inline));
+      } else if (name == "json") {
+        job_wide(flag);
+        if (has_inline) throw UsageError("--json takes no value");
+        o.report_json = true;
       } else if (name == "h" || name == "help") {
         o.help = true;
         return o;
@@ -360,7 +367,12 @@ std::string usage(const std::string& p) {
          "                     (also says when ranks share an object)\n"
          "  --tag-output       prefix each output line with [1,rank]<stdout>: or <stderr>:\n"
          "  --timeout S        end the job after S seconds and exit with 124\n"
-         "                     (default: $MPIEXEC_TIMEOUT if set, else no limit)\n"
+         "                     (default: $MPIEXEC_TIMEOUT if set, else no limit),\n"
+         "                     printing every rank's state and what it waits on first\n"
+         "  --hang-report S    when no rank has made progress for S seconds, print the\n"
+         "                     ranks' state, the wait-for cycles and the ranks they\n"
+         "                     wait on, then end the job as --timeout does (exit 124)\n"
+         "  --json             print snapshots and hang reports as one JSON line\n"
          "  -env NAME VALUE    set NAME for this block's ranks (-genv: every block's)\n"
          "  -x NAME[=VALUE]    the same, Open MPI's way (NAME alone: our value of it)\n"
          "  -wdir DIR          this block's ranks start in DIR (-gwdir: every block's)\n"
@@ -384,12 +396,22 @@ std::string usage(const std::string& p) {
          "1 if a host's daemon cannot be started or is lost (SONDE_HOSTD_TIMEOUT\n"
          "seconds of silence, default 30).\n"
          "When one rank fails the others get SIGTERM, then SIGKILL a second later.\n"
-         "SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to the ranks.\n"
-         "\n"
-         "Output: each rank's stdout and stderr go out in whole lines, so lines of\n"
-         "different ranks never mix. A line without its newline yet waits for it, but\n"
-         "shows as it is after a quarter of a second without more output (a prompt);\n"
-         "with several ranks a last line without a newline is given one.\n";
+         "SIGINT, SIGTERM, SIGHUP and SIGUSR2 are forwarded to the ranks. SIGUSR1
+"
+         "prints a snapshot of every rank's state (its MPI call, posted receives,
+"
+         "unexpected messages, pending sends, collectives) without stopping the job.
+"
+         "
+"
+         "Output: each rank's stdout and stderr go out in whole lines, so lines of
+"
+         "different ranks never mix. A line without its newline yet waits for it, but
+"
+         "shows as it is after a quarter of a second without more output (a prompt);
+"
+         "with several ranks a last line without a newline is given one.
+";
 }
 
 }  // namespace sonde::mpiexec

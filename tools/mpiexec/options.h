@@ -25,6 +25,8 @@ struct Options {
   bool report_bindings = false;  // --report-bindings
   bool tag_output = false;
   double timeout_seconds = 0;  // 0: no limit
+  double hang_report_seconds = 0;  // --hang-report S: 0 off
+  bool report_json = false;        // --json: snapshots and hang reports as JSON
   bool help = false;
   bool ranks_given = false;  // every block gave -n
   // Several hosts: --host a:2,b (repeatable, lists add up), -hostfile FILE,

@@ -1,0 +1,77 @@
+/* Programs that hang on purpose, one per argument, for the launcher's hang
+ * report (tests/hang/hang_report_test.sh says what each report must name).
+ *
+ *   ssend        ranks 0 and 1 MPI_Ssend to each other (tag 5)
+ *   rendezvous   ranks 0 and 1 MPI_Send 1 MiB to each other (tag 6)
+ *   wrong-tag    1 receives tag 9 from 0; 0 sent tag 8, then waits in MPI_Barrier
+ *   wrong-source 1 receives tag 7 from 0; 2 sent it; 0 and 2 wait in MPI_Barrier
+ *   skip-coll    on "rows" (a duplicate of MPI_COMM_WORLD) every rank makes
+ *                three MPI_Allreduce; then ranks 0..n-2 make a fourth, the
+ *                last rank waits in MPI_Recv from 0 (tag 3) instead
+ *   roots        MPI_Bcast of 1 MiB on MPI_COMM_WORLD, each rank naming
+ *                itself the root
+ *   any-source   0 receives from MPI_ANY_SOURCE (tag 4); the rest wait in MPI_Barrier
+ *   user-code    1 stays in its own code; 0 receives from 1 (tag 2), the
+ *                rest wait in MPI_Barrier
+ *   cycle3       rank i MPI_Ssend to i+1 mod 3 (tag 11)
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BIG (1 << 20)
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* mode = argc > 1 ? argv[1] : "";
+  int x = rank, y = -1;
+  char* big = calloc(BIG, 1);
+  char* big2 = calloc(BIG, 1);
+  if (!strcmp(mode, "ssend")) {
+    if (rank < 2) MPI_Ssend(&x, 1, MPI_INT, 1 - rank, 5, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "rendezvous")) {
+    if (rank < 2) MPI_Send(big, BIG, MPI_CHAR, 1 - rank, 6, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "wrong-tag")) {
+    if (rank == 0) MPI_Send(&x, 1, MPI_INT, 1, 8, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(&y, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "wrong-source")) {
+    if (rank == 2) MPI_Send(&x, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "skip-coll")) {
+    MPI_Comm rows;
+    MPI_Comm_dup(MPI_COMM_WORLD, &rows);
+    MPI_Comm_set_name(rows, "rows");
+    for (int i = 0; i < 3; ++i) MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rows);
+    if (rank < size - 1)
+      MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rows);
+    else
+      MPI_Recv(&y, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (!strcmp(mode, "roots")) {
+    MPI_Bcast(big, BIG, MPI_CHAR, rank, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "any-source")) {
+    if (rank == 0) MPI_Recv(&y, 1, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "user-code")) {
+    if (rank == 1)
+      for (;;) sleep(1);
+    if (rank == 0) MPI_Recv(&y, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "cycle3")) {
+    if (rank < 3) MPI_Ssend(&x, 1, MPI_INT, (rank + 1) % 3, 11, MPI_COMM_WORLD);
+  } else {
+    fprintf(stderr, "unknown mode '%s'\n", mode);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  /* Not reached in a hanging mode. */
+  free(big);
+  free(big2);
+  MPI_Finalize();
+  return 0;
+}

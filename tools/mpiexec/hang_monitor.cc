@@ -1,0 +1,105 @@
+// Snapshots and hang reports in the launcher (hang_monitor.h).
+#include "tools/mpiexec/hang_monitor.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace sonde::mpiexec {
+namespace {
+
+// What moves when a job makes progress: each rank's arrival counter and
+// collective counts, and which ranks are still there.
+std::string signature(const std::vector<RankSnapshot>& ranks) {
+  std::string s;
+  for (const auto& r : ranks) {
+    s += std::to_string(r.rank) + ":" + std::to_string(static_cast<int>(r.condition)) + ":" +
+         std::to_string(r.arrivals);
+    for (const auto& c : r.comms) s += "," + std::to_string(c.ctx) + "=" + std::to_string(c.coll);
+    s += ";";
+  }
+  return s;
+}
+
+double seconds_between(HangMonitor::Clock::time_point a, HangMonitor::Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+HangMonitor::HangMonitor(std::string program_name, double hang_seconds, bool json, Collect collect)
+    : program_name_(std::move(program_name)), hang_seconds_(hang_seconds), json_(json), collect_(std::move(collect)) {
+  start_ = last_change_ = Clock::now();
+  next_ = start_ + period();
+}
+
+HangMonitor::Clock::duration HangMonitor::period() const {
+  const double p = std::clamp(hang_seconds_ / 4, 0.1, 2.0);
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p));
+}
+
+std::optional<HangMonitor::Clock::time_point> HangMonitor::next_tick() const {
+  if (hang_seconds_ <= 0) return std::nullopt;
+  return next_;
+}
+
+std::vector<RankSnapshot> HangMonitor::take() {
+  std::vector<SnapshotAnswer> answers = collect_(++seq_);
+  std::vector<RankSnapshot> ranks;
+  for (const auto& a : answers) {
+    RankSnapshot r;
+    if (!a.running || !a.ready) {
+      r.rank = a.rank;
+      r.condition = a.running ? RankCondition::kNoMpi : RankCondition::kExited;
+    } else {
+      r = parse_rank_snapshot(a.rank, a.answered ? a.text : "");
+    }
+    ranks.push_back(std::move(r));
+  }
+  std::sort(ranks.begin(), ranks.end(), [](const auto& x, const auto& y) { return x.rank < y.rank; });
+  ages_.stamp(ranks, seconds_between(start_, Clock::now()));
+  return ranks;
+}
+
+bool HangMonitor::tick(Clock::time_point now) {
+  if (hang_seconds_ <= 0 || now < next_) return false;
+  std::vector<RankSnapshot> ranks = take();
+  const auto after = Clock::now();
+  next_ = after + period();
+  const std::string sig = signature(ranks);
+  if (!watched_ || sig != last_signature_) {
+    watched_ = true;
+    last_signature_ = sig;
+    last_change_ = after;
+    return false;
+  }
+  const double stalled = seconds_between(last_change_, after);
+  if (stalled < hang_seconds_) return false;
+  print(ranks, "hang", stalled);
+  return true;
+}
+
+void HangMonitor::report(const std::string& what) {
+  std::vector<RankSnapshot> ranks = take();
+  print(ranks, what, watched_ ? seconds_between(last_change_, Clock::now()) : 0);
+}
+
+void HangMonitor::print(const std::vector<RankSnapshot>& ranks, const std::string& what, double stalled) {
+  HangAnalysis a = analyze_hang(ranks);
+  std::string text = json_ ? report_json(ranks, a, what, stalled) : report_words(ranks, a, what, stalled);
+  if (!json_) {
+    // Every line under the launcher's name, as its other messages.
+    std::string prefixed;
+    size_t i = 0;
+    while (i < text.size()) {
+      size_t end = text.find('\n', i);
+      if (end == std::string::npos) end = text.size();
+      prefixed += program_name_ + ": " + text.substr(i, end - i) + "\n";
+      i = end + 1;
+    }
+    text = prefixed;
+  }
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace sonde::mpiexec

@@ -1,0 +1,116 @@
+// What a snapshot says: each rank's state parsed from its text
+// (runtime/snapshot.h), the wait-for graph between ranks, its cycles and
+// the ranks everything waits on, in words and as JSON (docs/launch.md,
+// "When a job hangs").
+//
+// Edges (from the waiting rank to the one it waits for; only ranks inside
+// an MPI call wait):
+// - a receive waits for its source, or for every other rank of its
+//   communicator when it names MPI_ANY_SOURCE;
+// - a send not yet taken by its receiver (eager still queued, rendezvous
+//   announced, transfer under way, synchronous send's acknowledgement)
+//   waits for its destination;
+// - a rank inside collective #n on a communicator waits for every member
+//   that has started fewer than n collectives on it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sonde::mpiexec {
+
+struct SnapshotComm {
+  uint32_t ctx = 0;
+  std::string name;  // "" if unnamed
+  int rank = 0, size = 0;
+  bool inter = false;
+  uint32_t coll = 0;  // collectives started
+  std::vector<int> world;
+};
+
+struct SnapshotEntry {
+  std::string id;
+  uint32_t ctx = 0;
+  int peer = 0;  // source or destination, in the communicator
+  int tag = 0;
+  int64_t count = 0;
+  uint64_t bytes = 0;
+  std::string type, stage;
+  bool sync = false;
+  std::string coll_call;  // a collective's internal traffic: its call ...
+  uint32_t coll_seq = 0;  // ... and sequence number; else empty and 0
+  double age = 0;         // seconds since a snapshot first saw it
+};
+
+// kNoMpi: running, but not listening for snapshots (before MPI_Init, or
+// its program keeps the signal); kSilent: listening but did not answer.
+enum class RankCondition { kInCall, kUserCode, kFinalized, kExited, kNoMpi, kSilent };
+
+struct RankSnapshot {
+  int rank = 0;
+  RankCondition condition = RankCondition::kSilent;
+  std::string call;  // kInCall: the MPI call
+  long pid = 0;
+  uint64_t arrivals = 0;
+  std::vector<SnapshotComm> comms;
+  std::vector<SnapshotEntry> recvs, sends, unexpected;
+  int omitted = 0;
+  const SnapshotComm* comm(uint32_t ctx) const;
+};
+
+// Parses one rank's text; a text that is not a snapshot gives kSilent.
+RankSnapshot parse_rank_snapshot(int rank, const std::string& text);
+
+// First-seen times of entries across successive snapshots (their ages).
+class EntryAges {
+ public:
+  void stamp(std::vector<RankSnapshot>& ranks, double now);
+ private:
+  std::map<std::string, double> first_seen_;
+};
+
+struct WaitEdge {
+  int from = 0, to = 0;
+  std::string why;  // "recv", "send" or "collective"
+  std::string call;
+  uint32_t ctx = 0;
+  int tag = 0;          // recv/send
+  int peer = 0;         // recv/send: the rank in the communicator named (-2: any source)
+  uint32_t seq = 0;     // collective
+};
+
+struct Finding {
+  std::string kind;  // deadlock, skipped-collective, tag-mismatch, source-mismatch,
+                     // user-code, exited, finalized, silent
+  std::string text;  // in words
+  std::string json;  // the finding's fields, a JSON object
+};
+
+struct HangAnalysis {
+  std::vector<WaitEdge> edges;
+  std::vector<std::vector<int>> cycles;  // each a simple cycle of ranks
+  std::vector<int> waited_on;            // ranks waited for that wait for nothing
+  std::vector<Finding> findings;
+};
+
+HangAnalysis analyze_hang(const std::vector<RankSnapshot>& ranks);
+
+// The report: `what` is "snapshot" or "hang"; `stalled` the seconds
+// without progress (hang) or 0.
+std::string report_words(const std::vector<RankSnapshot>& ranks, const HangAnalysis& a, const std::string& what,
+                         double stalled);
+std::string report_json(const std::vector<RankSnapshot>& ranks, const HangAnalysis& a, const std::string& what,
+                        double stalled);
+
+// The findings of an analysis whose edges, cycles and waited_on are set
+// (hang_report_text.cc).
+void add_findings(const std::vector<RankSnapshot>& ranks, HangAnalysis& a);
+
+// Helpers shared by the two renderings.
+std::string comm_label(const RankSnapshot& r, uint32_t ctx);
+std::string rank_list(std::vector<int> ranks);  // "0-2, 5"
+std::string json_string(const std::string& s);
+
+}  // namespace sonde::mpiexec
