@@ -72,8 +72,9 @@ std::string describe(const std::vector<RankSnapshot>& ranks, const WaitEdge& e) 
   if (e.why == "collective")
     return s + " #" + std::to_string(e.seq) + " on " + comm + ", which rank " + std::to_string(e.to) +
            " has not entered";
-  if (e.seq != 0) return s + " #" + std::to_string(e.seq) + " on " + comm + " (" + e.why + " from/to " +
-                          std::to_string(e.to) + ")";
+  if (e.seq != 0)
+    return s + " #" + std::to_string(e.seq) + " on " + comm + " (" +
+           (e.why == "recv" ? "receiving from " : "sending to ") + std::to_string(e.to) + ")";
   if (e.why == "recv")
     return s + " from " + (e.peer == kAnySource ? "any source" : std::to_string(e.to)) + " (" + tag_text(e.tag) +
            ", " + comm + ")";
@@ -146,7 +147,8 @@ void add_findings(const std::vector<RankSnapshot>& ranks, HangAnalysis& a) {
     f.text = "rank" + std::string(missing.size() > 1 ? "s " : " ") + rank_list(missing) + " never entered " + call +
              " #" + std::to_string(seq) + " on " + comm;
     if (missing.size() == 1) f.text += " (it is " + where(find_rank(ranks, missing[0])) + ")";
-    f.text += "; rank" + std::string(waiting.size() > 1 ? "s " : " ") + rank_list(waiting) + " wait in it";
+    f.text += "; rank" + std::string(waiting.size() > 1 ? "s " : " ") + rank_list(waiting) +
+              (waiting.size() > 1 ? " wait" : " waits") + " in it";
     f.json = "{\"kind\":\"skipped-collective\",\"call\":" + json_string(call) + ",\"seq\":" + std::to_string(seq) +
              ",\"comm\":" + json_string(comm) + ",\"ctx\":" + std::to_string(ctx) + ",\"missing\":" + ints(missing) +
              ",\"waiting\":" + ints(waiting) + "}";
@@ -163,7 +165,8 @@ void add_findings(const std::vector<RankSnapshot>& ranks, HangAnalysis& a) {
     f.text = "rank " + std::to_string(t) + " is " + where(r) + (r && r->condition == RankCondition::kInCall
                                                                      ? " and waits for no rank"
                                                                      : "") +
-             "; rank" + (waiting.size() > 1 ? "s " : " ") + rank_list(waiting) + " wait for it";
+             "; rank" + (waiting.size() > 1 ? "s " : " ") + rank_list(waiting) +
+             (waiting.size() > 1 ? " wait" : " waits") + " for it";
     f.json = "{\"kind\":" + json_string(f.kind) + ",\"rank\":" + std::to_string(t) +
              (r && r->condition == RankCondition::kInCall ? ",\"call\":" + json_string(r->call) : "") +
              ",\"waiting\":" + ints(waiting) + "}";
@@ -184,16 +187,17 @@ std::string report_words(const std::vector<RankSnapshot>& ranks, const HangAnaly
     o << "  rank " << r.rank << ": " << where(&r) << "\n";
     for (const auto& e : r.recvs)
       o << "    receive from " << (e.peer == kAnySource ? "any source" : std::to_string(e.peer)) << ", "
-        << tag_text(e.tag) << ", " << comm_label(r, e.ctx) << ", " << e.count << " x " << e.type << ", " << e.stage
+        << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", " << comm_label(r, e.ctx) << ", " << e.count << " x " << e.type << ", " << e.stage
         << (e.coll_call.empty() ? "" : ", in " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", "
         << seconds(e.age) << "\n";
     for (const auto& e : r.sends)
-      o << "    send to " << e.peer << ", " << tag_text(e.tag) << ", " << comm_label(r, e.ctx) << ", " << e.bytes
+      o << "    send to " << e.peer << ", " << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", " << comm_label(r, e.ctx) << ", " << e.bytes
         << " bytes, " << e.stage << (e.sync ? " (synchronous)" : "")
         << (e.coll_call.empty() ? "" : ", in " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", "
         << seconds(e.age) << "\n";
     for (const auto& e : r.unexpected)
-      o << "    unexpected from " << e.peer << ", tag " << e.tag << ", " << comm_label(r, e.ctx) << ", " << e.bytes
+      o << "    unexpected from " << e.peer << ", " << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag")
+        << (e.coll_call.empty() ? "" : " of " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", " << comm_label(r, e.ctx) << ", " << e.bytes
         << " bytes, " << seconds(e.age) << "\n";
     if (r.omitted) o << "    (" << r.omitted << " more entries left out)\n";
   }
