@@ -39,15 +39,28 @@ bool decode_tag(int tag, int* kind, uint32_t* seq) {
 }
 
 const char* kind_name(int kind) {
-  static constexpr const char* kNames[] = {
-      "MPI_Barrier",           "MPI_Bcast",          "MPI_Reduce",
-      "MPI_Allreduce",         "MPI_Gather",         "MPI_Allgather",
-      "MPI_Gatherv",           "MPI_Scatter",        "MPI_Scatterv",
-      "MPI_Allgatherv",        "MPI_Alltoall",       "MPI_Alltoallv",
-      "MPI_Alltoallw",         "MPI_Reduce_scatter", "MPI_Reduce_scatter_block",
-      "MPI_Scan",              "MPI_Exscan",         "MPI_Neighbor_allgather",
-      "MPI_Neighbor_allgatherv", "MPI_Neighbor_alltoall", "MPI_Neighbor_alltoallv",
-      "MPI_Neighbor_alltoallw"};
+  static constexpr const char* kNames[] = {"MPI_Barrier",
+                                           "MPI_Bcast",
+                                           "MPI_Reduce",
+                                           "MPI_Allreduce",
+                                           "MPI_Gather",
+                                           "MPI_Allgather",
+                                           "MPI_Gatherv",
+                                           "MPI_Scatter",
+                                           "MPI_Scatterv",
+                                           "MPI_Allgatherv",
+                                           "MPI_Alltoall",
+                                           "MPI_Alltoallv",
+                                           "MPI_Alltoallw",
+                                           "MPI_Reduce_scatter",
+                                           "MPI_Reduce_scatter_block",
+                                           "MPI_Scan",
+                                           "MPI_Exscan",
+                                           "MPI_Neighbor_allgather",
+                                           "MPI_Neighbor_allgatherv",
+                                           "MPI_Neighbor_alltoall",
+                                           "MPI_Neighbor_alltoallv",
+                                           "MPI_Neighbor_alltoallw"};
   return kind >= 0 && kind < int(sizeof kNames / sizeof kNames[0]) ? kNames[kind] : "collective";
 }
 

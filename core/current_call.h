@@ -5,8 +5,10 @@
 // (ApiGuard in binding/c/abi.h), nothing on the message path. A snapshot
 // request arrives as a signal: its handler serves it at once when the
 // process is in user code (the queues are quiescent then), else sets
-// g_snapshot_pending, which a blocking wait tests only on its idle,
-// yielding passes (Engine::idle) and serves between two progress passes.
+// g_snapshot_pending, which a blocking wait tests only on passes that
+// moved nothing (Engine::idle), and a Test/Iprobe loop only on the rare
+// pass that watches its peers (Engine::fruitless); either serves it between
+// two progress passes.
 #pragma once
 
 #include <signal.h>

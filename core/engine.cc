@@ -133,10 +133,11 @@ int Engine::progress() {
 }
 
 void Engine::idle(int& idle_passes) {
-  if (++idle_passes < settings_.spin_before_yield) return;
   // A snapshot asked for while this rank waits (current_call.h): served
-  // here, between two progress passes, never on the message path.
+  // on a pass that moved nothing, between two progress passes, never on
+  // the message path.
   if (__builtin_expect(g_snapshot_pending != 0, 0)) serve_pending_snapshot();
+  if (++idle_passes < settings_.spin_before_yield) return;
   // Oversubscribed ranks must give the CPU to the peer they wait for.
   if (thread_level_ == MPI_THREAD_MULTIPLE) {
     EngineLock::unlock();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/handles.h"
+#include "core/current_call.h"
 #include "core/engine_parts.h"
 #include "core/objects.h"
 #include "include/mpi.h"
@@ -144,7 +145,11 @@ class Engine final : public transport::Delivery {
       fruitless_polls_ = 0;
       return false;
     }
-    return (++fruitless_polls_ & (kFruitlessPolls - 1)) == 0;
+    if ((++fruitless_polls_ & (kFruitlessPolls - 1)) != 0) return false;
+    // A snapshot asked for while a Test/Iprobe loop runs (current_call.h):
+    // served here, on the same rare pass.
+    if (__builtin_expect(g_snapshot_pending != 0, 0)) serve_pending_snapshot();
+    return true;
   }
 
   // Requests.

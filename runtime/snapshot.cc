@@ -19,7 +19,7 @@
 namespace sonde::engine {
 namespace {
 
-constexpr int kMaxRecords = 256;     // per kind (recv, send, unexp)
+constexpr int kMaxRecords = 256;  // per kind (recv, send, unexp)
 constexpr size_t kPathMax = 4096;
 
 // Appends text to a fixed buffer; past its end, output is cut.
@@ -232,6 +232,9 @@ void write_all(int fd, const char* p, size_t n) {
 void serve() {
   const uint64_t seq = g_config.has_dir ? read_request() : 0;
   const bool to_file = seq > g_config.served;
+  // Under a launcher that asks through files, a signal with no new request
+  // is a repeat of one already answered: nothing to do.
+  if (g_config.has_dir && !to_file) return;
   Text& t = g_text;
   t.reset();
   t.str("sonde-snapshot 1\nseq ");

@@ -8,9 +8,10 @@
 // Where it goes: with SONDE_SNAPSHOT_DIR set (Sonde's mpiexec and
 // sonde-hostd set it; the handler, once installed, creates DIR/ready-R, and
 // the launcher signals no rank before that), a request numbered N in DIR/request makes the rank
-// write DIR/rank-R (through DIR/rank-R.tmp and a rename); a signal with no
-// new request, or no SONDE_SNAPSHOT_DIR (Open MPI's mpirun, Slurm), prints
-// the same text to the rank's stderr.
+// write DIR/rank-R (through DIR/rank-R.tmp and a rename), and a signal with
+// no new request does nothing (the launcher repeats its signal until the
+// rank answers); without SONDE_SNAPSHOT_DIR (Open MPI's mpirun, Slurm) each
+// signal prints the same text to the rank's stderr.
 //
 // The text, one record per line, words separated by single spaces
 // (docs/launch.md, "When a job hangs", is the reference):

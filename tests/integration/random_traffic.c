@@ -1,7 +1,10 @@
 /* Randomized many-rank traffic with checksums.
  *
- *   random_traffic [seed|jobid] [rounds]
+ *   random_traffic [seed|jobid] [rounds] [stop-file]
  *
+ * With a stop file, rounds go on past `rounds` until that file exists
+ * (rank 0 looks for it after each round and tells the others), so a job
+ * can be kept busy for as long as a test needs it.
  * "jobid" derives the seed from SONDE_JOBID (the same on every rank, new for
  * every job); the seed is printed either way, so a failure can be replayed.
  * Every rank derives the same plan from the seed: per round, each rank sends
@@ -23,6 +26,8 @@
  * (status source, tag, count, and payload checksum). Rounds are separated by
  * a barrier on a private communicator. The seed is printed on failure.
  */
+#include <unistd.h>
+
 #include "tests/integration/itest.h"
 
 #define MSGS 6
@@ -78,7 +83,13 @@ int main(int argc, char** argv) {
   int* how = malloc(sizeof(int) * (size_t)n);
   long long bytes_checked = 0;
 
+  const char* stop_file = argc > 3 ? argv[3] : NULL;
   for (int round = 0; round < rounds; ++round) {
+    if (stop_file && round == rounds - 1) {
+      int go_on = me == 0 && access(stop_file, F_OK) != 0;
+      MPI_Bcast(&go_on, 1, MPI_INT, 0, ctl);
+      if (go_on) ++rounds;
+    }
     /* The plan, the same on every rank. */
     for (int p = 0; p < n; ++p) {
       mode[p] = (int)(rnd() % 2);   /* 0 PREPOST, 1 LATE */

@@ -216,8 +216,8 @@ void add_edges(const std::vector<RankSnapshot>& ranks, const RankSnapshot& r, st
   for (const auto& e : r.sends) {
     int t = world_of(r, e.ctx, e.peer);
     if (t >= 0)
-      edges.push_back({r.rank, t, "send", e.coll_call.empty() ? r.call : e.coll_call, e.ctx, e.tag, e.peer,
-                       e.coll_seq});
+      edges.push_back(
+          {r.rank, t, "send", e.coll_call.empty() ? r.call : e.coll_call, e.ctx, e.tag, e.peer, e.coll_seq});
   }
   // Collectives: members behind on the communicator.
   std::set<std::pair<uint32_t, uint32_t>> in;  // (ctx, seq)

@@ -76,9 +76,9 @@ struct WaitEdge {
   std::string why;  // "recv", "send" or "collective"
   std::string call;
   uint32_t ctx = 0;
-  int tag = 0;          // recv/send
-  int peer = 0;         // recv/send: the rank in the communicator named (-2: any source)
-  uint32_t seq = 0;     // collective
+  int tag = 0;       // recv/send
+  int peer = 0;      // recv/send: the rank in the communicator named (-2: any source)
+  uint32_t seq = 0;  // collective
 };
 
 struct Finding {

@@ -76,8 +76,8 @@ std::string describe(const std::vector<RankSnapshot>& ranks, const WaitEdge& e) 
     return s + " #" + std::to_string(e.seq) + " on " + comm + " (" +
            (e.why == "recv" ? "receiving from " : "sending to ") + std::to_string(e.to) + ")";
   if (e.why == "recv")
-    return s + " from " + (e.peer == kAnySource ? "any source" : std::to_string(e.to)) + " (" + tag_text(e.tag) +
-           ", " + comm + ")";
+    return s + " from " + (e.peer == kAnySource ? "any source" : std::to_string(e.to)) + " (" + tag_text(e.tag) + ", " +
+           comm + ")";
   return s + " to " + std::to_string(e.to) + " (" + tag_text(e.tag) + ", " + comm + ")";
 }
 
@@ -162,11 +162,10 @@ void add_findings(const std::vector<RankSnapshot>& ranks, HangAnalysis& a) {
     const RankSnapshot* r = find_rank(ranks, t);
     Finding f;
     f.kind = r ? condition_name(r->condition) : "silent";
-    f.text = "rank " + std::to_string(t) + " is " + where(r) + (r && r->condition == RankCondition::kInCall
-                                                                     ? " and waits for no rank"
-                                                                     : "") +
-             "; rank" + (waiting.size() > 1 ? "s " : " ") + rank_list(waiting) +
-             (waiting.size() > 1 ? " wait" : " waits") + " for it";
+    f.text = "rank " + std::to_string(t) + " is " + where(r) +
+             (r && r->condition == RankCondition::kInCall ? " and waits for no rank" : "") + "; rank" +
+             (waiting.size() > 1 ? "s " : " ") + rank_list(waiting) + (waiting.size() > 1 ? " wait" : " waits") +
+             " for it";
     f.json = "{\"kind\":" + json_string(f.kind) + ",\"rank\":" + std::to_string(t) +
              (r && r->condition == RankCondition::kInCall ? ",\"call\":" + json_string(r->call) : "") +
              ",\"waiting\":" + ints(waiting) + "}";
@@ -177,28 +176,26 @@ void add_findings(const std::vector<RankSnapshot>& ranks, HangAnalysis& a) {
 std::string report_words(const std::vector<RankSnapshot>& ranks, const HangAnalysis& a, const std::string& what,
                          double stalled) {
   std::ostringstream o;
-  if (what == "hang")
-    o << "hang report: no rank made progress for " << seconds(stalled) << "\n";
-  else if (what == "timeout")
-    o << "the job reached its --timeout; its ranks' state:\n";
-  else
-    o << "snapshot of " << ranks.size() << " rank(s)\n";
+  if (what == "hang") o << "hang report: no rank made progress for " << seconds(stalled) << "\n";
+  else if (what == "timeout") o << "the job reached its --timeout; its ranks' state:\n";
+  else o << "snapshot of " << ranks.size() << " rank(s)\n";
   for (const auto& r : ranks) {
     o << "  rank " << r.rank << ": " << where(&r) << "\n";
     for (const auto& e : r.recvs)
       o << "    receive from " << (e.peer == kAnySource ? "any source" : std::to_string(e.peer)) << ", "
-        << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", " << comm_label(r, e.ctx) << ", " << e.count << " x " << e.type << ", " << e.stage
+        << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", " << comm_label(r, e.ctx) << ", " << e.count
+        << " x " << e.type << ", " << e.stage
         << (e.coll_call.empty() ? "" : ", in " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", "
         << seconds(e.age) << "\n";
     for (const auto& e : r.sends)
-      o << "    send to " << e.peer << ", " << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", " << comm_label(r, e.ctx) << ", " << e.bytes
-        << " bytes, " << e.stage << (e.sync ? " (synchronous)" : "")
+      o << "    send to " << e.peer << ", " << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", "
+        << comm_label(r, e.ctx) << ", " << e.bytes << " bytes, " << e.stage << (e.sync ? " (synchronous)" : "")
         << (e.coll_call.empty() ? "" : ", in " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", "
         << seconds(e.age) << "\n";
     for (const auto& e : r.unexpected)
       o << "    unexpected from " << e.peer << ", " << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag")
-        << (e.coll_call.empty() ? "" : " of " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", " << comm_label(r, e.ctx) << ", " << e.bytes
-        << " bytes, " << seconds(e.age) << "\n";
+        << (e.coll_call.empty() ? "" : " of " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", "
+        << comm_label(r, e.ctx) << ", " << e.bytes << " bytes, " << seconds(e.age) << "\n";
     if (r.omitted) o << "    (" << r.omitted << " more entries left out)\n";
   }
   for (const auto& f : a.findings) o << f.text << "\n";
@@ -237,8 +234,7 @@ std::string report_json(const std::vector<RankSnapshot>& ranks, const HangAnalys
       o << ",\"collective\":{\"comm\":" << json_string(comm_label(r, in->ctx)) << ",\"ctx\":" << in->ctx
         << ",\"call\":" << json_string(in->coll_call) << ",\"seq\":" << in->coll_seq
         << ",\"completed\":" << (in->coll_seq > 0 ? in->coll_seq - 1 : 0) << "}";
-    else
-      o << ",\"collective\":null";
+    else o << ",\"collective\":null";
     o << ",\"comms\":[";
     for (size_t k = 0; k < r.comms.size(); ++k) {
       const SnapshotComm& c = r.comms[k];

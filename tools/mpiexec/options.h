@@ -24,7 +24,7 @@ struct Options {
   BindPolicy binding;
   bool report_bindings = false;  // --report-bindings
   bool tag_output = false;
-  double timeout_seconds = 0;  // 0: no limit
+  double timeout_seconds = 0;      // 0: no limit
   double hang_report_seconds = 0;  // --hang-report S: 0 off
   bool report_json = false;        // --json: snapshots and hang reports as JSON
   bool help = false;

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Checks the launcher's JSON hang report for one case of hang_cases.c.
+
+    check_report.py CASE FILE
+
+FILE holds the launcher's stderr; the report is its line starting with
+{"sonde":"hang". Exits non-zero with a message when the report does not
+name the ranks, calls, tags and communicators the case hangs on.
+"""
+import json
+import sys
+
+
+def load(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith('{"sonde":"hang"'):
+                return json.loads(line)
+    sys.exit("no hang report in the launcher's output")
+
+
+def rank(r, n):
+    return next(x for x in r["ranks"] if x["rank"] == n)
+
+
+def findings(r, kind):
+    return [f for f in r["findings"] if f["kind"] == kind]
+
+
+def has_cycle(r, members):
+    return any(sorted(c) == sorted(members) for c in r["cycles"])
+
+
+def expect(cond, what):
+    if not cond:
+        sys.exit("report check failed: " + what)
+
+
+def main():
+    case, report = sys.argv[1], load(sys.argv[2])
+    if case == "ssend":
+        for n in (0, 1):
+            x = rank(report, n)
+            expect(x["state"] == "in-call" and x["call"] == "MPI_Ssend", f"rank {n} in MPI_Ssend")
+            s = x["sends"]
+            expect(len(s) == 1 and s[0]["dest"] == 1 - n and s[0]["tag"] == 5 and s[0]["sync"], f"rank {n}'s Ssend")
+            expect(s[0]["comm"] == "MPI_COMM_WORLD", "on MPI_COMM_WORLD")
+        expect(has_cycle(report, [0, 1]), "cycle 0-1")
+        expect(findings(report, "deadlock"), "a deadlock finding")
+    elif case == "rendezvous":
+        for n in (0, 1):
+            x = rank(report, n)
+            expect(x["call"] == "MPI_Send", f"rank {n} in MPI_Send")
+            s = x["sends"][0]
+            expect(s["dest"] == 1 - n and s["tag"] == 6 and s["bytes"] == 1 << 20, f"rank {n}'s send")
+            expect(s["stage"] == "rendezvous-wait", f"rank {n}'s send waits for its receiver")
+        expect(has_cycle(report, [0, 1]), "cycle 0-1")
+    elif case == "wrong-tag":
+        x = rank(report, 1)
+        expect(x["call"] == "MPI_Recv", "rank 1 in MPI_Recv")
+        expect(any(r["source"] == 0 and r["tag"] == 9 for r in x["recvs"]), "rank 1's receive of tag 9 from 0")
+        expect(any(u["source"] == 0 and u["tag"] == 8 for u in x["unexpected"]), "tag 8 unexpected at 1")
+        f = findings(report, "tag-mismatch")
+        expect(f and f[0]["rank"] == 1 and f[0]["tag"] == 9 and f[0]["sent_tag"] == 8, "the tag mismatch")
+        expect(rank(report, 0)["call"] == "MPI_Barrier", "rank 0 in MPI_Barrier")
+    elif case == "wrong-source":
+        f = findings(report, "source-mismatch")
+        expect(f and f[0]["rank"] == 1 and f[0]["source"] == 0 and f[0]["sent_by"] == 2 and f[0]["tag"] == 7,
+               "the source mismatch")
+    elif case == "skip-coll":
+        f = findings(report, "skipped-collective")
+        expect(f, "a skipped collective")
+        f = f[0]
+        expect(f["call"] == "MPI_Allreduce" and f["comm"] == "rows" and f["seq"] == 4, "MPI_Allreduce #4 on rows")
+        last = len(report["ranks"]) - 1
+        expect(f["missing"] == [last] and f["waiting"] == list(range(last)), "who skipped and who waits")
+        c = rank(report, 0)["collective"]
+        expect(c and c["comm"] == "rows" and c["completed"] == 3, "rank 0 completed 3 collectives on rows")
+        expect(rank(report, last)["call"] == "MPI_Recv", "the last rank in MPI_Recv")
+    elif case == "roots":
+        for x in report["ranks"]:
+            expect(x["call"] == "MPI_Bcast", "every rank in MPI_Bcast")
+            expect(x["collective"]["call"] == "MPI_Bcast" and x["collective"]["seq"] == 1, "Bcast #1")
+            expect(all(s["stage"] == "rendezvous-wait" for s in x["sends"]), "every root's send waits")
+        expect(report["cycles"], "a cycle among the roots")
+    elif case == "any-source":
+        x = rank(report, 0)
+        expect(x["call"] == "MPI_Recv" and x["recvs"][0]["source"] == -2 and x["recvs"][0]["tag"] == 4,
+               "rank 0's ANY_SOURCE receive of tag 4")
+        expect(any(e["from"] == 0 and e["why"] == "recv" for e in report["edges"]), "rank 0 waits on the others")
+        f = findings(report, "skipped-collective")
+        expect(f and f[0]["missing"] == [0] and f[0]["call"] == "MPI_Barrier", "rank 0 never entered the barrier")
+    elif case == "user-code":
+        expect(rank(report, 1)["state"] == "user-code", "rank 1 in user code")
+        expect(1 in report["waited_on"], "rank 1 is waited on")
+        f = findings(report, "user-code")
+        expect(f and f[0]["rank"] == 1 and 0 in f[0]["waiting"], "rank 0 waits for rank 1 in user code")
+    elif case == "cycle3":
+        expect(has_cycle(report, [0, 1, 2]), "cycle 0-1-2")
+        for n in range(3):
+            s = rank(report, n)["sends"][0]
+            expect(s["dest"] == (n + 1) % 3 and s["tag"] == 11, f"rank {n}'s Ssend")
+    else:
+        sys.exit("unknown case " + case)
+
+
+main()
