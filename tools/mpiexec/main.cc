@@ -193,6 +193,13 @@ int run_multihost(const std::string& name, const Options& opt, std::vector<Place
   spec.report_bindings = opt.report_bindings;
   spec.tag_output = opt.tag_output;
   spec.timeout_seconds = opt.timeout_seconds;
+  if (opt.hang_report_seconds > 0 || opt.report_json) {
+    std::fprintf(stderr,
+                 "%s: --hang-report and --json need a job on one host; across hosts, SIGUSR1 to %s "
+                 "makes every rank print its own state on stderr\n",
+                 name.c_str(), name.c_str());
+    return 2;
+  }
   int sfd = handled_signal_fd();
   if (sfd < 0) {
     std::fprintf(stderr, "%s: signalfd: %s\n", name.c_str(), std::strerror(errno));
