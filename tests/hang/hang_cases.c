@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  /* Past MPI_Init a rank answers the snapshot signal (mpirun_dump_test.sh
+   * waits for this line before sending it). */
+  fprintf(stderr, "hang_cases: rank %d ready\n", rank);
+  fflush(stderr);
   const char* mode = argc > 1 ? argv[1] : "";
   int x = rank, y = -1;
   char* big = calloc(BIG, 1);
