@@ -97,9 +97,18 @@ int64_t datatype_size(MPI_Datatype type) {
   return t ? int64_t(t->size) : -1;
 }
 
+namespace {
+// Every live communicator, by context id.
+template <class F>
+void for_each_live_comm(F&& f) {
+  const ContextRegistry& contexts = engine().contexts();
+  for (uint32_t ctx = 0; ctx < ContextRegistry::kMaxContexts; ++ctx)
+    if (Comm* c = contexts.find(ctx); c && c->live) f(c);
+}
+}  // namespace
+
 void for_each_comm(void (*f)(const CommView&, void*), void* arg) {
-  for (Comm* c : engine().by_context) {
-    if (!c || !c->live) continue;
+  for_each_live_comm([&](Comm* c) {
     CommView v;
     v.context = c->context;
     v.handle = c->handle;
@@ -111,7 +120,7 @@ void for_each_comm(void (*f)(const CommView&, void*), void* arg) {
     v.world_count = static_cast<int>(c->world.size());
     v.coll_seq = c->coll_seq;
     f(v, arg);
-  }
+  });
 }
 
 namespace {
@@ -126,7 +135,7 @@ Stage send_stage(const Request& r) {
 }  // namespace
 
 void for_each_pending(void (*f)(const RequestView&, void*), void* arg) {
-  engine().requests.for_each_live([&](Request& r, int) {
+  engine().tables().requests.for_each_live([&](Request& r, int) {
     if (!r.active || r.complete || !r.comm) return;
     if (r.kind != RequestKind::kSend && r.kind != RequestKind::kRecv) return;
     RequestView v;
@@ -145,8 +154,7 @@ void for_each_pending(void (*f)(const RequestView&, void*), void* arg) {
 }
 
 void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg) {
-  for (Comm* c : engine().by_context) {
-    if (!c || !c->live) continue;
+  for_each_live_comm([&](Comm* c) {
     for (auto& e : c->queues.unexpected()) {
       const Message& m = static_cast<const Message&>(e);
       if (m.claimed) continue;
@@ -158,7 +166,7 @@ void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg) {
       v.bytes = m.header.total;
       f(v, arg);
     }
-  }
+  });
 }
 
 uint64_t arrivals() { return engine().ids_issued(); }

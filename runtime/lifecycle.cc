@@ -211,7 +211,7 @@ void start_engine(int required, const char* fn) {
   p.lock_enabled = engine().thread_level() == MPI_THREAD_MULTIPLE;
   install_peruse_hooks();
   p.engine_up = true;
-  install_snapshot_handler(engine().world_rank);
+  install_snapshot_handler(engine().world_rank());
 }
 
 void stop_engine_at_exit() {
