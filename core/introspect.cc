@@ -62,7 +62,8 @@ bool unexpected_buffer_bytes(MPI_Comm comm, uint64_t* out) {
   Comm* c = find_comm(comm);
   if (!c) return false;
   *out = 0;
-  for (auto& e : c->queues.unexpected()) *out += static_cast<const Message&>(e).capacity;
+  c->queues.visit_unexpected(
+      [out](const matching::UnexpectedEntry& e) { *out += static_cast<const Message&>(e).capacity; });
   return true;
 }
 
@@ -155,9 +156,9 @@ void for_each_pending(void (*f)(const RequestView&, void*), void* arg) {
 
 void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg) {
   for_each_live_comm([&](Comm* c) {
-    for (auto& e : c->queues.unexpected()) {
+    c->queues.visit_unexpected([&](const matching::UnexpectedEntry& e) {
       const Message& m = static_cast<const Message&>(e);
-      if (m.claimed) continue;
+      if (m.claimed) return;
       MessageView v;
       v.id = &m;
       v.context = c->context;
@@ -165,7 +166,7 @@ void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg) {
       v.tag = m.tag;
       v.bytes = m.header.total;
       f(v, arg);
-    }
+    });
   });
 }
 

@@ -150,6 +150,19 @@ class MatchQueues {
   void posted_per_source(uint64_t* out, size_t n) const;
   void unexpected_per_source(uint64_t* out, size_t n) const;
   bool indexed() const { return index_ != nullptr; }
+  // Every queued entry, in queue order within each half (user tags, then
+  // the reserved negative ones): for snapshots and tools' totals, not a
+  // search (no events, no attempts counted). `f` must not change the queues.
+  template <class F>
+  void visit_posted(F&& f) const {
+    for (const PostedEntry& e : posted_user_) f(e);
+    for (const PostedEntry& e : posted_reserved_) f(e);
+  }
+  template <class F>
+  void visit_unexpected(F&& f) const {
+    for (const UnexpectedEntry& e : unex_user_) f(e);
+    for (const UnexpectedEntry& e : unex_reserved_) f(e);
+  }
 
  private:
   struct Index;

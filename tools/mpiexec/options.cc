@@ -396,22 +396,14 @@ std::string usage(const std::string& p) {
          "1 if a host's daemon cannot be started or is lost (SONDE_HOSTD_TIMEOUT\n"
          "seconds of silence, default 30).\n"
          "When one rank fails the others get SIGTERM, then SIGKILL a second later.\n"
-         "SIGINT, SIGTERM, SIGHUP and SIGUSR2 are forwarded to the ranks. SIGUSR1
-"
-         "prints a snapshot of every rank's state (its MPI call, posted receives,
-"
-         "unexpected messages, pending sends, collectives) without stopping the job.
-"
-         "
-"
-         "Output: each rank's stdout and stderr go out in whole lines, so lines of
-"
-         "different ranks never mix. A line without its newline yet waits for it, but
-"
-         "shows as it is after a quarter of a second without more output (a prompt);
-"
-         "with several ranks a last line without a newline is given one.
-";
+         "SIGINT, SIGTERM, SIGHUP and SIGUSR2 are forwarded to the ranks. SIGUSR1\n"
+         "prints a snapshot of every rank's state (its MPI call, posted receives,\n"
+         "unexpected messages, pending sends, collectives) without stopping the job.\n"
+         "\n"
+         "Output: each rank's stdout and stderr go out in whole lines, so lines of\n"
+         "different ranks never mix. A line without its newline yet waits for it, but\n"
+         "shows as it is after a quarter of a second without more output (a prompt);\n"
+         "with several ranks a last line without a newline is given one.\n";
 }
 
 }  // namespace sonde::mpiexec
