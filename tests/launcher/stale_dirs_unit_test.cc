@@ -102,6 +102,39 @@ TEST_CASE("an owner is dead only on this host, in this pid namespace, and gone")
   CHECK(owner_is_dead(earlier_boot, self));
 }
 
+TEST_CASE("a live owner stays alive while its memory grows") {
+  // The child records itself, then grows its address space (which changes
+  // the fields of /proc/PID/stat after its start time) and waits.
+  int to_parent[2], to_child[2];
+  REQUIRE(pipe(to_parent) == 0);
+  REQUIRE(pipe(to_child) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::string text = format_owner(current_owner("job"));
+    std::vector<char> grow(64 << 20, 1);
+    if (write(to_parent[1], text.data(), text.size()) != ssize_t(text.size())) _exit(1);
+    close(to_parent[1]);
+    char c;
+    ssize_t n = read(to_child[0], &c, 1);
+    _exit(n == 1 && grow[1000] == 1 ? 0 : 2);
+  }
+  close(to_parent[1]);
+  std::string text(4096, '\0');
+  ssize_t got = 0, n;
+  while ((n = read(to_parent[0], text.data() + got, text.size() - size_t(got))) > 0) got += n;
+  text.resize(size_t(got));
+  std::optional<DirOwner> owner = parse_owner(text);
+  REQUIRE(owner.has_value());
+  CHECK(owner->pid == child);
+  CHECK_FALSE(owner_is_dead(*owner, current_owner("")));
+  REQUIRE(write(to_child[1], "x", 1) == 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(owner_is_dead(*owner, current_owner("")));
+}
+
 TEST_CASE("only directories of dead owners are swept, with their job's shared memory") {
   const std::string base = scratch_dir(), shm = scratch_dir();
   DirOwner dead = current_owner("feedbeef");

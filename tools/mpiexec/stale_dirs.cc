@@ -41,21 +41,22 @@ std::string first_line(std::string s) {
   return s;
 }
 
-// Field 22 of /proc/PID/stat (starttime); 0 if there is no such process.
+// Field 22 of /proc/PID/stat (starttime, fixed for the process's life); 0 if
+// there is no such process.
 unsigned long long start_time(long pid) {
   std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
   // The command name (field 2) may hold spaces and parentheses: count from
-  // the last ')'.
+  // the last ')', which is followed by " " and field 3.
   size_t close_paren = stat.rfind(')');
-  if (close_paren == std::string::npos) return 0;
-  size_t pos = close_paren + 1;
-  for (int field = 2; field < 22; ++field) {
-    pos = stat.find(' ', pos + 1);
+  if (close_paren == std::string::npos || close_paren + 2 > stat.size()) return 0;
+  size_t pos = close_paren + 2;  // start of field 3
+  for (int field = 3; field < 22; ++field) {
+    pos = stat.find(' ', pos);
     if (pos == std::string::npos) return 0;
+    ++pos;  // start of the next field
   }
   unsigned long long v = 0;
-  const char* b = stat.data() + pos + 1;
-  std::from_chars(b, stat.data() + stat.size(), v);
+  std::from_chars(stat.data() + pos, stat.data() + stat.size(), v);
   return v;
 }
 
