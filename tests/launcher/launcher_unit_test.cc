@@ -195,10 +195,15 @@ TEST_CASE("an untagged unterminated line goes out as it is once the rank goes qu
   CHECK(f.feed("ok\n", t0) == "ok\n");
 }
 
-TEST_CASE("in a job of several ranks an unterminated last line is ended") {
-  LineFramer f("", true);
+TEST_CASE("in a job of several ranks an unterminated last line is ended only when more follows") {
+  auto open_line = std::make_shared<bool>(false);
+  LineFramer f("", open_line), g("", open_line);
   CHECK(f.feed("a\nb").size() == 2);
-  CHECK(f.finish() == "b\n");
+  CHECK(f.finish() == "b");  // nothing added yet
+  CHECK(g.feed("c\n") == "\nc\n");
+  CHECK(g.feed("d\n") == "d\n");
+  CHECK(g.feed("e") == "");
+  CHECK(g.finish() == "e");  // the last stream: no byte added
 }
 
 TEST_CASE("an untagged line longer than the limit goes out unchanged") {

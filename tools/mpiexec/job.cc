@@ -94,8 +94,9 @@ int Job::run() {
   for (int r = 0; r < spec_.ranks; ++r) {
     ranks_.push_back(std::make_unique<Rank>());
     const bool several = spec_.ranks > 1;
-    ranks_.back()->out = LineFramer(spec_.tag_output ? tag_prefix(r, false) : "", several);
-    ranks_.back()->err = LineFramer(spec_.tag_output ? tag_prefix(r, true) : "", several);
+    ranks_.back()->out =
+        LineFramer(spec_.tag_output ? tag_prefix(r, false) : "", several ? stdout_open_line_ : nullptr);
+    ranks_.back()->err = LineFramer(spec_.tag_output ? tag_prefix(r, true) : "", several ? stderr_open_line_ : nullptr);
   }
   char host[256] = {};
   gethostname(host, sizeof host - 1);

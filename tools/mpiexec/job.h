@@ -106,6 +106,9 @@ class Job final : public ClientEvents {
   Clock::time_point start_, kill_at_, give_up_at_;
   int interrupts_ = 0;
   bool stdout_ok_ = true, stderr_ok_ = true;
+  // Shared by the framers of each descriptor (output.h: LineFramer).
+  std::shared_ptr<bool> stdout_open_line_ = std::make_shared<bool>(false);
+  std::shared_ptr<bool> stderr_open_line_ = std::make_shared<bool>(false);
 
   mutable std::mutex fail_mu_;
   bool failed_ = false;

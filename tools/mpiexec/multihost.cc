@@ -130,8 +130,8 @@ int MultiHostJob::run() {
     for (int r : h.place.ranks) {
       Rank& rank = ranks_[static_cast<size_t>(r)];
       rank.node = static_cast<int>(n);
-      rank.framer[0] = LineFramer(spec_.tag_output ? tag_prefix(r, false) : "", size > 1);
-      rank.framer[1] = LineFramer(spec_.tag_output ? tag_prefix(r, true) : "", size > 1);
+      rank.framer[0] = LineFramer(spec_.tag_output ? tag_prefix(r, false) : "", size > 1 ? stdout_open_line_ : nullptr);
+      rank.framer[1] = LineFramer(spec_.tag_output ? tag_prefix(r, true) : "", size > 1 ? stderr_open_line_ : nullptr);
     }
     hosts_.push_back(std::move(h));
   }

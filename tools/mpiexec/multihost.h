@@ -126,6 +126,9 @@ class MultiHostJob {
   std::optional<Clock::time_point> give_up_at_;
   int interrupts_ = 0;
   bool stdout_ok_ = true, stderr_ok_ = true;
+  // Shared by the framers of each descriptor (output.h: LineFramer).
+  std::shared_ptr<bool> stdout_open_line_ = std::make_shared<bool>(false);
+  std::shared_ptr<bool> stderr_open_line_ = std::make_shared<bool>(false);
   // Our stdin goes to rank 0's daemon when rank 0 runs on another host;
   // -1 once it has ended (or when it stays here).
   int stdin_fd_ = -1;

@@ -403,7 +403,7 @@ std::string usage(const std::string& p) {
          "Output: each rank's stdout and stderr go out in whole lines, so lines of\n"
          "different ranks never mix. A line without its newline yet waits for it, but\n"
          "shows as it is after a quarter of a second without more output (a prompt);\n"
-         "with several ranks a last line without a newline is given one.\n";
+         "when a rank ends inside a line, the next output starts on a new line.\n";
 }
 
 }  // namespace sonde::mpiexec

@@ -34,13 +34,25 @@ std::string LineFramer::feed(std::string_view chunk, Clock::time_point now) {
     if (!prefix_.empty()) out += '\n';
     partial_.clear();
   }
+  return after_open_line(std::move(out));
+}
+
+std::string LineFramer::after_open_line(std::string out) {
+  if (open_line_ && *open_line_ && !out.empty()) {
+    out.insert(out.begin(), '\n');
+    *open_line_ = false;
+  }
   return out;
 }
 
 std::string LineFramer::finish() {
   if (partial_.empty()) return {};
-  std::string out = prefix_ + partial_;
-  if (end_last_line_) out += '\n';
+  std::string out = after_open_line(prefix_ + partial_);
+  if (!prefix_.empty()) {
+    out += '\n';  // a tagged line always ends
+  } else if (open_line_) {
+    *open_line_ = true;  // the next stream's bytes begin a new line
+  }
   partial_.clear();
   return out;
 }
@@ -55,7 +67,7 @@ std::string LineFramer::flush_if_due(Clock::time_point now) {
   if (!at || now < *at) return {};
   std::string out;
   out.swap(partial_);
-  return out;
+  return after_open_line(std::move(out));
 }
 
 WriteOutcome write_output(int fd, std::string_view bytes, int stall_ms) {

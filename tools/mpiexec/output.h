@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,18 +19,19 @@ namespace sonde::mpiexec {
 // Without a prefix no byte is added or changed: an unterminated line is held
 // until its newline arrives, but goes out as it is once kMaxLine bytes are
 // held, once it has waited kPromptDelay with nothing more from the rank (so a
-// prompt without a newline still shows), and at end of stream. If the
-// framer was made with `end_last_line` (a job of several ranks), a last line
-// without a newline is ended with one at end of stream, so the next rank's
-// output starts on a line of its own.
+// prompt without a newline still shows), and at end of stream. In a job of
+// several ranks the framers writing to one descriptor share `open_line`: a
+// stream that ends inside a line sets it, and the next bytes any framer
+// writes there start with a newline, so they begin a line of their own
+// (nothing is added when nothing follows).
 class LineFramer {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr size_t kMaxLine = 64 * 1024;
   static constexpr std::chrono::milliseconds kPromptDelay{250};
 
-  explicit LineFramer(std::string prefix = {}, bool end_last_line = false)
-      : prefix_(std::move(prefix)), end_last_line_(end_last_line || !prefix_.empty()) {}
+  explicit LineFramer(std::string prefix = {}, std::shared_ptr<bool> open_line = nullptr)
+      : prefix_(std::move(prefix)), open_line_(std::move(open_line)) {}
 
   // What to write now for `chunk`, which arrived at `now`.
   std::string feed(std::string_view chunk, Clock::time_point now = Clock::now());
@@ -42,8 +44,11 @@ class LineFramer {
   std::string flush_if_due(Clock::time_point now);
 
  private:
+  // Starts `out` on a new line if another stream left the descriptor inside one.
+  std::string after_open_line(std::string out);
+
   std::string prefix_;
-  bool end_last_line_;
+  std::shared_ptr<bool> open_line_;
   std::string partial_;
   Clock::time_point last_data_{};
 };
