@@ -262,6 +262,8 @@ void Engine::free_comm(Comm* c) {
     // rare case.
     return;
   }
+  retired_posted_attempts_ += c->queues.posted_match_attempts();
+  retired_unexpected_attempts_ += c->queues.unexpected_match_attempts();
   contexts_.by_context_[c->context] = nullptr;
   contexts_.give_back(c->context);
   tables_.comms.release(c->handle);

@@ -65,6 +65,11 @@ class Engine final : public transport::Delivery {
   const Router& router() const { return router_; }
   ContextRegistry& contexts() { return contexts_; }
   BsendArena& bsend() { return bsend_; }
+  // Match attempts (matching/match_queues.h) of the communicators whose
+  // context has been given back: the process-wide totals add them to the
+  // communicators still held, so the totals never go down.
+  uint64_t retired_posted_match_attempts() const { return retired_posted_attempts_; }
+  uint64_t retired_unexpected_match_attempts() const { return retired_unexpected_attempts_; }
 
   // Eager/rendezvous switch for a peer on transport `t`: the transport's own
   // (ofi: SONDE_OFI_EAGER_LIMIT, docs/ofi.md), else settings().eager_limit
@@ -215,6 +220,8 @@ class Engine final : public transport::Delivery {
   // by create_comm.
   boost::intrusive::list<matching::UnexpectedEntry> early_;
   BsendArena bsend_;
+  uint64_t retired_posted_attempts_ = 0;
+  uint64_t retired_unexpected_attempts_ = 0;
 
   // Twins of the hot operations: <false> has no PERUSE code and is inlined
   // into its dispatcher; <true> fires events and lives out of line, so the

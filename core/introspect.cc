@@ -39,58 +39,63 @@ peruse::CommEvents* comm_events(MPI_Comm comm) {
   return c ? &c->peruse : nullptr;
 }
 
-bool posted_length(MPI_Comm comm, uint64_t* out) {
+namespace {
+// Runs `read` on the communicator behind `comm`; false if there is none.
+template <class F>
+bool read_comm(MPI_Comm comm, F&& read) {
   Comm* c = find_comm(comm);
-  if (c) *out = c->queues.posted_size();
+  if (c) read(*c);
   return c != nullptr;
+}
+}  // namespace
+
+bool posted_length(MPI_Comm comm, uint64_t* out) {
+  return read_comm(comm, [out](Comm& c) { *out = c.queues.posted_size(); });
 }
 
 bool unexpected_length(MPI_Comm comm, uint64_t* out) {
-  Comm* c = find_comm(comm);
-  if (c) *out = c->queues.unexpected_size();
-  return c != nullptr;
+  return read_comm(comm, [out](Comm& c) { *out = c.queues.unexpected_size(); });
 }
 
 bool unexpected_bytes(MPI_Comm comm, uint64_t* out) {
-  Comm* c = find_comm(comm);
-  if (!c) return false;
-  *out = c->queues.unexpected_bytes();
-  return true;
+  return read_comm(comm, [out](Comm& c) { *out = c.queues.unexpected_bytes(); });
 }
 
 bool unexpected_buffer_bytes(MPI_Comm comm, uint64_t* out) {
-  Comm* c = find_comm(comm);
-  if (!c) return false;
-  *out = 0;
-  c->queues.visit_unexpected(
-      [out](const matching::UnexpectedEntry& e) { *out += static_cast<const Message&>(e).capacity; });
-  return true;
+  return read_comm(comm, [out](Comm& c) {
+    *out = 0;
+    c.queues.visit_unexpected(
+        [out](const matching::UnexpectedEntry& e) { *out += static_cast<const Message&>(e).capacity; });
+  });
 }
 
 bool posted_per_peer(MPI_Comm comm, uint64_t* out) {
-  Comm* c = find_comm(comm);
-  if (!c) return false;
-  c->queues.posted_per_source(out, size_t(c->size));
-  return true;
+  return read_comm(comm, [out](Comm& c) { c.queues.posted_per_source(out, size_t(c.size)); });
 }
 
 bool unexpected_per_peer(MPI_Comm comm, uint64_t* out) {
-  Comm* c = find_comm(comm);
-  if (!c) return false;
-  c->queues.unexpected_per_source(out, size_t(c->size));
-  return true;
+  return read_comm(comm, [out](Comm& c) { c.queues.unexpected_per_source(out, size_t(c.size)); });
 }
 
 bool posted_match_attempts(MPI_Comm comm, uint64_t* out) {
-  Comm* c = find_comm(comm);
-  if (c) *out = c->queues.posted_match_attempts();
-  return c != nullptr;
+  return read_comm(comm, [out](Comm& c) { *out = c.queues.posted_match_attempts(); });
 }
 
 bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out) {
-  Comm* c = find_comm(comm);
-  if (c) *out = c->queues.unexpected_match_attempts();
-  return c != nullptr;
+  return read_comm(comm, [out](Comm& c) { *out = c.queues.unexpected_match_attempts(); });
+}
+
+void total_match_attempts(uint64_t* posted, uint64_t* unexpected) {
+  const Engine& e = engine();
+  *posted = e.retired_posted_match_attempts();
+  *unexpected = e.retired_unexpected_match_attempts();
+  const ContextRegistry& contexts = engine().contexts();
+  for (uint32_t ctx = 0; ctx < ContextRegistry::kMaxContexts; ++ctx) {
+    if (const Comm* c = contexts.find(ctx)) {
+      *posted += c->queues.posted_match_attempts();
+      *unexpected += c->queues.unexpected_match_attempts();
+    }
+  }
 }
 
 int64_t datatype_size(MPI_Datatype type) {

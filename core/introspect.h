@@ -49,6 +49,9 @@ bool unexpected_per_peer(MPI_Comm comm, uint64_t* out);
 // unexpected queue (matching/match_queues.h, "match attempts").
 bool posted_match_attempts(MPI_Comm comm, uint64_t* out);
 bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out);
+// The same summed over every communicator the process has had, freed ones
+// included (never decreasing). Walks the context table.
+void total_match_attempts(uint64_t* posted, uint64_t* unexpected);
 // The size in bytes of a live datatype, or -1.
 int64_t datatype_size(MPI_Datatype type);
 

@@ -295,4 +295,14 @@ bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out) {
   return mpi_state() == 1 && engine::introspect::unexpected_match_attempts(comm, out);
 }
 
+bool total_match_attempts(bool posted, uint64_t* out) {
+  // Before MPI_Init nothing has been matched; after MPI_Finalize the engine
+  // is gone and the totals stay at their last reading (callers hold the
+  // MPI_T mutex).
+  static uint64_t last[2] = {0, 0};
+  if (mpi_state() == 1) engine::introspect::total_match_attempts(&last[0], &last[1]);
+  *out = posted ? last[0] : last[1];
+  return true;
+}
+
 }  // namespace sonde::mpit::bridge

@@ -72,6 +72,10 @@ bool unexpected_per_peer(MPI_Comm comm, uint64_t* out);
 // Entries examined by the communicator's searches, counted by its queues.
 bool posted_match_attempts(MPI_Comm comm, uint64_t* out);
 bool unexpected_match_attempts(MPI_Comm comm, uint64_t* out);
+// The same over every communicator the process has had (never decreasing):
+// the posted side's if `posted`, else the unexpected side's. 0 before
+// MPI_Init, the last reading after MPI_Finalize.
+bool total_match_attempts(bool posted, uint64_t* out);
 // Size of a live communicator, or -1.
 int comm_size(MPI_Comm comm);
 

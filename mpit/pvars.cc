@@ -75,8 +75,11 @@ bool monotone(const PvarHandle& h, uint64_t* out) {
     *out = events_dropped_total();
     return true;
   }
-  if (d.measure == Measure::kPostedMatchAttempts) return bridge::posted_match_attempts(h.comm, out);
-  if (d.measure == Measure::kUnexpectedMatchAttempts) return bridge::unexpected_match_attempts(h.comm, out);
+  if (d.measure == Measure::kPostedMatchAttempts || d.measure == Measure::kUnexpectedMatchAttempts) {
+    const bool posted = d.measure == Measure::kPostedMatchAttempts;
+    if (d.bind != MPI_T_BIND_MPI_COMM) return bridge::total_match_attempts(posted, out);
+    return posted ? bridge::posted_match_attempts(h.comm, out) : bridge::unexpected_match_attempts(h.comm, out);
+  }
   const bridge::Stats* s = d.bind == MPI_T_BIND_MPI_COMM ? bridge::comm_stats(h.comm) : &bridge::total();
   if (!s) return false;
   switch (d.measure) {

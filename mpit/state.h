@@ -1,15 +1,16 @@
 // The MPI tool information interface (MPI 4.1 section 15.3): what the files
 // of mpit/ share. docs/mpit.md is the user's page; this is the map.
 //
-//   catalog.cc  the variables, enumerations, categories and event types
+//   catalog.cc  the control variables, enumerations, categories, event types
 //               (static tables, valid before MPI_Init) and the metadata calls
+//   pvar_catalog.cc the performance variables' table, with the queue
+//               variables under MPICH's and Open MPI's names
 //   cvars.cc    control variables: handles, read, write (engine Settings)
 //   bridge.cc   the PERUSE bridge: per-communicator statistics fed by
 //               internal subscribers on the PERUSE dispatch tables, switched
 //               on only while a pvar handle needs them
 //   pvars.cc    sessions and performance-variable handles
 //   events.cc   MPI_T events: registrations, callbacks, buffers, sources
-//   compat.cc   the queue variables under MPICH's and Open MPI's names
 //
 // Locking: every MPI_T call takes the engine lock (when MPI runs with
 // MPI_THREAD_MULTIPLE) and then `mutex()`; the bridge's callbacks run inside
@@ -195,9 +196,6 @@ extern const char* const kTransportNames[kNumTransports];  // "self", "shm": as 
 
 const std::vector<CvarDef>& cvars();
 const std::vector<PvarDef>& pvars();
-// compat.cc: appends the aliases of the variables already in `v`; `bridge`:
-// PERUSE is compiled in (the event-fed ones exist).
-void add_compat_aliases(std::vector<PvarDef>& v, bool bridge);
 const std::vector<EventDef>& events();  // empty when PERUSE is compiled out
 const std::vector<CategoryDef>& categories();
 

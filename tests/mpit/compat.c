@@ -31,9 +31,9 @@ static Pair pairs[] = {
     {"unexpected_recvq_buffer_size", "MPICH", MPI_T_PVAR_CLASS_LEVEL, MPI_T_BIND_NO_OBJECT, MPI_UNSIGNED_LONG_LONG,
      "sonde_total_unexpected_q_buffer_bytes", MPI_T_PVAR_CLASS_LEVEL},
     {"posted_recvq_match_attempts", "MPICH", MPI_T_PVAR_CLASS_COUNTER, MPI_T_BIND_NO_OBJECT, MPI_UNSIGNED_LONG_LONG,
-     "sonde_total_posted_q_matches", MPI_T_PVAR_CLASS_COUNTER},
+     "sonde_total_posted_recvq_match_attempts", MPI_T_PVAR_CLASS_COUNTER},
     {"unexpected_recvq_match_attempts", "MPICH", MPI_T_PVAR_CLASS_COUNTER, MPI_T_BIND_NO_OBJECT,
-     MPI_UNSIGNED_LONG_LONG, "sonde_total_unexpected_q_matches", MPI_T_PVAR_CLASS_COUNTER},
+     MPI_UNSIGNED_LONG_LONG, "sonde_total_unexpected_recvq_match_attempts", MPI_T_PVAR_CLASS_COUNTER},
     {"time_failed_matching_postedq", "MPICH", MPI_T_PVAR_CLASS_TIMER, MPI_T_BIND_NO_OBJECT, MPI_DOUBLE,
      "sonde_total_posted_q_failed_search_time", MPI_T_PVAR_CLASS_TIMER},
     {"time_matching_unexpectedq", "MPICH", MPI_T_PVAR_CLASS_TIMER, MPI_T_BIND_NO_OBJECT, MPI_DOUBLE,
@@ -130,11 +130,28 @@ static void rank0(void) {
   MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
   compare("posted matched");
   /* Totals: ctl's own messages count too. */
-  CHECK(total("sonde_total_posted_q_matches") >= 3, "posted matches %llu", total("sonde_total_posted_q_matches"));
+  CHECK(total("sonde_total_posted_recvq_match_attempts") >= 3, "posted match attempts %llu",
+        total("sonde_total_posted_recvq_match_attempts"));
   for (int i = 3; i < K; ++i) MPI_Recv(buf[3], 1000, MPI_BYTE, 1, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   compare("drained");
-  CHECK(total("sonde_total_unexpected_q_matches") >= K, "unexpected matches %llu",
-        total("sonde_total_unexpected_q_matches"));
+  /* Each of the K receives compared at least its own message. */
+  CHECK(total("sonde_total_unexpected_recvq_match_attempts") >= K, "unexpected match attempts %llu",
+        total("sonde_total_unexpected_recvq_match_attempts"));
+  /* A freed communicator's attempts stay in the totals. */
+  MPI_Comm self;
+  MPI_Comm_dup(MPI_COMM_SELF, &self);
+  MPI_Request sr;
+  MPI_Isend(buf[0], 1, MPI_BYTE, 0, 7, self, &sr);
+  MPI_Recv(buf[1], 1, MPI_BYTE, 0, 7, self, MPI_STATUS_IGNORE);
+  MPI_Wait(&sr, MPI_STATUS_IGNORE);
+  unsigned long long before =
+      total("sonde_total_posted_recvq_match_attempts") + total("sonde_total_unexpected_recvq_match_attempts");
+  compare("self message");
+  MPI_Comm_free(&self);
+  unsigned long long after =
+      total("sonde_total_posted_recvq_match_attempts") + total("sonde_total_unexpected_recvq_match_attempts");
+  CHECK(after >= before && before > K, "match attempts %llu before the free, %llu after", before, after);
+  compare("communicator freed");
   CHECK(mtest_read_double(S, live[5].ha) > 0, "no failed posted-queue search time (K messages went unexpected)");
   CHECK_T(MPI_T_pvar_session_free(&S), MPI_SUCCESS);
 }
