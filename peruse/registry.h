@@ -1,5 +1,6 @@
 // PERUSE event handles and the writers of the per-communicator dispatch
-// slots (dispatch.h has the readers' side).
+// slots (dispatch.h has the readers' side; registry.cc the engine side,
+// api.cc the PERUSE_* C functions).
 //
 // peruse/ is a leaf: it knows communicators only as the CommEvents block the
 // engine embeds in each one and as MPI_Comm handle values. The engine tells it
