@@ -1,7 +1,8 @@
 #include "matching/match_queues.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <memory>
+#include <vector>
 
 namespace sonde::matching {
 
@@ -35,19 +36,85 @@ struct Bucket {
   }
 };
 
+// Buckets by key in an open-addressing table (linear probing, at most half
+// full) of pointers into chunks that never move, so entries may point at
+// their bucket. Creating a bucket allocates only when a chunk is full
+// (chunks double), and the whole index is freed when both queues empty.
 struct MatchQueues::Index {
-  std::unordered_map<uint64_t, Bucket, KeyHash> buckets;
-  Bucket* find(int32_t source, int32_t tag) {
-    auto it = buckets.find(key(source, tag));
-    return it == buckets.end() ? nullptr : &it->second;
+  struct Slot {
+    uint64_t key = 0;
+    Bucket* bucket = nullptr;  // null: empty slot
+  };
+  std::vector<Slot> slots = std::vector<Slot>(64);  // a power of two
+  size_t used = 0;
+  std::vector<std::unique_ptr<Bucket[]>> chunks;
+  size_t chunk_fill = 0, chunk_size = 0;
+  std::vector<Bucket*> spare;  // swept out of the table, empty, for reuse
+
+  Bucket* find(int32_t source, int32_t tag) const {
+    const uint64_t k = key(source, tag);
+    const size_t mask = slots.size() - 1;
+    for (size_t i = KeyHash{}(k)&mask;; i = (i + 1) & mask) {
+      const Slot& s = slots[i];
+      if (!s.bucket || s.key == k) return s.bucket;
+    }
   }
-  Bucket& at(int32_t source, int32_t tag) { return buckets[key(source, tag)]; }
+  Bucket& at(int32_t source, int32_t tag) {
+    const uint64_t k = key(source, tag);
+    size_t mask = slots.size() - 1;
+    size_t i = KeyHash{}(k)&mask;
+    for (; slots[i].bucket; i = (i + 1) & mask)
+      if (slots[i].key == k) return *slots[i].bucket;
+    if (2 * (used + 1) > slots.size()) {
+      rehash(2 * slots.size(), false);
+      mask = slots.size() - 1;
+      for (i = KeyHash{}(k)&mask; slots[i].bucket; i = (i + 1) & mask) {
+      }
+    }
+    Bucket* b = new_bucket();
+    slots[i] = {k, b};
+    ++used;
+    return *b;
+  }
+  Bucket* new_bucket() {
+    if (!spare.empty()) {
+      Bucket* b = spare.back();
+      spare.pop_back();
+      return b;
+    }
+    if (chunk_fill == chunk_size) {
+      chunk_size = chunk_size ? 2 * chunk_size : 64;
+      chunks.emplace_back(new Bucket[chunk_size]);
+      chunk_fill = 0;
+    }
+    return &chunks.back()[chunk_fill++];
+  }
+  // Moves every bucket into a table of `capacity` slots; with `drop_unused`
+  // the unused ones go to the spares instead.
+  void rehash(size_t capacity, bool drop_unused) {
+    std::vector<Slot> old(capacity);
+    old.swap(slots);
+    used = 0;
+    const size_t mask = capacity - 1;
+    for (const Slot& s : old) {
+      if (!s.bucket) continue;
+      if (drop_unused && s.bucket->unused()) {
+        spare.push_back(s.bucket);
+        continue;
+      }
+      size_t i = KeyHash{}(s.key) & mask;
+      while (slots[i].bucket) i = (i + 1) & mask;
+      slots[i] = s;
+      ++used;
+    }
+  }
   // Buckets left empty stay until there are clearly more of them than the
-  // entries can occupy (at most three each); then one sweep frees them, so
-  // the sweep's cost is spread over the insertions that created them.
+  // entries can occupy (at most three each); then one sweep moves them to
+  // the spares, so the sweep's cost is spread over the insertions that
+  // created them.
   void sweep(size_t entries) {
-    if (buckets.size() <= 4 * entries + 64) return;
-    for (auto it = buckets.begin(); it != buckets.end();) it = it->second.unused() ? buckets.erase(it) : std::next(it);
+    if (used <= 4 * entries + 64) return;
+    rehash(slots.size(), true);
   }
 };
 
