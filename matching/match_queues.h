@@ -20,9 +20,8 @@
 // Two regimes. While a communicator has at most kIndexThreshold entries in
 // its two queues, searches walk its lists (a handful of compares, no hashing,
 // no allocation). Past that, an index is built: one open-addressing table of
-// buckets (match_queues.cc, Index)
-// keyed by receive pattern -- (source, tag), (MPI_ANY_SOURCE, tag),
-// (source, MPI_ANY_TAG), (MPI_ANY_SOURCE, MPI_ANY_TAG). A posted receive sits
+// buckets (match_queues.cc, Index) keyed by receive pattern -- (source, tag),
+// (MPI_ANY_SOURCE, tag), (source, MPI_ANY_TAG), (MPI_ANY_SOURCE, MPI_ANY_TAG). A posted receive sits
 // in its pattern's bucket; an arriving message looks at the front of the (at
 // most four) buckets whose patterns accept it and takes the lowest sequence
 // number. An unexpected message sits, in arrival order, in every bucket whose
