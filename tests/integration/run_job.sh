@@ -48,9 +48,14 @@ done
 log="${TEST_TMPDIR:-/tmp}/job.$$.log"
 echo "+ $*"
 start=$(date +%s.%N)
-# A hard stop a little beyond the launcher's own --timeout, in case the
-# launcher itself hangs.
-timeout --kill-after=5 150 "$@" >"$log" 2>&1
+# A hard stop a little beyond the launcher's own --timeout (150 s when the
+# command gives none), in case the launcher itself hangs.
+hard_stop=150
+args=("$@")
+for ((i = 0; i + 1 < ${#args[@]}; ++i)); do
+  if [[ ${args[i]} == --timeout && ${args[i + 1]} =~ ^[0-9]+$ ]]; then hard_stop=$((args[i + 1] + 30)); fi
+done
+timeout --kill-after=5 "$hard_stop" "$@" >"$log" 2>&1
 status=$?
 end=$(date +%s.%N)
 elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
