@@ -48,10 +48,21 @@ void Engine::load_settings() {
   settings_.fast_boxes = env_u64("SONDE_SHM_FAST_BOXES", 1, settings_) != 0;
 }
 
+void Engine::add_transport(std::unique_ptr<transport::Transport> t) { router_.transports_.push_back(std::move(t)); }
+
+void Engine::add_route(int id, transport::Transport* t) {
+  if (size_t(id) >= router_.route_.size()) {
+    router_.route_.resize(size_t(id) + 1, nullptr);
+    single_copy_state_.resize(size_t(id) + 1, 0);
+  }
+  router_.route_[size_t(id)] = t;
+}
+
 void Engine::start(int rank, int size, std::vector<std::unique_ptr<transport::Transport>> ts,
                    std::vector<transport::Transport*> routes, const std::vector<uint32_t>& reserved) {
   world_rank_ = rank;
   world_size_ = size;
+  if (process_uid_ == 0) process_uid_ = uint64_t(rank);
   router_.transports_ = std::move(ts);
   router_.route_ = std::move(routes);
   single_copy_state_.assign(size_t(world_size_), 0);

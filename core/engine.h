@@ -92,6 +92,18 @@ class Engine final : public transport::Delivery {
   // and SELF's) and MPI_COMM_WORLD / MPI_COMM_SELF.
   void start(int rank, int size, std::vector<std::unique_ptr<transport::Transport>> transports,
              std::vector<transport::Transport*> route, const std::vector<uint32_t>& reserved);
+  // Processes outside this process's world (MPI_Comm_spawn, accept/connect,
+  // join: runtime/dynamic.h) are peers with ids from world_size() on, in the
+  // order the runtime adds them; communicators list them like world ranks.
+  // add_transport: progressed (and shut down) with the others from now on.
+  // add_route: `t` reaches peer `id` (id == peer_count() appends one).
+  int peer_count() const { return int(router_.route_.size()); }
+  void add_transport(std::unique_ptr<transport::Transport> t);
+  void add_route(int id, transport::Transport* t);
+  // A number no other process of any job has (the runtime sets it from
+  // its PMIx name): the tie-break of MPI_Intercomm_merge across jobs.
+  uint64_t process_uid() const { return process_uid_; }
+  void set_process_uid(uint64_t uid) { process_uid_ = uid; }
   // Progresses until every transport has pushed out what it was handed (or
   // nothing has moved for two seconds): a network provider may still need
   // this process's progress after its last send.
@@ -211,6 +223,7 @@ class Engine final : public transport::Delivery {
   bool settings_loaded_ = false;
   int world_rank_ = 0;
   int world_size_ = 1;
+  uint64_t process_uid_ = 0;
   int thread_level_ = MPI_THREAD_SINGLE;
   std::string processor_name_;
   HandleTables tables_;

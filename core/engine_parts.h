@@ -37,11 +37,12 @@ struct HandleTables {
   HandleTable<Errhandler, SONDE_KIND_ERRHANDLER> errhandlers{3};
 };
 
-// The transports this process built and which one reaches each world rank.
-// Set once by Engine::start; read-only afterwards.
+// The transports this process built and which one reaches each world rank
+// (and each peer outside the world: Engine::add_route). Set by
+// Engine::start, extended only by add_transport/add_route.
 class Router {
  public:
-  // The transport reaching `world_rank` (0 <= world_rank < world size).
+  // The transport reaching `world_rank` (0 <= world_rank < peer count).
   transport::Transport* to(int world_rank) const { return route_[size_t(world_rank)]; }
   // Every transport, in the order the runtime built them.
   const std::vector<std::unique_ptr<transport::Transport>>& transports() const { return transports_; }

@@ -226,6 +226,9 @@ typedef struct MPI_Status {
 #define MPI_KEYVAL_INVALID (-1)
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)1)
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)1)
 #define MPI_BOTTOM ((void *)0)
 #define MPI_IN_PLACE ((void *)-1)
@@ -1587,6 +1590,34 @@ SONDE_API int MPI_Session_get_pset_info(MPI_Session session, const char *pset_na
 SONDE_API int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
 SONDE_API int MPI_Comm_disconnect(MPI_Comm *comm);
 SONDE_API int PMPI_Comm_disconnect(MPI_Comm *comm);
+SONDE_API int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                             MPI_Comm *intercomm, int array_of_errcodes[]);
+SONDE_API int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                              MPI_Comm *intercomm, int array_of_errcodes[]);
+SONDE_API int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                                      const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                                      MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+SONDE_API int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                                       const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                                       MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+SONDE_API int MPI_Comm_get_parent(MPI_Comm *parent);
+SONDE_API int PMPI_Comm_get_parent(MPI_Comm *parent);
+SONDE_API int MPI_Open_port(MPI_Info info, char *port_name);
+SONDE_API int PMPI_Open_port(MPI_Info info, char *port_name);
+SONDE_API int MPI_Close_port(const char *port_name);
+SONDE_API int PMPI_Close_port(const char *port_name);
+SONDE_API int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+SONDE_API int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+SONDE_API int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+SONDE_API int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+SONDE_API int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+SONDE_API int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+SONDE_API int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+SONDE_API int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+SONDE_API int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+SONDE_API int MPI_Comm_join(int fd, MPI_Comm *intercomm);
+SONDE_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm);
 
 /* ---- External interfaces (MPI 4.1 chapter 13) -------------------------- */
 SONDE_API int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,

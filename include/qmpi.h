@@ -353,6 +353,17 @@ enum QMPI_Functions_enum {
   MPI_SESSION_GET_NTH_PSET_T,
   MPI_SESSION_GET_PSET_INFO_T,
   MPI_COMM_DISCONNECT_T,
+  MPI_COMM_SPAWN_T,
+  MPI_COMM_SPAWN_MULTIPLE_T,
+  MPI_COMM_GET_PARENT_T,
+  MPI_OPEN_PORT_T,
+  MPI_CLOSE_PORT_T,
+  MPI_COMM_ACCEPT_T,
+  MPI_COMM_CONNECT_T,
+  MPI_PUBLISH_NAME_T,
+  MPI_UNPUBLISH_NAME_T,
+  MPI_LOOKUP_NAME_T,
+  MPI_COMM_JOIN_T,
   MPI_GREQUEST_START_T,
   MPI_GREQUEST_COMPLETE_T,
   MPI_STATUS_SET_ELEMENTS_T,
@@ -723,6 +734,17 @@ typedef int (QMPI_Session_get_num_psets_t)(QMPI_Context context, int tool_id, MP
 typedef int (QMPI_Session_get_nth_pset_t)(QMPI_Context context, int tool_id, MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
 typedef int (QMPI_Session_get_pset_info_t)(QMPI_Context context, int tool_id, MPI_Session session, const char *pset_name, MPI_Info *info);
 typedef int (QMPI_Comm_disconnect_t)(QMPI_Context context, int tool_id, MPI_Comm *comm);
+typedef int (QMPI_Comm_spawn_t)(QMPI_Context context, int tool_id, const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+typedef int (QMPI_Comm_spawn_multiple_t)(QMPI_Context context, int tool_id, int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+typedef int (QMPI_Comm_get_parent_t)(QMPI_Context context, int tool_id, MPI_Comm *parent);
+typedef int (QMPI_Open_port_t)(QMPI_Context context, int tool_id, MPI_Info info, char *port_name);
+typedef int (QMPI_Close_port_t)(QMPI_Context context, int tool_id, const char *port_name);
+typedef int (QMPI_Comm_accept_t)(QMPI_Context context, int tool_id, const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+typedef int (QMPI_Comm_connect_t)(QMPI_Context context, int tool_id, const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+typedef int (QMPI_Publish_name_t)(QMPI_Context context, int tool_id, const char *service_name, MPI_Info info, const char *port_name);
+typedef int (QMPI_Unpublish_name_t)(QMPI_Context context, int tool_id, const char *service_name, MPI_Info info, const char *port_name);
+typedef int (QMPI_Lookup_name_t)(QMPI_Context context, int tool_id, const char *service_name, MPI_Info info, char *port_name);
+typedef int (QMPI_Comm_join_t)(QMPI_Context context, int tool_id, int fd, MPI_Comm *intercomm);
 typedef int (QMPI_Grequest_start_t)(QMPI_Context context, int tool_id, MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
 typedef int (QMPI_Grequest_complete_t)(QMPI_Context context, int tool_id, MPI_Request request);
 typedef int (QMPI_Status_set_elements_t)(QMPI_Context context, int tool_id, MPI_Status *status, MPI_Datatype datatype, int count);

@@ -38,6 +38,8 @@ class Wireup {
   virtual std::string job_id() const = 0;
   // Node index of `rank` (0..nodes-1) as the resource manager reports it.
   virtual int node_of(int rank) const = 0;
+  // This process's PMIx namespace; empty for a singleton.
+  virtual std::string nspace() const = 0;
   // This node's host name as the resource manager reports it.
   virtual std::string hostname() const = 0;
   // Number of ranks in the job's universe (MPI_UNIVERSE_SIZE).

@@ -99,6 +99,7 @@ class SingletonWireup final : public Wireup {
     return 0;
   }
   std::string hostname() const override { return hostname_; }
+  std::string nspace() const override { return {}; }
   int universe_size() const override { return 1; }
   int appnum() const override { return -1; }
 
@@ -220,6 +221,7 @@ class PmixWireup final : public Wireup {
   int size() const override { return size_; }
   std::string job_id() const override { return job_id_; }
   std::string hostname() const override { return hostname_; }
+  std::string nspace() const override { return me_.nspace; }
   int universe_size() const override { return universe_; }
   int appnum() const override { return appnum_; }
 

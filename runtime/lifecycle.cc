@@ -21,6 +21,7 @@
 #include "core/lookup.h"
 #include "core/process.h"
 #include "peruse/registry.h"
+#include "runtime/dynamic.h"
 #include "runtime/errors.h"
 #include "runtime/snapshot.h"
 #include "transports/exchange.h"
@@ -135,7 +136,14 @@ int start_core(Engine& e, Wireup& wireup) {
     }
   }
   // The sessions' bootstrap communicator's context (comm/session.h).
-  e.start(world_rank, world_size, std::move(transports), std::move(route), {kSessionBootstrapContext});
+  // A number unique across jobs: a digest of the PMIx namespace, then the rank.
+  const std::string ns = wireup.nspace();
+  e.set_process_uid(ns.empty() ? uint64_t(world_rank)
+                               : (uint64_t(uint32_t(std::hash<std::string>{}(ns))) << 32) | uint32_t(world_rank));
+  // The sessions' bootstrap communicator's context (comm/session.h) and the
+  // bridge of dynamic-process connections (runtime/dynamic.h).
+  e.start(world_rank, world_size, std::move(transports), std::move(route),
+          {kSessionBootstrapContext, kConnectBridgeContext});
   return MPI_SUCCESS;
 }
 
@@ -237,6 +245,8 @@ int init_world(int required, int* provided) {
   start_engine(required, "MPI_Init");
   if (provided) *provided = engine().thread_level();
   p.world_model = 1;
+  // A spawned process meets its parents before MPI_Init returns.
+  if (connect_to_parents() != MPI_SUCCESS) end_job(1, "MPI_Init: cannot connect to the parent processes");
   return MPI_SUCCESS;
 }
 

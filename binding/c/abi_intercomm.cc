@@ -16,7 +16,6 @@ using namespace sonde::engine;
 namespace {
 
 Datatype* u64_type() { return &engine().tables().datatypes.predefined(24); }  // MPI_UINT64_T
-Datatype* int_type() { return &engine().tables().datatypes.predefined(8); }   // MPI_INT
 
 // Intercomm_create's leader swap of context offers over peer_comm.
 struct LeaderPeer {
@@ -112,7 +111,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 SONDE_WEAK_ALIAS(Intercomm_create)
 
 // The group whose leader passed high=false comes first; with equal `high`
-// the group whose leader has the lower world rank does (MPI leaves that
+// the group whose leader has the lower process uid (Engine::process_uid:
+// the world rank within one job) does (MPI leaves that
 // order to the implementation).
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   SONDE_ENTER("MPI_Intercomm_merge");
@@ -130,8 +130,11 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   std::vector<int> order(1, 0);
   int rc = MPI_SUCCESS;
   if (local->rank == 0) {
-    int mine[2] = {high ? 1 : 0, e.world_rank()}, theirs[2] = {0, 0};
-    rc = sendrecv(mine, 2, int_type(), 0, tag_leaders, theirs, 2, int_type(), 0, tag_leaders, c, MPI_STATUS_IGNORE);
+    // The tie-break must mean the same in both groups, which may be
+    // different jobs: the process's unique id, not its world rank.
+    const uint64_t uid = e.process_uid();
+    uint64_t mine[2] = {high ? 1u : 0u, uid}, theirs[2] = {0, 0};
+    rc = sendrecv(mine, 2, u64_type(), 0, tag_leaders, theirs, 2, u64_type(), 0, tag_leaders, c, MPI_STATUS_IGNORE);
     if (rc) return raise(c, rc, fn);
     order[0] = mine[0] < theirs[0] || (mine[0] == theirs[0] && mine[1] < theirs[1]);
   }

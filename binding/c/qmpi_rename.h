@@ -330,6 +330,17 @@ int sonde_qmpi_impl_MPI_Session_get_num_psets(MPI_Session session, MPI_Info info
 int sonde_qmpi_impl_MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
 int sonde_qmpi_impl_MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
 int sonde_qmpi_impl_MPI_Comm_disconnect(MPI_Comm *comm);
+int sonde_qmpi_impl_MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int sonde_qmpi_impl_MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int sonde_qmpi_impl_MPI_Comm_get_parent(MPI_Comm *parent);
+int sonde_qmpi_impl_MPI_Open_port(MPI_Info info, char *port_name);
+int sonde_qmpi_impl_MPI_Close_port(const char *port_name);
+int sonde_qmpi_impl_MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+int sonde_qmpi_impl_MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+int sonde_qmpi_impl_MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+int sonde_qmpi_impl_MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+int sonde_qmpi_impl_MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+int sonde_qmpi_impl_MPI_Comm_join(int fd, MPI_Comm *intercomm);
 int sonde_qmpi_impl_MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
 int sonde_qmpi_impl_MPI_Grequest_complete(MPI_Request request);
 int sonde_qmpi_impl_MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
@@ -699,6 +710,17 @@ MPI_Session sonde_qmpi_impl_MPI_Session_f2c(MPI_Fint session);
 #define PMPI_Session_get_nth_pset sonde_qmpi_impl_MPI_Session_get_nth_pset
 #define PMPI_Session_get_pset_info sonde_qmpi_impl_MPI_Session_get_pset_info
 #define PMPI_Comm_disconnect sonde_qmpi_impl_MPI_Comm_disconnect
+#define PMPI_Comm_spawn sonde_qmpi_impl_MPI_Comm_spawn
+#define PMPI_Comm_spawn_multiple sonde_qmpi_impl_MPI_Comm_spawn_multiple
+#define PMPI_Comm_get_parent sonde_qmpi_impl_MPI_Comm_get_parent
+#define PMPI_Open_port sonde_qmpi_impl_MPI_Open_port
+#define PMPI_Close_port sonde_qmpi_impl_MPI_Close_port
+#define PMPI_Comm_accept sonde_qmpi_impl_MPI_Comm_accept
+#define PMPI_Comm_connect sonde_qmpi_impl_MPI_Comm_connect
+#define PMPI_Publish_name sonde_qmpi_impl_MPI_Publish_name
+#define PMPI_Unpublish_name sonde_qmpi_impl_MPI_Unpublish_name
+#define PMPI_Lookup_name sonde_qmpi_impl_MPI_Lookup_name
+#define PMPI_Comm_join sonde_qmpi_impl_MPI_Comm_join
 #define PMPI_Grequest_start sonde_qmpi_impl_MPI_Grequest_start
 #define PMPI_Grequest_complete sonde_qmpi_impl_MPI_Grequest_complete
 #define PMPI_Status_set_elements sonde_qmpi_impl_MPI_Status_set_elements

@@ -90,6 +90,7 @@ bool Job::failed() const {
 
 int Job::run() {
   start_ = Clock::now();
+  ranks_.reserve(kMaxSlots);
   // Ranks exist (as slots) before the server can call us about them.
   for (int r = 0; r < spec_.ranks; ++r) {
     ranks_.push_back(std::make_unique<Rank>());
@@ -111,6 +112,7 @@ int Job::run() {
   layout.job_id = spec_.job_id;
   layout.tmpdir = spec_.tmpdir;
   layout.size = spec_.ranks;
+  layout.universe = static_cast<int>(std::thread::hardware_concurrency());
   layout.nodes.push_back({host, {}});
   for (const auto& app : spec_.apps) layout.apps.push_back({app.first, app.size});
   for (int r = 0; r < spec_.ranks; ++r) layout.nodes[0].ranks.push_back(r);
@@ -149,15 +151,20 @@ int Job::run() {
 }
 
 void Job::spawn(int rank, const std::vector<std::string>& env, const void* cpu_mask) {
+  const size_t app = static_cast<size_t>(app_of(spec_.apps, rank));
+  start_slot(rank, spec_.executables[app], spec_.apps[app].argv, spec_.apps[app].wdir, env, cpu_mask);
+}
+
+void Job::start_slot(int rank, const std::string& executable, const std::vector<std::string>& argv,
+                     const std::string& wdir, const std::vector<std::string>& env, const void* cpu_mask) {
   Rank& r = *ranks_[rank];
   // Only rank 0 reads our stdin, and only when it is not a terminal: ranks
   // live in their own process group, where reading the terminal would stop them.
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const size_t app = static_cast<size_t>(app_of(spec_.apps, rank));
   RankLaunch l;
-  l.executable = &spec_.executables[app];
-  l.argv = &spec_.apps[app].argv;
-  l.wdir = &spec_.apps[app].wdir;
+  l.executable = &executable;
+  l.argv = &argv;
+  l.wdir = &wdir;
   l.env = &env;
   l.stdin_fd = (rank == 0 && !isatty(0)) ? 0 : devnull;
   l.cpu_mask = static_cast<const cpu_set_t*>(cpu_mask);
@@ -318,10 +325,12 @@ void Job::on_rank_exit(int rank, int wait_status) {
   if (phase_ != Phase::kRunning) return;  // we are ending it anyway
   std::string who = "rank " + std::to_string(rank) + " (pid " + std::to_string(r.pid) + ")";
   if (r.exec_errno != 0) {
-    const size_t app = static_cast<size_t>(app_of(spec_.apps, rank));
-    fail(127, "rank " + std::to_string(rank) + ": cannot execute '" + spec_.executables[app] + "'" +
-                  (spec_.apps[app].wdir.empty() ? "" : " in " + spec_.apps[app].wdir) + ": " +
-                  errno_text(r.exec_errno));
+    const bool spawned = rank >= spec_.ranks;
+    const size_t app = spawned ? 0 : static_cast<size_t>(app_of(spec_.apps, rank));
+    const std::string& exe = spawned ? r.executable : spec_.executables[app];
+    const std::string& wdir = spawned ? r.wdir : spec_.apps[app].wdir;
+    fail(127, "rank " + std::to_string(rank) + ": cannot execute '" + exe + "'" + (wdir.empty() ? "" : " in " + wdir) +
+                  ": " + errno_text(r.exec_errno));
   } else if (WIFSIGNALED(wait_status)) {
     int sig = WTERMSIG(wait_status);
     fail(128 + sig, who + " was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")");

@@ -60,6 +60,10 @@ class Job final : public ClientEvents {
   void connected(int rank) override;
   void finalized(int rank) override;
   void aborted(int rank, int status, const std::string& message) override;
+  // PMIx_Spawn (job_spawn.cc): the children join this job's slots, output
+  // and fate; a program that cannot be found or a wrong host or directory
+  // starts nothing and answers an error.
+  void spawn(const std::vector<SpawnApp>& apps, SpawnDone done) override;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -72,9 +76,16 @@ class Job final : public ClientEvents {
     int exec_errno = 0;                          // set if execve failed in the child
     LineFramer out, err;
     std::atomic<bool> connected{false}, finalized{false};
+    // Spawned ranks (PMIx_Spawn): what they run, for messages.
+    std::string executable, wdir;
   };
+  // Slots are never reallocated: libpmix's thread reads them by index.
+  static constexpr size_t kMaxSlots = 4096;
 
   void spawn(int rank, const std::vector<std::string>& env, const void* cpu_mask);
+  void start_slot(int slot, const std::string& executable, const std::vector<std::string>& argv,
+                  const std::string& wdir, const std::vector<std::string>& env, const void* cpu_mask);
+  int spawned_jobs_ = 0;
   void loop();
   void reap();
   void on_rank_exit(int rank, int wait_status);

@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -13,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+
+#include "tools/mpiexec/name_service.h"
 
 namespace sonde::mpiexec {
 namespace {
@@ -99,7 +102,8 @@ class InfoList {
 };
 
 int rank_of(const pmix_proc_t* proc) {
-  return proc != nullptr && proc->rank <= INT32_MAX ? static_cast<int>(proc->rank) : -1;
+  if (proc == nullptr || proc->rank > INT32_MAX) return -1;
+  return g_host->slot_of(proc->nspace, proc->rank);
 }
 
 // ---- upcalls from libpmix's progress thread ----
@@ -194,6 +198,42 @@ pmix_status_t on_direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size
   return PMIX_SUCCESS;
 }
 
+std::string text_value(const pmix_value_t& v) {
+  if (v.type == PMIX_STRING && v.data.string != nullptr) return v.data.string;
+  return {};
+}
+
+// PMIx_Spawn: the request is copied here and served on the launcher's thread.
+pmix_status_t on_spawn(const pmix_proc_t*, const pmix_info_t[], size_t, const pmix_app_t apps[], size_t napps,
+                       pmix_spawn_cbfunc_t cbfunc, void* cbdata) {
+  std::vector<SpawnApp> copy;
+  for (size_t a = 0; a < napps; ++a) {
+    SpawnApp app;
+    app.cmd = apps[a].cmd != nullptr ? apps[a].cmd : "";
+    for (char** p = apps[a].argv; p != nullptr && *p != nullptr; ++p) app.argv.emplace_back(*p);
+    if (app.argv.empty()) app.argv.push_back(app.cmd);
+    for (char** p = apps[a].env; p != nullptr && *p != nullptr; ++p) app.env.emplace_back(*p);
+    if (apps[a].cwd != nullptr) app.wdir = apps[a].cwd;
+    app.procs = apps[a].maxprocs;
+    for (size_t i = 0; i < apps[a].ninfo; ++i) {
+      const pmix_info_t& in = apps[a].info[i];
+      if (PMIX_CHECK_KEY(&in, PMIX_WDIR)) app.wdir = text_value(in.value);
+      if (PMIX_CHECK_KEY(&in, PMIX_HOST)) app.host = text_value(in.value);
+      if (PMIX_CHECK_KEY(&in, "sonde.path")) app.path = text_value(in.value);
+    }
+    copy.push_back(std::move(app));
+  }
+  g_host->post([copy = std::move(copy), cbfunc, cbdata] {
+    g_host->events()->spawn(copy, [cbfunc, cbdata](int status, const std::string& nspace) {
+      pmix_nspace_t ns;
+      std::memset(ns, 0, sizeof ns);
+      std::strncpy(ns, nspace.c_str(), PMIX_MAX_NSLEN);
+      cbfunc(status, ns, cbdata);
+    });
+  });
+  return PMIX_SUCCESS;
+}
+
 pmix_server_module_t make_module() {
   pmix_server_module_t m;
   std::memset(&m, 0, sizeof m);
@@ -202,6 +242,8 @@ pmix_server_module_t make_module() {
   m.abort = on_abort;
   m.fence_nb = on_fence;
   m.direct_modex = on_direct_modex;
+  m.spawn = on_spawn;
+  install_name_service(m);
   return m;
 }
 
@@ -247,9 +289,12 @@ PmixHost::PmixHost(const std::string& tmpdir, ClientEvents* events) : events_(ev
 }
 
 PmixHost::~PmixHost() {
-  if (job_registered_) {
+  std::vector<std::string> names;
+  if (job_registered_) names.push_back(nspace_);
+  for (const auto& s : spawned_) names.push_back(s.first);
+  for (const auto& name : names) {
     auto* w = new OpWait;
-    PMIx_server_deregister_nspace(nspace_.c_str(), OpWait::callback, w);
+    PMIx_server_deregister_nspace(name.c_str(), OpWait::callback, w);
     try {
       OpWait::finish(w, "PMIx_server_deregister_nspace");
     } catch (const std::exception&) {
@@ -273,17 +318,38 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 void PmixHost::register_job(const JobLayout& job) {
   nspace_ = job.nspace;
-  const uint32_t n = static_cast<uint32_t>(job.size);
   const NodeLayout& here = job.nodes.at(static_cast<size_t>(job.this_node));
   local_.assign(static_cast<size_t>(job.size), false);
   for (int r : here.ranks) local_.at(static_cast<size_t>(r)) = true;
+  register_nspace(job, false);
+  job_registered_ = true;
+}
 
+void PmixHost::register_spawned(const JobLayout& job, int first_slot) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    spawned_.emplace_back(job.nspace, first_slot);
+  }
+  register_nspace(job, true);
+}
+
+int PmixHost::slot_of(const char* nspace, uint32_t rank) {
+  if (nspace_ == nspace) return static_cast<int>(rank);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& s : spawned_)
+    if (s.first == nspace) return s.second + static_cast<int>(rank);
+  return -1;
+}
+
+void PmixHost::register_nspace(const JobLayout& job, bool spawned) {
+  const uint32_t n = static_cast<uint32_t>(job.size);
+  const NodeLayout& here = job.nodes.at(static_cast<size_t>(job.this_node));
   InfoList info;
   info.add_string(PMIX_JOBID, job.job_id);
-  info.add_u32(PMIX_UNIV_SIZE, n);
+  info.add_u32(PMIX_UNIV_SIZE, static_cast<uint32_t>(std::max(job.universe, job.size)));
   info.add_u32(PMIX_JOB_SIZE, n);
   info.add_u32(PMIX_MAX_PROCS, n);
-  info.add_bool(PMIX_SPAWNED, false);
+  info.add_bool(PMIX_SPAWNED, spawned);
   info.add_u32(PMIX_JOB_NUM_APPS, static_cast<uint32_t>(job.apps.empty() ? 1 : job.apps.size()));
   info.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(job.nodes.size()));
   info.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(here.ranks.size()));
@@ -364,13 +430,14 @@ void PmixHost::register_job(const JobLayout& job) {
   if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
     throw std::runtime_error(pmix_failure("registering the job with the PMIx server", rc));
   }
-  job_registered_ = true;
 }
 
-std::vector<std::string> PmixHost::client_env(int rank) {
+std::vector<std::string> PmixHost::client_env(int rank) { return client_env_in(nspace_, rank); }
+
+std::vector<std::string> PmixHost::client_env_in(const std::string& nspace, int rank) {
   pmix_proc_t proc;
   std::memset(&proc, 0, sizeof proc);
-  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+  PMIX_LOAD_PROCID(&proc, nspace.c_str(), static_cast<pmix_rank_t>(rank));
 
   auto* w = new OpWait;
   pmix_status_t rc = PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, OpWait::callback, w);
@@ -400,6 +467,8 @@ std::vector<std::string> PmixHost::client_env(int rank) {
 }
 
 void ClientEvents::direct_modex(int, ModexDone done) { done(PMIX_ERR_NOT_SUPPORTED, {}); }
+
+void ClientEvents::spawn(const std::vector<SpawnApp>&, SpawnDone done) { done(PMIX_ERR_NOT_SUPPORTED, {}); }
 
 void PmixHost::serve_modex(int rank, ClientEvents::ModexDone reply) {
   pmix_proc_t proc;
@@ -446,4 +515,8 @@ void PmixHost::run_pending() {
   for (auto& reply : batch) reply();
 }
 
+}  // namespace sonde::mpiexec
+
+namespace sonde::mpiexec {
+void name_service_post(std::function<void()> reply) { g_host->post(std::move(reply)); }
 }  // namespace sonde::mpiexec

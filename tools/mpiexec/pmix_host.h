@@ -8,6 +8,7 @@
 // beyond the few flags ClientEvents sets.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -16,7 +17,21 @@
 
 namespace sonde::mpiexec {
 
+// One application block of a PMIx_Spawn request (pmix_app_t and the info
+// keys Sonde serves: "wdir"/PMIX_WDIR, "path" and "host").
+struct SpawnApp {
+  std::string cmd;
+  std::vector<std::string> argv;  // argv[0] included
+  std::vector<std::string> env;   // NAME=value set over the inherited ones
+  std::string wdir;               // empty: the launcher's
+  std::string path;               // PATH to search cmd in; empty: ours
+  std::string host;               // empty: any; otherwise must name this host
+  int procs = 1;
+};
+
 // Told on libpmix's thread; implementations must only record and return.
+// Ranks are *slots*: a rank of the launched job is its own slot; ranks of
+// jobs spawned later (PmixHost::register_spawned) follow after them.
 class ClientEvents {
  public:
   virtual void connected(int rank) = 0;
@@ -37,6 +52,12 @@ class ClientEvents {
   // (PmixHost::serve_modex on that host). Default: not supported.
   using ModexDone = std::function<void(int status, const std::string& blob)>;
   virtual void direct_modex(int rank, ModexDone done);
+
+  // PMIx_Spawn from a client (MPI_Comm_spawn): start `apps` as a new job,
+  // a new namespace. On the launcher's thread; `done` gets a PMIx status and
+  // the new namespace (empty on failure), exactly once. Default: refused.
+  using SpawnDone = std::function<void(int status, const std::string& nspace)>;
+  virtual void spawn(const std::vector<SpawnApp>& apps, SpawnDone done);
 
  protected:
   ~ClientEvents() = default;
@@ -59,6 +80,9 @@ struct JobLayout {
   // order; empty: one application of every rank. Each rank's PMIX_APPNUM
   // is its application's index (MPI_APPNUM).
   std::vector<std::pair<int, int>> apps;
+  // MPI_UNIVERSE_SIZE (PMIX_UNIV_SIZE): processes the launcher would start
+  // without oversubscribing; 0 or less than size: size.
+  int universe = 0;
 };
 
 class PmixHost {
@@ -79,6 +103,13 @@ class PmixHost {
   // Registers `rank` as an expected client and returns the NAME=value entries
   // its environment needs to find this server. Call before forking it.
   std::vector<std::string> client_env(int rank);
+  // A job spawned by a client: registered under `job.nspace` (one host, all
+  // of it here), its rank r being slot `first_slot` + r. Call on the
+  // launcher's thread, before client_env_in for its ranks.
+  void register_spawned(const JobLayout& job, int first_slot);
+  std::vector<std::string> client_env_in(const std::string& nspace, int rank);
+  // The slot of (nspace, rank), or -1 for a process we do not serve.
+  int slot_of(const char* nspace, uint32_t rank);
 
   // From now on, fences over the whole job go to ClientEvents::fence instead
   // of completing here (a job on several hosts). Fences among ranks of this
@@ -101,6 +132,8 @@ class PmixHost {
   ClientEvents* events() const { return events_; }
 
  private:
+  void register_nspace(const JobLayout& job, bool spawned);
+
   ClientEvents* events_;
   std::string nspace_;
   int wake_fd_ = -1;
@@ -109,6 +142,8 @@ class PmixHost {
   bool job_registered_ = false;
   bool relay_fences_ = false;
   std::vector<bool> local_;  // by global rank: on this host
+  // Spawned jobs: namespace -> first slot (under mu_: libpmix's thread reads).
+  std::vector<std::pair<std::string, int>> spawned_;
 };
 
 }  // namespace sonde::mpiexec

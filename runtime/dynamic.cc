@@ -1,0 +1,455 @@
+// Dynamic processes (dynamic.h): connections between groups of processes
+// that may belong to different jobs.
+#include "runtime/dynamic.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coll/coll.h"
+#include "comm/comm_build.h"
+#include "core/engine.h"
+#include "core/lookup.h"
+#include "core/p2p.h"
+#include "runtime/lifecycle.h"
+#include "runtime/errors.h"
+#include "runtime/remapped_transport.h"
+#include "transports/exchange.h"
+#include "transports/shm/shm_transport.h"
+
+namespace sonde::engine {
+namespace {
+
+using dynamic::Proc;
+
+std::string my_nspace() { return job_wireup() ? job_wireup()->nspace() : std::string(); }
+
+// Engine peer id -> PMIx name; world ranks first.
+std::vector<Proc>& names() {
+  static auto* v = new std::vector<Proc>;
+  Engine& e = engine();
+  if (v->empty()) {
+    std::string ns = my_nspace();
+    for (int r = 0; r < e.world_size(); ++r) v->push_back({ns, r});
+  }
+  return *v;
+}
+
+Comm*& parent_slot() {
+  static Comm* parent = nullptr;
+  return parent;
+}
+
+int connections = 0;  // connections this process took part in (key names)
+
+std::string encode(const std::vector<Proc>& procs) {
+  std::string out;
+  for (const auto& p : procs) out += p.nspace + ":" + std::to_string(p.rank) + " ";
+  return out;
+}
+
+bool decode(const std::string& text, std::vector<Proc>* procs) {
+  procs->clear();
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    size_t colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0) return false;
+    char* rest = nullptr;
+    long r = std::strtol(item.c_str() + colon + 1, &rest, 10);
+    if (*rest != '\0' || r < 0) return false;
+    procs->push_back({item.substr(0, colon), int(r)});
+  }
+  return !procs->empty();
+}
+
+std::vector<Proc> procs_of(const std::vector<int>& ids) {
+  std::vector<Proc> out;
+  for (int id : ids) out.push_back(names()[size_t(id)]);
+  return out;
+}
+
+// The engine id of `p`, adding one if it is new.
+int id_of(const Proc& p) {
+  auto& v = names();
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] == p) return int(i);
+  v.push_back(p);
+  return int(v.size()) - 1;
+}
+
+std::string host_identity() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string id = host;
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string b;
+  if (boot >> b) id += "/" + b;
+  return id;
+}
+
+// The exchange shm wires up through, over the union (indices as ranks).
+class UnionExchange final : public transport::Exchange {
+ public:
+  UnionExchange(std::string prefix, const std::vector<Proc>& procs) : prefix_(std::move(prefix)), procs_(procs) {}
+  void put(std::string_view key, std::string_view value) override {
+    if (auto e = dynamic::put(prefix_ + std::string(key), value)) throw std::runtime_error(e.text);
+  }
+  void commit() override {}
+  void fence() override {
+    if (auto e = dynamic::fence(procs_)) throw std::runtime_error(e.text);
+  }
+  std::optional<std::string> get(int rank, std::string_view key) override {
+    return dynamic::get(procs_[size_t(rank)], prefix_ + std::string(key));
+  }
+
+ private:
+  std::string prefix_;
+  const std::vector<Proc>& procs_;
+};
+
+// Steps 3 and 4 of dynamic.h for one member: `local` is this side's
+// communicator, `remote` the other side's members, `low`: our side comes
+// first in the union. `conn` names the connection, the same on both sides.
+int connect_groups(Comm* local, const std::vector<Proc>& remote, bool low, const std::string& conn, Comm** out) {
+  Engine& e = engine();
+  const int local_handle = local->handle;
+  std::vector<Proc> mine = procs_of(local->world);
+  std::vector<Proc> all = low ? mine : remote;
+  const std::vector<Proc>& second = low ? remote : mine;
+  all.insert(all.end(), second.begin(), second.end());
+  const int me = (low ? 0 : int(remote.size())) + local->rank;
+  std::vector<int> remote_ids;
+  for (const auto& p : remote) remote_ids.push_back(id_of(p));
+  std::vector<int> ids;
+  for (const auto& p : all) ids.push_back(id_of(p));
+
+  // Transports: hosts first, then shm over the members on ours.
+  const std::string prefix = "c" + std::to_string(std::hash<std::string>{}(conn)) + ".";
+  try {
+    if (auto err = dynamic::put(prefix + "host", host_identity())) throw std::runtime_error(err.text);
+    if (auto err = dynamic::fence(all)) throw std::runtime_error(err.text);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "sonde: connecting to another job: %s\n", ex.what());
+    return MPI_ERR_OTHER;
+  }
+  const std::string my_host = host_identity();
+  bool one_host = true;
+  std::vector<int> on_host;
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto h = dynamic::get(all[i], prefix + "host");
+    if (h && *h == my_host) {
+      on_host.push_back(int(i));
+    } else {
+      one_host = false;
+    }
+  }
+  // Every member sees the same hosts, so all fail alike before any waits.
+  if (!one_host) {
+    std::fprintf(stderr, "sonde: connecting to another job: processes on other hosts are not supported yet\n");
+    return MPI_ERR_OTHER;
+  }
+  try {
+    UnionExchange exchange(prefix, all);
+    transport::ShmConfig config;
+    config.my_rank = me;
+    config.local_ranks = on_host;
+    config.job_id = job_wireup() ? job_wireup()->job_id() : "dyn";
+    config.single_copy = e.settings().single_copy;
+    config.fast_boxes = e.settings().fast_boxes;
+    config.ring_bytes = e.settings().ring_bytes;
+    config.fatal = [](const std::string& m) { end_job(1, m.c_str()); };
+    auto shm = transport::make_shm_transport(config, exchange);
+    std::vector<int> peer_of(all.size(), -1);
+    for (size_t i = 0; i < all.size(); ++i)
+      if (int(i) != me) peer_of[i] = ids[i];
+    auto wrapped = std::make_unique<RemappedTransport>(std::move(shm), peer_of);
+    for (int id : remote_ids)
+      if (id >= e.peer_count() || !e.router().to(id)) e.add_route(id, wrapped.get());
+    e.add_transport(std::move(wrapped));
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "sonde: connecting to another job: %s\n", ex.what());
+    return MPI_ERR_OTHER;
+  }
+  ++connections;
+
+  // Context ids: the hidden local communicator's on our side, the
+  // intercommunicator's over the bridge.
+  Comm* bridge = nullptr;
+  int rc = e.create_comm(nullptr, ids, me, kConnectBridgeContext, &bridge);
+  if (rc) return rc;
+  const int bridge_handle = bridge->handle;
+  const int tag = collective_tag(kTagKindInterLocal);
+  local = e.tables().comms.lookup(local_handle);
+  std::vector<int> members(size_t(local->size));
+  for (int i = 0; i < local->size; ++i) members[size_t(i)] = i;
+  uint32_t local_context = 0, context = 0;
+  rc = agree_context(local, members, local->rank, tag, &local_context);
+  Comm* hidden = nullptr;
+  if (!rc) {
+    local = e.tables().comms.lookup(local_handle);
+    rc = e.create_comm(local, local->world, local->rank, local_context, &hidden);
+  }
+  std::vector<int> everyone(all.size());
+  for (size_t i = 0; i < all.size(); ++i) everyone[i] = int(i);
+  if (!rc) rc = agree_context(e.tables().comms.lookup(bridge_handle), everyone, me, tag, &context);
+  if (!rc) {
+    local = e.tables().comms.lookup(local_handle);
+    rc = make_intercomm(local, local->world, remote_ids, local->rank, context, hidden, out);
+  }
+  bridge = e.tables().comms.lookup(bridge_handle);
+  int brc = coll::barrier(bridge);
+  e.free_comm(e.tables().comms.lookup(bridge_handle));
+  return rc ? rc : brc;
+}
+
+// The root's string to every member of intracommunicator `c`.
+int bcast_string(Comm* c, int root, std::string* s) {
+  Datatype* byte = &engine().tables().datatypes.predefined(4);  // MPI_BYTE
+  Datatype* u64 = &engine().tables().datatypes.predefined(24);  // MPI_UINT64_T
+  uint64_t n = s->size();
+  int rc = coll::bcast(&n, 1, u64, root, c);
+  if (rc) return rc;
+  s->resize(n);
+  return n ? coll::bcast(s->data(), int64_t(n), byte, root, c) : MPI_SUCCESS;
+}
+
+int spawn_class(const dynamic::Error& e) {
+  return e.status == dynamic::Status::kNotSupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_SPAWN;
+}
+
+}  // namespace
+
+int connect_to_parents() {
+  const char* v = std::getenv("SONDE_SPAWN_PARENTS");
+  if (v == nullptr || my_nspace().empty()) return MPI_SUCCESS;
+  std::vector<Proc> parents;
+  if (!decode(v, &parents)) {
+    std::fprintf(stderr, "sonde: MPI_Init: malformed SONDE_SPAWN_PARENTS\n");
+    return MPI_ERR_OTHER;
+  }
+  unsetenv("SONDE_SPAWN_PARENTS");  // not for programs this one starts
+  Engine& e = engine();
+  Comm* out = nullptr;
+  int rc = connect_groups(e.world(), parents, false, my_nspace(), &out);
+  if (rc) return rc;
+  parent_slot() = out;
+  return MPI_SUCCESS;
+}
+
+Comm* parent_comm() {
+  Comm* p = parent_slot();
+  // Disconnected or freed: no parent any more.
+  if (p && find_comm(p->handle) != p) parent_slot() = p = nullptr;
+  return p;
+}
+
+int spawn(Comm* comm, int root, const std::vector<dynamic::App>& apps, std::vector<int>* errcodes, Comm** out) {
+  Engine& e = engine();
+  const int handle = comm->handle;
+  // The root's outcome: "ok <nspace> <n>" or "error <class> <n>".
+  std::string result;
+  if (comm->rank == root) {
+    int total = 0;
+    for (const auto& a : apps) total += a.procs;
+    std::vector<dynamic::App> with_parents = apps;
+    const std::string parents = encode(procs_of(comm->world));
+    for (auto& a : with_parents) a.env.push_back("SONDE_SPAWN_PARENTS=" + parents);
+    std::string nspace;
+    dynamic::Error err = dynamic::spawn(with_parents, &nspace);
+    if (err) {
+      std::fprintf(stderr, "sonde: MPI_Comm_spawn: %s\n", err.text.c_str());
+      result = "error " + std::to_string(spawn_class(err)) + " " + std::to_string(total);
+    } else {
+      result = "ok " + nspace + " " + std::to_string(total);
+    }
+  }
+  int rc = bcast_string(comm, root, &result);
+  if (rc) return rc;
+  char word[16] = {}, name[512] = {};
+  int total = 0;
+  if (std::sscanf(result.c_str(), "%15s %511s %d", word, name, &total) != 3) return MPI_ERR_INTERN;
+  const bool ok = std::strcmp(word, "ok") == 0;
+  if (errcodes) errcodes->assign(size_t(total), ok ? MPI_SUCCESS : MPI_ERR_SPAWN);
+  if (!ok) return std::atoi(name);
+  std::vector<Proc> children;
+  for (int r = 0; r < total; ++r) children.push_back({name, r});
+  comm = e.tables().comms.lookup(handle);
+  return connect_groups(comm, children, true, name, out);
+}
+
+// ---- ports, names, accept/connect ----
+
+int open_port(std::string* port) {
+  static int next = 0;
+  const std::string ns = my_nspace();
+  if (ns.empty()) return MPI_ERR_UNSUPPORTED_OPERATION;
+  *port = "sonde-port:" + ns + ":" + std::to_string(engine().world_rank()) + ":" + std::to_string(getpid()) + ":" +
+          std::to_string(next++);
+  return MPI_SUCCESS;
+}
+
+int close_port(const std::string& port) { return port.rfind("sonde-port:", 0) == 0 ? MPI_SUCCESS : MPI_ERR_PORT; }
+
+namespace {
+
+// The roots swap their groups through the name service: the acceptor
+// publishes "<port>#a" (its group and a nonce); the connector takes the
+// nonce by publishing "<port>#c<nonce>" (its group), which only one
+// connector can; the acceptor then withdraws "#a" and the connector its
+// key once the connection stands.
+int swap_groups(const std::string& port, bool acceptor, const std::vector<Proc>& mine, std::vector<Proc>* theirs,
+                std::string* conn) {
+  static int nonce_counter = 0;
+  std::string value;
+  if (acceptor) {
+    const std::string nonce = std::to_string(getpid()) + "." + std::to_string(nonce_counter++);
+    if (auto err = dynamic::publish(port + "#a", nonce + "|" + encode(mine))) {
+      std::fprintf(stderr, "sonde: MPI_Comm_accept: %s\n", err.text.c_str());
+      return err.status == dynamic::Status::kNotSupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_PORT;
+    }
+    dynamic::Error err = dynamic::lookup(port + "#c" + nonce, true, &value);
+    dynamic::unpublish(port + "#a");
+    if (err) return MPI_ERR_PORT;
+    *conn = port + "#" + nonce;
+  } else {
+    for (;;) {
+      std::string offer;
+      if (auto err = dynamic::lookup(port + "#a", true, &offer)) {
+        std::fprintf(stderr, "sonde: MPI_Comm_connect: %s\n", err.text.c_str());
+        return err.status == dynamic::Status::kNotSupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_PORT;
+      }
+      size_t bar = offer.find('|');
+      if (bar == std::string::npos) return MPI_ERR_PORT;
+      const std::string nonce = offer.substr(0, bar);
+      dynamic::Error err = dynamic::publish(port + "#c" + nonce, encode(mine));
+      if (err.status == dynamic::Status::kDuplicate) {
+        // Another connector took this accept; wait for the next one.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      if (err) return MPI_ERR_PORT;
+      value = offer.substr(bar + 1);
+      *conn = port + "#" + nonce;
+      break;
+    }
+  }
+  return decode(value, theirs) ? MPI_SUCCESS : MPI_ERR_PORT;
+}
+
+int accept_or_connect(const std::string& port, int root, Comm* comm, bool acceptor, Comm** out) {
+  Engine& e = engine();
+  const int handle = comm->handle;
+  std::string blob;  // "<class>|<conn>|<their group>"
+  if (comm->rank == root) {
+    std::vector<Proc> theirs;
+    std::string conn;
+    int rc = port.rfind("sonde-port:", 0) == 0 ? swap_groups(port, acceptor, procs_of(comm->world), &theirs, &conn)
+                                               : MPI_ERR_PORT;
+    blob = std::to_string(rc) + "|" + conn + "|" + encode(theirs);
+  }
+  int rc = bcast_string(comm, root, &blob);
+  if (rc) return rc;
+  size_t a = blob.find('|'), b = blob.find('|', a + 1);
+  if (a == std::string::npos || b == std::string::npos) return MPI_ERR_INTERN;
+  if (int cls = std::atoi(blob.c_str())) return cls;
+  const std::string conn = blob.substr(a + 1, b - a - 1);
+  std::vector<Proc> theirs;
+  if (!decode(blob.substr(b + 1), &theirs)) return MPI_ERR_INTERN;
+  comm = e.tables().comms.lookup(handle);
+  rc = connect_groups(comm, theirs, acceptor, conn, out);
+  if (!acceptor && comm->rank == root) dynamic::unpublish(port + "#c" + conn.substr(conn.rfind('#') + 1));
+  return rc;
+}
+
+}  // namespace
+
+int accept(const std::string& port, int root, Comm* comm, Comm** out) {
+  return accept_or_connect(port, root, comm, true, out);
+}
+
+int connect(const std::string& port, int root, Comm* comm, Comm** out) {
+  return accept_or_connect(port, root, comm, false, out);
+}
+
+int publish_name(const std::string& service, const std::string& port) {
+  dynamic::Error err = dynamic::publish("svc:" + service, port);
+  if (err.status == dynamic::Status::kNotSupported) return MPI_ERR_UNSUPPORTED_OPERATION;
+  return err ? MPI_ERR_SERVICE : MPI_SUCCESS;
+}
+
+int unpublish_name(const std::string& service) {
+  dynamic::Error err = dynamic::unpublish("svc:" + service);
+  if (err.status == dynamic::Status::kNotSupported) return MPI_ERR_UNSUPPORTED_OPERATION;
+  return err ? MPI_ERR_SERVICE : MPI_SUCCESS;
+}
+
+int lookup_name(const std::string& service, std::string* port) {
+  dynamic::Error err = dynamic::lookup("svc:" + service, false, port);
+  if (err.status == dynamic::Status::kNotSupported) return MPI_ERR_UNSUPPORTED_OPERATION;
+  return err ? MPI_ERR_NAME : MPI_SUCCESS;
+}
+
+// ---- join ----
+
+namespace {
+
+bool write_all(int fd, const std::string& s) {
+  uint32_t n = uint32_t(s.size());
+  std::string msg(reinterpret_cast<const char*>(&n), sizeof n);
+  msg += s;
+  for (size_t done = 0; done < msg.size();) {
+    ssize_t k = write(fd, msg.data() + done, msg.size() - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    done += size_t(k);
+  }
+  return true;
+}
+
+bool read_exact(int fd, char* buf, size_t n) {
+  for (size_t done = 0; done < n;) {
+    ssize_t k = read(fd, buf + done, n - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    done += size_t(k);
+  }
+  return true;
+}
+
+bool read_msg(int fd, std::string* s) {
+  uint32_t n = 0;
+  if (!read_exact(fd, reinterpret_cast<char*>(&n), sizeof n) || n > (1u << 20)) return false;
+  s->resize(n);
+  return read_exact(fd, s->data(), n);
+}
+
+}  // namespace
+
+int join(int fd, Comm** out) {
+  Engine& e = engine();
+  if (my_nspace().empty()) return MPI_ERR_UNSUPPORTED_OPERATION;
+  const Proc me = names()[size_t(e.world_rank())];
+  std::string theirs;
+  if (!write_all(fd, encode({me})) || !read_msg(fd, &theirs)) return MPI_ERR_ARG;
+  std::vector<Proc> other;
+  if (!decode(theirs, &other) || other.size() != 1) return MPI_ERR_ARG;
+  const bool low = me.nspace < other[0].nspace || (me.nspace == other[0].nspace && me.rank < other[0].rank);
+  const std::string conn = "join:" + encode(low ? std::vector<Proc>{me, other[0]} : std::vector<Proc>{other[0], me});
+  return connect_groups(e.self(), other, low, conn, out);
+}
+
+}  // namespace sonde::engine
