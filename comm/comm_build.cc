@@ -83,100 +83,69 @@ namespace detail {
 
 int g_offers_out = 0;  // rounds in flight in this process holding an offer
 
-// A round's offer: free ids taken out of the free set, plus a last word
-// that is 1 when they are all this process has (no other round holds any,
-// none kept back). `give` false: an empty offer (an idup that is not this
-// process's first in line). `keep`: that many of the lowest free ids stay
-// behind -- an idup keeps a few for blocking constructions, which may have
-// to finish before the idup's other members even start it.
-std::vector<uint64_t> make_offer(bool give, int keep) {
+std::vector<uint64_t> make_offer(bool give, size_t from, size_t window, int keep) {
+  if (!give) return context_window::empty_offer(window);
   ContextRegistry& contexts = engine().contexts();
   const std::vector<uint64_t>& free_set = contexts.free_words();
-  std::vector<uint64_t> words(free_set.size() + 1, 0);
-  if (!give) return words;
-  int total = 0;
-  for (uint64_t w : free_set) total += __builtin_popcountll(w);
-  if (total <= 2 * keep) keep = 0;  // nearly used up: everything is offered
-  int kept = 0;
-  for (size_t i = 0; i < free_set.size(); ++i) {
-    uint64_t w = free_set[i];
-    while (w && kept < keep) {
-      w &= w - 1;  // the lowest free id stays
-      ++kept;
-    }
-    words[i] = w;
-    contexts.take_bits(i, w);
+  if (keep > 0) {
+    int total = 0;
+    for (uint64_t w : free_set) total += __builtin_popcountll(w);
+    if (total <= 2 * keep) keep = 0;  // nearly used up: everything is offered
   }
-  int free_left = 0;
-  for (uint64_t w : free_set) free_left += __builtin_popcountll(w);
-  words.back() = g_offers_out == 0 && free_left == 0;
+  std::vector<uint64_t> offer = context_window::window_of(free_set, from, window, keep, g_offers_out == 0);
+  for (uint64_t i = offer[0]; i < offer[1]; ++i) contexts.take_bits(i, offer[context_window::kHeader + i - offer[0]]);
   ++g_offers_out;
-  return words;
+  return offer;
 }
 
-// End of a round: the offer goes back, except the pick (>= 0), now taken.
-void settle_offer(const std::vector<uint64_t>& words, bool gave, int pick) {
+void settle_offer(const std::vector<uint64_t>& offer, bool gave, int pick) {
   if (!gave) return;
   ContextRegistry& contexts = engine().contexts();
-  for (size_t i = 0; i + 1 < words.size(); ++i) contexts.give_back_bits(i, words[i]);
+  for (uint64_t i = offer[0]; i < offer[1]; ++i)
+    contexts.give_back_bits(i, offer[context_window::kHeader + i - offer[0]]);
   if (pick >= 0) take_context(uint32_t(pick));
   --g_offers_out;
-}
-
-// The leader's decision on the ANDed words: the lowest id, -2 when every
-// member offered everything and nothing is common (ids used up), -1 when
-// the round must be repeated.
-int decide(const std::vector<uint64_t>& words) {
-  for (size_t i = 0; i + 1 < words.size(); ++i)
-    if (words[i]) return int(i * 64) + __builtin_ctzll(words[i]);
-  return words.back() ? -2 : -1;
-}
-
-// decide() for two ids (an intercommunicator and its hidden local
-// communicator): the two lowest, or -2 / -1 as decide() says.
-void decide2(const std::vector<uint64_t>& words, int pick[2]) {
-  int found = 0;
-  for (size_t i = 0; i + 1 < words.size() && found < 2; ++i)
-    for (uint64_t w = words[i]; w && found < 2; w &= w - 1) pick[found++] = int(i * 64) + __builtin_ctzll(w);
-  if (found < 2) pick[0] = pick[1] = words.back() ? -2 : -1;
-}
-
-void and_into(std::vector<uint64_t>& acc, const uint64_t* other) {
-  for (size_t i = 0; i < acc.size(); ++i) acc[i] &= other[i];
 }
 
 }  // namespace detail
 
 int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out, LeaderSwap swap,
                   void* swap_arg) {
-  for (int attempt = 0;; ++attempt) {
-    std::vector<uint64_t> words = make_offer(true);
+  size_t window = context_window::kFirstWords, from = 0;
+  for (;;) {
+    std::vector<uint64_t> words = make_offer(true, from, window);
     std::vector<uint64_t> offer = words;
     int n = int(words.size()), rc = MPI_SUCCESS;
-    std::vector<int> pick(1, -1);
+    std::vector<int> pick(2, context_window::kRetry);
     if (me != 0) {
       rc = send(words.data(), n, u64_type(), members[0], tag, via);
     } else {
       std::vector<uint64_t> other(words.size());
       for (size_t p = 1; p < members.size() && !rc; ++p) {
         rc = recv(other.data(), n, u64_type(), members[p], tag, via, MPI_STATUS_IGNORE);
-        and_into(words, other.data());
+        if (!rc) context_window::and_into(words, other.data());
       }
       if (!rc && swap) rc = swap(swap_arg, words);
-      pick[0] = decide(words);
+      context_window::decide(words, 1, kIdWords, pick.data());
     }
     if (!rc) rc = bcast_ints(via, members, me, tag, pick);
-    int chosen = !rc && pick.size() == 1 ? pick[0] : -1;
+    int chosen = !rc && pick.size() == 2 ? pick[0] : context_window::kRetry;
     settle_offer(offer, true, chosen);
     if (rc) return rc;
+    if (pick.size() != 2) return MPI_ERR_INTERN;
     if (chosen >= 0) {
       *out = uint32_t(chosen);
       return MPI_SUCCESS;
     }
-    if (chosen == -2) return MPI_ERR_NO_MEM;  // ids used up (comm_build.h)
-    if (pick.size() != 1) return MPI_ERR_INTERN;
+    if (chosen == context_window::kExhausted) return MPI_ERR_NO_MEM;  // ids used up (comm_build.h)
+    if (chosen == context_window::kGrow) {
+      from = size_t(pick[1]);
+      window = context_window::grown(window, kIdWords);
+      continue;
+    }
     // Some member's ids were out on another round (an idup in flight): let
-    // that one move, then try again.
+    // that one move, then try again from the lowest.
+    from = 0;
     int idle = 0;
     if (progress() == 0) engine().idle(idle);
   }
@@ -191,7 +160,7 @@ int swap_over_inter(void* arg, std::vector<uint64_t>& words) {
   int tag = collective_tag(kTagKindInterLeaders);
   int rc = sendrecv(words.data(), int64_t(words.size()), u64_type(), 0, tag, other.data(), int64_t(other.size()),
                     u64_type(), 0, tag, inter, MPI_STATUS_IGNORE);
-  if (!rc) and_into(words, other.data());
+  if (!rc) context_window::and_into(words, other.data());
   return rc;
 }
 }  // namespace

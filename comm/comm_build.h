@@ -4,20 +4,26 @@
 //
 // Context ids: every process keeps a bit set of ids it has free
 // (ContextRegistry in core/engine_parts.h). A new communicator takes the lowest id free on
-// all its members: in one *round* each member offers its free ids, the
-// offers are ANDed at a leader (linear: construction is rare), the leader
-// picks, every member takes the pick and gets the rest of its offer back.
+// all its members: in one *round* each member offers a window of its free
+// ids (context_window.h: a few words from its lowest free one, 256 ids in a
+// first round), the offers are combined at a leader (their overlap ANDed;
+// linear: construction is rare), the leader picks, every member takes the
+// pick and gets the rest of its offer back. When the windows hold no common
+// id, the next round starts above what was searched with a window twice as
+// large, so members whose free sets differ (fragmented by frees, or one far
+// ahead of another) still meet, in a few rounds of a few words each.
 // While a round runs, its offer is out of the free set, so rounds in flight
 // at the same time in one process -- a blocking construction progressing a
 // nonblocking MPI_Comm_idup, idups on overlapping communicators, threads --
-// never offer the same id twice. A round whose AND is empty because some
-// member had its ids out on another round is repeated; to make sure one of
+// never offer the same id twice. A round whose combination is empty while
+// some member had ids out on another round (its offer is not complete) is
+// repeated from the lowest ids; to make sure one of
 // several idups in flight wins, a process offers its ids only to the idup
 // with the smallest key (parent context id, sequence number) among its own,
 // and an idup keeps its 64 lowest free ids back for blocking constructions
 // (which other members may have to finish before they start the idup).
-// A round in which every member offered all it had and the AND is still
-// empty means the 65536 ids are used up: MPI_ERR_NO_MEM, the standard's
+// Complete offers searched up to the end of the id space without a common
+// id mean the 131072 ids are used up: MPI_ERR_NO_MEM, the standard's
 // one class for a resource running out (MPI_ERR_INTERN would call it a
 // fault of the library; freeing communicators recovers).
 //

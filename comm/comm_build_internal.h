@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/context_window.h"
 #include "comm/info.h"
+#include "core/engine_parts.h"
 #include "core/objects.h"
 
 namespace sonde::engine::detail {
@@ -16,20 +18,17 @@ Datatype* int_type();  // MPI_INT
 // 0, 1, ..., n - 1.
 std::vector<int> all_ranks(int n);
 
-// A round's offer: free ids taken out of the free set (ContextRegistry), plus a last word
-// that is 1 when they are all this process has. `give` false: an empty
-// offer; `keep`: that many of the lowest free ids stay behind.
-std::vector<uint64_t> make_offer(bool give, int keep = 0);
-// The round is over: the offer goes back to the free set (ContextRegistry), but `pick`
+// The ids of the context space, in 64-id words.
+inline constexpr size_t kIdWords = ContextRegistry::kMaxContexts / 64;
+
+// A round's offer (context_window.h): the window of `window` words from the
+// lowest free word at or above `from`, its ids taken out of the free set
+// (ContextRegistry). `give` false: an empty offer; `keep`: that many of the
+// lowest free ids stay behind (all are offered when few are left).
+std::vector<uint64_t> make_offer(bool give, size_t from, size_t window, int keep = 0);
+// The round is over: the offer goes back to the free set, but `pick`
 // (>= 0), which is taken.
-void settle_offer(const std::vector<uint64_t>& words, bool gave, int pick);
-// The lowest id in an ANDed offer; -1 none (try again), -2 none and every
-// member offered all it had (ids used up).
-int decide(const std::vector<uint64_t>& words);
-// The two lowest, as decide does for one (both -1 or -2 when fewer).
-void decide2(const std::vector<uint64_t>& words, int pick[2]);
-// acc &= other, word by word.
-void and_into(std::vector<uint64_t>& acc, const uint64_t* other);
+void settle_offer(const std::vector<uint64_t>& offer, bool gave, int pick);
 
 // The duplicate of c on agreed ids (`local_context`: its hidden local
 // communicator's, intercommunicators only).

@@ -33,6 +33,7 @@ struct Idup {
   // The current round.
   enum State { kGather, kSwap, kSent, kAwaitPick } state = kGather;
   bool gave = false;
+  size_t from = 0, window = context_window::kFirstWords;  // the round's window (context_window.h)
   std::vector<uint64_t> offer, words, gathered, remote;
   int pick[2] = {-1, -1};   // [1]: the hidden local communicator's (inter)
   int error = MPI_SUCCESS;  // a transfer of the round that failed to start
@@ -80,13 +81,13 @@ void start_round(Idup* d) {
   if (!c) {
     // The parent was freed under the idup (erroneous): fail, offering nothing.
     d->gave = false;
-    d->words = d->offer = make_offer(false);
+    d->words = d->offer = make_offer(false, 0, d->window);
     d->error = MPI_ERR_COMM;
     d->state = Idup::kSent;
     return;
   }
   Comm* v = via(c);
-  d->words = make_offer(d->gave, kKeptForBlocking);
+  d->words = make_offer(d->gave, d->from, d->window, kKeptForBlocking);
   d->offer = d->words;
   int n = int(d->words.size());
   if (d->me == 0) {
@@ -110,8 +111,7 @@ int retire_round(Idup* d) {
 
 // The leader's pick (d->words is the AND of everything), sent to the group.
 void send_pick(Idup* d) {
-  if (d->inter) decide2(d->words, d->pick);
-  else d->pick[0] = decide(d->words);
+  context_window::decide(d->words, d->inter ? 2 : 1, kIdWords, d->pick);
   d->state = Idup::kSent;
   Comm* c = parent_of(d);
   if (!c) {
@@ -146,7 +146,7 @@ bool advance(Idup* d) {
     int rc = retire_round(d);
     if (!rc && d->state == Idup::kGather) {
       size_t w = d->words.size();
-      for (size_t p = 1; p < d->members.size(); ++p) and_into(d->words, &d->gathered[(p - 1) * w]);
+      for (size_t p = 1; p < d->members.size(); ++p) context_window::and_into(d->words, &d->gathered[(p - 1) * w]);
       if (d->inter) {
         // The other group's AND, from its leader over the intercommunicator.
         Comm* c = parent_of(d);
@@ -164,15 +164,23 @@ bool advance(Idup* d) {
       continue;
     }
     if (!rc && d->state == Idup::kSwap) {
-      and_into(d->words, d->remote.data());
+      context_window::and_into(d->words, d->remote.data());
       send_pick(d);
       continue;
     }
     int chosen = rc ? -1 : d->pick[0];
-    int second = rc || !d->inter ? -1 : d->pick[1];
+    int second = rc || !d->inter || chosen < 0 ? -1 : d->pick[1];
     settle_offer(d->offer, d->gave, chosen);
     if (second >= 0) take_context(uint32_t(second));
-    if (!rc && chosen == -1) {
+    if (!rc && chosen == context_window::kGrow) {
+      // Nothing common in the window: a larger one, further up.
+      d->from = size_t(d->pick[1]);
+      d->window = context_window::grown(d->window, kIdWords);
+      start_round(d);
+      return false;
+    }
+    if (!rc && chosen == context_window::kRetry) {
+      d->from = 0;
       start_round(d);  // ids were out elsewhere: another round, on a later pass
       return false;
     }

@@ -62,15 +62,15 @@ class ContextRegistry {
   // Communicators that can exist at once, hidden ones included (a bit each
   // in the free map, a pointer each in by_context: 1 MiB at start; a
   // communicator itself costs a few hundred bytes, its queues allocate only
-  // when they hold entries). An agreement round moves the whole free map
-  // from every member (16 KiB each).
+  // when they hold entries). An agreement round moves a window of the free
+  // map from every member (comm/context_window.h), not the whole of it.
   static constexpr uint32_t kMaxContexts = uint32_t(1) << 17;
 
   // The communicator matching on `context`, or null.
   Comm* find(uint32_t context) const { return context < by_context_.size() ? by_context_[context] : nullptr; }
 
   // The free set, one bit per id; the agreement on a new id (comm/) ANDs
-  // these words across the members.
+  // windows of these words across the members.
   const std::vector<uint64_t>& free_words() const { return free_; }
   // Marks the ids set in `bits` of word `i` taken / free again.
   void take_bits(size_t i, uint64_t bits) { free_[i] &= ~bits; }
