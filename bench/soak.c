@@ -304,10 +304,12 @@ int main(int argc, char** argv) {
   long epoch = 0;
   int ok = 1;
   for (;; ++epoch) {
-    /* Everyone agrees whether to go on (rank 0's clock). */
-    int go = MPI_Wtime() - t0 < seconds;
-    MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (!go) break;
+    /* Everyone agrees whether to go on and whether to report progress at
+     * the end of the epoch, both by rank 0's clock (each rank reading its
+     * own would disagree on who enters the report's reduction). */
+    int decide[2] = {MPI_Wtime() - t0 < seconds, MPI_Wtime() > next_report};
+    MPI_Bcast(decide, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!decide[0]) break;
     int n = 0;
     Msg* m = plan(epoch, &n);
     Rng r = {mix(g_seed ^ 0x5eedull) + (uint64_t)epoch * 977 + (uint64_t)me};
@@ -493,7 +495,7 @@ int main(int argc, char** argv) {
     collectives += 2; /* the iallreduce and the alltoall */
     free(s);
     free(m);
-    if (MPI_Wtime() > next_report) {
+    if (decide[1]) {
       next_report += 60;
       report("soak_progress", MPI_Wtime() - t0, epoch + 1);
     }

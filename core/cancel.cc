@@ -36,20 +36,38 @@ bool Engine::ask_cancel_send(Request* r) {
   return true;
 }
 
-// On one node the receiver answers within microseconds whenever it is inside
-// MPI (and at once when it is this process), so MPI_Cancel waits that long
-// for the answer: a program that tests the request once right after the
-// cancel then sees it complete and cancelled (or completed by its match)
-// instead of "not yet". A receiver busy outside MPI longer than the bound
-// answers later, through the progress of the next test or wait.
+// The answer, where it can come at once:
+// - to oneself it is local: this process's own progress delivers the
+//   request and the answer, so MPI_Cancel waits for it, however long;
+// - a receiver on this node (shm) answers in the progress pass that takes
+//   the request out of shared memory. Once the transport says the peer took
+//   everything sent to it, the answer is on its way (behind the peer's
+//   earlier packets to us, which a message still streaming to us can hold
+//   back until the peer's next progress): MPI_Cancel waits for it, with
+//   progress, unless the peer's process is gone. A peer that has
+//   not taken the request is outside MPI (shm has no progress thread), and
+//   may stay there waiting for something this process does after
+//   MPI_Cancel (MPI_Cancel is local): the wait for it to take the request
+//   is bounded by kCancelUntakenWait, and its answer then arrives through
+//   the progress of a later test or wait;
+// - over the network (ofi) the answer is a round trip away: a later test or
+//   wait sees it.
 void Engine::await_cancel_answer(Request* r) {
-  const transport::TransportKind kind = router_.to(r->world_peer)->capabilities().kind;
-  if (kind == transport::TransportKind::kOfi) return;  // a network round trip: the next test or wait sees it
-  const auto deadline = std::chrono::steady_clock::now() + kCancelAnswerWait;
+  transport::Transport* t = router_.to(r->world_peer);
+  const transport::TransportKind kind = t->capabilities().kind;
+  if (kind == transport::TransportKind::kOfi) return;
+  const int peer = r->world_peer;
+  const auto deadline = std::chrono::steady_clock::now() + kCancelUntakenWait;
   int idle_passes = 0;
-  while (r->cancel_state && std::chrono::steady_clock::now() < deadline) {
-    if (progress() == 0) idle(idle_passes);
-    else idle_passes = 0;
+  while (r->cancel_state) {
+    if (progress() != 0) {
+      idle_passes = 0;
+      continue;
+    }
+    if (kind == transport::TransportKind::kShm) {
+      if (t->peer_took_all(peer) ? t->peer_gone(peer) : std::chrono::steady_clock::now() >= deadline) return;
+    }
+    idle(idle_passes);
   }
 }
 

@@ -187,9 +187,10 @@ class Engine final : public transport::Delivery {
   // the receiver to drop it while unmatched; its answer completes r,
   // cancelled or not. False when r cannot be cancelled this way.
   bool ask_cancel_send(Request* r);
-  // How long ask_cancel_send waits for the answer of a receiver on this
-  // node (cancel.cc).
-  static constexpr std::chrono::milliseconds kCancelAnswerWait{100};
+  // How long ask_cancel_send waits for a receiver on this node to take the
+  // request when it is outside MPI (cancel.cc); once taken, the answer is
+  // awaited without a bound.
+  static constexpr std::chrono::milliseconds kCancelUntakenWait{100};
   // A user request with nothing left to do (MPI_Ibsend's: the data is
   // already copied out): activated and completed in one go.
   void complete_at_once(Request* r);

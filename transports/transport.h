@@ -213,6 +213,13 @@ class Transport {
   // peers it exchanged traffic with starts checking this one too. Called
   // rarely (once per long wait), possibly again for a peer already watched.
   virtual void watch(int peer) {}
+  // Everything handed to this transport for `peer` so far has been taken
+  // by the peer's progress (read out of the medium, delivered). A peer that
+  // took a request answers it in that same progress pass. Transports that
+  // cannot tell say false.
+  virtual bool peer_took_all(int peer) const { return false; }
+  // The peer's process is known to be gone (false when alive or unknown).
+  virtual bool peer_gone(int peer) const { return false; }
 
  protected:
   Capabilities caps_;

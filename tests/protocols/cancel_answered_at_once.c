@@ -3,7 +3,14 @@
  * MPI_Request_get_status) after the cancel already reports the request
  * complete and cancelled, and the message is gone from the receiver. For a
  * send to oneself and to a peer that is inside MPI; synchronous (Issend),
- * standard eager (Isend) and rendezvous-sized (Isend) messages. */
+ * standard eager (Isend) and rendezvous-sized (Isend) messages. And
+ * MPI_Cancel is local: with 2 or more ranks, a receiver outside MPI that
+ * waits for something the canceller does after MPI_Cancel returns (a file
+ * appearing) does not make MPI_Cancel wait for it; the cancel completes
+ * once the receiver is back in MPI. */
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "tests/integration/itest.h"
 
 enum { kBig = 1 << 20 };
@@ -72,6 +79,43 @@ int main(int argc, char** argv) {
           CHECK_OK(MPI_Iprobe(0, tag, MPI_COMM_WORLD, &found, MPI_STATUS_IGNORE));
           CHECK(!found, "peer mode %d: the cancelled message is still at the receiver", mode);
         }
+      }
+    }
+  }
+  /* A receiver outside MPI until the canceller has returned from MPI_Cancel. */
+  if (n >= 2) {
+    int pid = (int)getpid();
+    CHECK_OK(MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    const char* dir = getenv("TEST_TMPDIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/cancel_local_%d", dir && *dir ? dir : "/tmp", pid);
+    int tag = 40;
+    if (me == 0) {
+      MPI_Request r;
+      start_send(0, 1, tag, &r);
+      CHECK_OK(MPI_Barrier(MPI_COMM_WORLD)); /* the message reached rank 1 */
+      CHECK_OK(MPI_Cancel(&r));
+      FILE* f = fopen(path, "w");
+      CHECK(f != NULL, "cannot create %s", path);
+      if (f) fclose(f);
+      MPI_Status st;
+      int cancelled = 0;
+      CHECK_OK(MPI_Wait(&r, &st));
+      CHECK_OK(MPI_Test_cancelled(&st, &cancelled));
+      CHECK(cancelled, "a send cancelled while its receiver was outside MPI was not cancelled");
+      CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+      unlink(path);
+    } else {
+      CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+      if (me == 1) {
+        struct stat sb;
+        while (stat(path, &sb) != 0) usleep(1000); /* outside MPI */
+      }
+      CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+      if (me == 1) {
+        int found = 1;
+        CHECK_OK(MPI_Iprobe(0, tag, MPI_COMM_WORLD, &found, MPI_STATUS_IGNORE));
+        CHECK(!found, "the send cancelled while its receiver was outside MPI is still there");
       }
     }
   }

@@ -93,6 +93,8 @@ class BoxWriter {
   void post(FastBox& box) { box.seq.store(++next_, std::memory_order_release); }
   // The next packet's header went into the ring instead.
   void skip() { ++next_; }
+  // The reader has finished with every packet posted or skipped so far.
+  bool all_consumed() const { return boxes_->consumed.load(std::memory_order_acquire) == next_; }
 
  private:
   FastBoxes* boxes_ = nullptr;

@@ -1,5 +1,6 @@
 #include "transports/shm/shm_transport.h"
 
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -172,6 +173,16 @@ class ShmTransport final : public Transport {
     }
     p.out_boxes.skip();
     return true;
+  }
+
+  bool peer_took_all(int peer) const override {
+    const Peer& p = peers_[peer_index_[peer]];
+    return p.queue.empty() && p.out_boxes.all_consumed();
+  }
+
+  bool peer_gone(int peer) const override {
+    const Peer& p = peers_[peer_index_[peer]];
+    return p.pid > 0 && ::kill(p.pid, 0) != 0 && errno == ESRCH;
   }
 
   void enqueue(int peer, SendItem* item) override {
