@@ -26,9 +26,10 @@ declare -A SOURCES=(
   [ofi_frame]="transports/ofi/frame.cc"
   [shm_packet]=""
   [external32]="datatype/constructors.cc datatype/external32.cc datatype/pack.cc datatype/predefined.cc"
+  [engine_control]="$(echo core/*.cc datatype/*.cc matching/*.cc peruse/*.cc transports/self/self_transport.cc)"
 )
 declare -A LIBS=([hostfile]="-lhwloc" [configfile]="-lhwloc")
-ORDER=(control hostfile configfile owner ofi_frame shm_packet external32)
+ORDER=(control hostfile configfile owner ofi_frame shm_packet external32 engine_control)
 [ $# -gt 0 ] && ORDER=("$@")
 
 CXX=${FUZZ_CXX:-clang++}

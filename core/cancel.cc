@@ -77,8 +77,8 @@ void Engine::send_cancel_request(Request* r) {
   h.context = r->comm->context;
   h.source = r->comm->rank;
   h.tag = r->tag;
-  h.send_cookie = reinterpret_cast<uint64_t>(r);
-  h.recv_cookie = uint64_t(uint32_t(r->handle));
+  h.send_cookie = cookie_of(r);
+  h.recv_cookie = cookie_of(r);
   transport::Transport* t = router_.to(r->world_peer);
   if (!t->try_send_now(r->world_peer, h, nullptr)) {
     Request* q = new_request(RequestKind::kSend);  // released by SendPart::on_handed

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,6 +118,12 @@ class Engine final : public transport::Delivery {
   // Delivery (transport -> engine).
   transport::PayloadSink* on_header(int peer, const transport::PacketHeader& h) override;
   void on_payload_done(int peer, const transport::PacketHeader& h, transport::PayloadSink* sink) override;
+  // A peer's packet names a request of ours that is not a live one of the
+  // kind the packet is for, talking to that peer (a forged or stale cookie):
+  // `handler` gets a message naming the peer. The runtime aborts the job;
+  // without a handler the message goes to stderr and the process exits 1.
+  // Nothing is dereferenced before the check.
+  void on_protocol_error(std::function<void(const std::string&)> handler) { protocol_error_ = std::move(handler); }
 
   // PERUSE unique_ids that are not descriptor addresses: a counter tagged
   // in the low 3 bits (addresses have them clear), so kinds never collide.
@@ -220,6 +227,11 @@ class Engine final : public transport::Delivery {
   void free_comm(Comm* c);
 
  private:
+  // The request `cookie` names (cookie_of, engine_internal.h) if it is live,
+  // of `kind` and talks to world rank `peer`; otherwise on_protocol_error's
+  // handler runs (and the process exits if it returns).
+  Request* named_request(int peer, uint64_t cookie, RequestKind kind, const transport::PacketHeader& h);
+  std::function<void(const std::string&)> protocol_error_;
   Settings settings_;
   bool settings_loaded_ = false;
   int world_rank_ = 0;

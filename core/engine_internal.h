@@ -20,6 +20,12 @@ inline bool is_message(PacketType t) {
   return t == PacketType::kEager || t == PacketType::kEagerSync || t == PacketType::kRts;
 }
 
+// A request named in a packet (send_cookie, recv_cookie) travels as its
+// handle (index and generation, base/handles.h), never as its address: the
+// receiver of the packet looks it up (Engine::named_request), so a forged
+// or stale cookie is caught instead of dereferenced.
+inline uint64_t cookie_of(const Request* r) { return uint64_t(uint32_t(r->handle)); }
+
 // --- datatypes in the rendezvous (docs/datatypes.md) ---
 // kRts flag: the sender's data is non-contiguous, so there is no address
 // to pull from (recv_cookie is 0).

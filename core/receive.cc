@@ -16,6 +16,9 @@
 // matching path inlines as one unit.
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/engine_internal.h"
@@ -179,7 +182,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
   setup_sink(r, h.total);
   if (!settings_.single_copy) {
     // Single copy turned off at run time (MPI_T cvar sonde_shm_single_copy): stream.
-    send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
+    send_control(peer, PacketType::kCts, h.send_cookie, cookie_of(r));
     return;
   }
   // A network transport reads with RMA and reports fragments and the end
@@ -203,7 +206,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     r->coop_addr = h.recv_cookie;
     r->coop_split = split;
     r->coop_waiting = 2;
-    send_control(peer, PacketType::kCtsWrite, h.send_cookie, reinterpret_cast<uint64_t>(r), split, 0, &dst_addr);
+    send_control(peer, PacketType::kCtsWrite, h.send_cookie, cookie_of(r), split, 0, &dst_addr);
     xfer_begin(r);
     if (router_.to(peer)->read_remote(peer, h.recv_cookie + split, dst + split, n - split)) {
       send_control(peer, PacketType::kFin, h.send_cookie, 0);
@@ -214,7 +217,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     // happens, puts the same bytes in the same place).
     single_copy_state_[size_t(peer)] = -1;
     r->coop_waiting = 0;
-    send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
+    send_control(peer, PacketType::kCts, h.send_cookie, cookie_of(r));
     return;
   }
   if (scattered && n > 0) {
@@ -226,14 +229,14 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
       r->coop_addr = 0;
       r->coop_split = n;
       r->coop_waiting = 1;  // its kWriteDone
-      send_control(peer, PacketType::kCtsWrite, h.send_cookie, reinterpret_cast<uint64_t>(r), n, 0, &dst_addr);
+      send_control(peer, PacketType::kCtsWrite, h.send_cookie, cookie_of(r), n, 0, &dst_addr);
       xfer_begin(r);
       send_control(peer, PacketType::kFin, h.send_cookie, 0);  // our (empty) share is done
       return;
     }
     // Scattered on both sides: the sender packs into the transport and we
     // unpack from it, two copies and no staging buffer.
-    send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
+    send_control(peer, PacketType::kCts, h.send_cookie, cookie_of(r));
     return;
   }
   if (n == 0) {
@@ -254,7 +257,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     complete(r);
     return;
   }
-  send_control(peer, PacketType::kCts, h.send_cookie, reinterpret_cast<uint64_t>(r));
+  send_control(peer, PacketType::kCts, h.send_cookie, cookie_of(r));
 }
 
 // ---------------------------------------------------------------- arrivals
@@ -303,13 +306,13 @@ transport::PayloadSink* Engine::on_header(int peer, const PacketHeader& h) {
   if (!is_message(h.type)) {
     deliver_control(peer, h);
     if (h.type == PacketType::kData) {
-      Request* r = reinterpret_cast<Request*>(h.recv_cookie);
+      Request* r = named_request(peer, h.recv_cookie, RequestKind::kRecv, h);
       xfer_begin(r);
       return &r->sink;
     }
     if (h.type == PacketType::kCtsWrite) {
       // The 8-byte payload is the receiver's buffer address.
-      Request* r = reinterpret_cast<Request*>(h.send_cookie);
+      Request* r = named_request(peer, h.send_cookie, RequestKind::kSend, h);
       r->sink.request = nullptr;
       r->sink.message = nullptr;
       r->sink.contiguous = reinterpret_cast<uint8_t*>(&r->coop_addr);
@@ -385,7 +388,7 @@ transport::PayloadSink* Engine::on_message_as(int peer, const PacketHeader& h, C
 
 void Engine::on_payload_done(int peer, const PacketHeader& h, transport::PayloadSink* s) {
   if (h.type == PacketType::kCtsWrite) {
-    Request* r = reinterpret_cast<Request*>(h.send_cookie);
+    Request* r = named_request(peer, h.send_cookie, RequestKind::kSend, h);
     r->coop_split = h.total;
     r->coop_waiting = 2;  // our write, and the receiver's kFin
     deferred_.push_back({Deferred::kCoopWrite, peer, r, h});
@@ -427,10 +430,26 @@ void Engine::payload_done_watched(Request* r, uint32_t w) {
   complete_as<true, false>(r, w);
 }
 
+Request* Engine::named_request(int peer, uint64_t cookie, RequestKind kind, const PacketHeader& h) {
+  Request* r = cookie >> 32 ? nullptr : tables_.requests.lookup(int(cookie));
+  // Every packet that names a request comes before that request completes
+  // (a send completes on its kFin or kSyncAck, a receive on its data).
+  if (r && r->kind == kind && r->world_peer == peer && !r->complete) return r;
+  char what[200];
+  std::snprintf(what, sizeof what,
+                "malformed packet from rank %d: packet type %u names request 0x%" PRIx64
+                ", not a live, incomplete %s of ours talking to that rank",
+                peer, unsigned(h.type), cookie, kind == RequestKind::kSend ? "send" : "receive");
+  if (protocol_error_) protocol_error_(what);
+  std::fprintf(stderr, "sonde: %s\n", what);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
 void Engine::deliver_control(int peer, const PacketHeader& h) {
   switch (h.type) {
     case PacketType::kCts: {
-      auto* r = reinterpret_cast<Request*>(h.send_cookie);
+      auto* r = named_request(peer, h.send_cookie, RequestKind::kSend, h);
       r->coop_waiting = 0;  // streaming replaces any single-copy exchange
       PacketHeader d{};
       d.type = PacketType::kData;
@@ -442,7 +461,7 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
       break;
     }
     case PacketType::kFin: {
-      auto* r = reinterpret_cast<Request*>(h.send_cookie);
+      auto* r = named_request(peer, h.send_cookie, RequestKind::kSend, h);
       if (r->coop_waiting) {  // cooperative: our own write may still be pending
         coop_part_done(r);
         break;
@@ -457,7 +476,7 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
       break;
     }
     case PacketType::kSyncAck: {
-      auto* r = reinterpret_cast<Request*>(h.send_cookie);
+      auto* r = named_request(peer, h.send_cookie, RequestKind::kSend, h);
       r->matched = true;
       if (r->handed) complete(r);
       break;
@@ -466,7 +485,7 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
     case PacketType::kCancelSend: drop_cancelled_message(peer, h); break;
     case PacketType::kCancelAck: on_cancel_answer(h); break;
     case PacketType::kWriteDone: {
-      auto* r = reinterpret_cast<Request*>(h.recv_cookie);
+      auto* r = named_request(peer, h.recv_cookie, RequestKind::kRecv, h);
       if (!r->coop_waiting) break;  // we fell back to streaming meanwhile
       if ((h.flags & 1) && r->coop_addr == 0) {
         // A scattered sender could not write, and there is no address to
@@ -477,7 +496,7 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
                                PacketHeader cts{};
                                cts.type = PacketType::kCts;
                                cts.send_cookie = h.send_cookie;
-                               cts.recv_cookie = reinterpret_cast<uint64_t>(r);
+                               cts.recv_cookie = cookie_of(r);
                                return cts;
                              }()});
         break;

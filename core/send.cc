@@ -84,7 +84,7 @@ int Engine::issue_send(Request* r) {
   h.source = c->rank;
   h.tag = r->tag;
   h.total = r->bytes;
-  h.send_cookie = reinterpret_cast<uint64_t>(r);
+  h.send_cookie = cookie_of(r);
   const uint8_t* data = contiguous ? (src == r->staged ? r->staged : contiguous_start(*r->type, src)) : nullptr;
 
   if (r->bytes <= eager_limit_of(t)) {
@@ -193,7 +193,7 @@ void Engine::coop_write(Request* r, int peer, uint64_t recv_cookie) {
   xfer_begin(r);  // the sender's share of a cooperative copy
   bool ok = r->item.payload ? router_.to(peer)->write_remote(peer, r->coop_addr, r->item.payload, r->coop_split)
                             : copy_scattered(*router_.to(peer), peer, /*read=*/false, r->coop_addr, *r, r->coop_split);
-  send_control(peer, PacketType::kWriteDone, reinterpret_cast<uint64_t>(r), recv_cookie, r->coop_split, ok ? 0 : 1);
+  send_control(peer, PacketType::kWriteDone, cookie_of(r), recv_cookie, r->coop_split, ok ? 0 : 1);
   // Refused: the receiver reads our head itself and says so with a second
   // kFin; until then our buffer must stay untouched, so we are not done.
   if (ok) coop_part_done(r);

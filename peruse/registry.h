@@ -24,7 +24,7 @@ struct EngineHooks {
   void (*lock_engine)() = nullptr;
   void (*unlock_engine)() = nullptr;
   // Ends the whole job with `message` (a callback returned an error).
-  [[noreturn]] void (*fatal)(const char* message, int code) = nullptr;
+  void (*fatal)(const char* message, int code) = nullptr;  // does not return
 };
 
 // Called by the engine at MPI_Init.
