@@ -26,10 +26,11 @@ declare -A SOURCES=(
   [ofi_frame]="transports/ofi/frame.cc"
   [shm_packet]=""
   [external32]="datatype/constructors.cc datatype/external32.cc datatype/pack.cc datatype/predefined.cc"
+  [shm_endpoint]=""
   [engine_control]="$(echo core/*.cc datatype/*.cc matching/*.cc peruse/*.cc transports/self/self_transport.cc)"
 )
 declare -A LIBS=([hostfile]="-lhwloc" [configfile]="-lhwloc")
-ORDER=(control hostfile configfile owner ofi_frame shm_packet external32 engine_control)
+ORDER=(control hostfile configfile owner ofi_frame shm_packet external32 engine_control shm_endpoint)
 [ $# -gt 0 ] && ORDER=("$@")
 
 CXX=${FUZZ_CXX:-clang++}

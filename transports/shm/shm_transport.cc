@@ -18,6 +18,7 @@
 #include <string>
 #include <utility>
 
+#include "transports/shm/endpoint.h"
 #include "transports/shm/fast_box.h"
 #include "transports/shm/segment.h"
 
@@ -512,26 +513,26 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
 // "v2 <ring bytes> <local set hash> <segment name> <pid> <cookie address> <cookie>"
 template <size_t RingBytes>
 std::string ShmTransport<RingBytes>::endpoint(const std::string& segment_name) const {
-  char text[512];
-  std::snprintf(text, sizeof text, "v2 %zu %" PRIx64 " %s %d %" PRIx64 " %" PRIx64, RingBytes, local_hash_,
-                segment_name.empty() ? "-" : segment_name.c_str(), static_cast<int>(getpid()),
-                reinterpret_cast<uint64_t>(&probe_cookie_), probe_cookie_);
-  return text;
+  shm::Endpoint e;
+  e.ring_bytes = RingBytes;
+  e.local_hash = local_hash_;
+  e.segment = segment_name.empty() ? "-" : segment_name;
+  e.pid = static_cast<int>(getpid());
+  e.cookie_addr = reinterpret_cast<uint64_t>(&probe_cookie_);
+  e.cookie = probe_cookie_;
+  return shm::format_shm_endpoint(e);
 }
 
 template <size_t RingBytes>
 void ShmTransport<RingBytes>::connect(int index, const std::string& endpoint, size_t segment_bytes, bool single_copy) {
   if (endpoint.rfind("error ", 0) == 0) throw std::runtime_error(endpoint.substr(6));
-  size_t ring_bytes = 0;
-  uint64_t local_hash = 0;
-  char name[256];
-  int pid = 0;
-  uint64_t cookie_addr = 0;
-  uint64_t cookie = 0;
-  if (std::sscanf(endpoint.c_str(), "v2 %zu %" SCNx64 " %255s %d %" SCNx64 " %" SCNx64, &ring_bytes, &local_hash, name,
-                  &pid, &cookie_addr, &cookie) != 6) {
-    throw std::runtime_error("unreadable shm endpoint '" + endpoint + "'");
-  }
+  shm::Endpoint ep;
+  if (std::string why = shm::parse_shm_endpoint(endpoint, &ep); !why.empty()) throw std::runtime_error(why);
+  const size_t ring_bytes = ep.ring_bytes;
+  const uint64_t local_hash = ep.local_hash;
+  const int pid = ep.pid;
+  const uint64_t cookie_addr = ep.cookie_addr, cookie = ep.cookie;
+  const std::string& name = ep.segment;
   if (ring_bytes != RingBytes) {
     throw std::runtime_error("uses " + std::to_string(ring_bytes) + "-byte rings, this rank " +
                              std::to_string(RingBytes));
