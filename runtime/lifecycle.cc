@@ -227,7 +227,7 @@ void stop_engine_at_exit() {
   // finalize, so the job ends as cleanly as after MPI_Finalize.
   ProcessState& p = process();
   if (p.engine_up && p.world_model != 1) {
-    CurrentCall::enter("MPI_Finalize");  // for snapshots: inside MPI from here on
+    CurrentCall::enter(g_current_call, "MPI_Finalize");  // for snapshots: inside MPI from here on
     finalize_engine();
     p.engine_up = false;
   }

@@ -120,6 +120,22 @@ const char* stage_name(introspect::Stage s) {
   return "?";
 }
 
+// The serving thread's call (current_call.h: per thread under
+// MPI_THREAD_MULTIPLE).
+const char* current_call() { return process().lock_enabled ? t_current_call : g_current_call; }
+
+void probe_record(Text& t, const ProbeWait& p, bool blocking) {
+  if (!p.call) return;
+  t.str("probe");
+  t.kv("ctx", p.context);
+  t.kv("src", p.source);
+  t.kv("tag", p.tag);
+  t.str(" call=");
+  t.name(p.call);
+  t.kv("blocking", blocking);
+  t.str("\n");
+}
+
 struct Counts {
   int recv = 0, send = 0, unexp = 0, omitted = 0;
 };
@@ -199,6 +215,10 @@ void write_engine_state(Text& t) {
         t.str("\n");
       },
       &ctx);
+  probe_record(t, t_probe_wait, true);
+  const char* call = current_call();
+  if (!call || std::strcmp(call, "MPI_Iprobe") == 0 || std::strcmp(call, "MPI_Improbe") == 0)
+    probe_record(t, t_probe_polling, false);
   if (ctx.n.omitted) {
     t.str("omitted ");
     t.num(ctx.n.omitted);
@@ -245,7 +265,7 @@ void serve() {
   t.num(getpid());
   t.str("\ncall ");
   const bool up = process().engine_up && !g_config.stopping;
-  t.str(!up ? "finalized" : g_current_call ? g_current_call : "-");
+  t.str(!up ? "finalized" : current_call() ? current_call() : "-");
   t.str("\n");
   if (up) write_engine_state(t);
   t.str("end\n");

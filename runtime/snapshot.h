@@ -26,6 +26,10 @@
 //   recv id=0xI ctx=C src=S tag=T count=N type=NAME stage=posted|arriving [coll=CALL#SEQ]
 //   send id=0xI ctx=C dest=D tag=T count=N bytes=B sync=0|1 stage=STAGE [coll=CALL#SEQ]
 //   unexp id=0xI ctx=C src=S tag=T bytes=B [coll=CALL#SEQ]
+//   probe ctx=C src=S tag=T call=NAME blocking=0|1
+//                              (a probe finding nothing: blocking=1 while
+//                               MPI_Probe/MPI_Mprobe waits; blocking=0 for an
+//                               Iprobe/Improbe loop, core/current_call.h)
 //   omitted N                  (records left out past the per-kind limit)
 //   end
 // Names are percent-encoded (bytes <= ' ', '%' and above '~' as %XX);
@@ -33,6 +37,10 @@
 // STAGE is eager-queued, rendezvous-wait, transfer or sync-ack; coll= marks
 // a collective's internal traffic with its call and sequence number (mod
 // 2^24) on that communicator; comm's coll= counts collectives started.
+//
+// Under MPI_THREAD_MULTIPLE, call and probe are those of the thread that
+// serves the request (one waiting inside MPI); other threads' operations
+// appear through their requests.
 //
 // Safety: the handler serves at once only when the process is in user code
 // (core/current_call.h) under MPI_THREAD_SINGLE .. SERIALIZED, redirecting

@@ -30,19 +30,26 @@
 namespace sonde::engine {
 
 // Takes the engine lock where one is on and marks the call in progress
-// for snapshots (core/current_call.h) while it holds it.
+// for snapshots (core/current_call.h): the process's marker, or under
+// MPI_THREAD_MULTIPLE the calling thread's, while it holds the lock.
 class ApiGuard {
  public:
   explicit ApiGuard(const char* name) {
     if (EngineLock::enabled()) {
       EngineLock::lock();
       held_ = true;
+      outer_ = CurrentCall::enter(t_current_call, name);
+    } else {
+      outer_ = CurrentCall::enter(g_current_call, name);
     }
-    outer_ = CurrentCall::enter(name);
   }
   ~ApiGuard() {
-    CurrentCall::leave(outer_);
-    if (held_) EngineLock::unlock();
+    if (held_) {
+      CurrentCall::leave(t_current_call, outer_);
+      EngineLock::unlock();
+    } else {
+      CurrentCall::leave(g_current_call, outer_);
+    }
   }
   ApiGuard(const ApiGuard&) = delete;
   ApiGuard& operator=(const ApiGuard&) = delete;

@@ -37,20 +37,35 @@ static int check_probe(int source, int tag, MPI_Comm comm, Comm** c) {
   return MPI_SUCCESS;
 }
 
-// Probe until a message is found (blocking) or once (non-blocking).
-static Message* probe_loop(Comm* c, int source, int tag, bool block) {
+// Probe until a message is found (blocking) or once (non-blocking). A
+// blocking probe records what it waits for while it waits, an Iprobe loop
+// on the rare pass that finds it has been polling in vain
+// (core/current_call.h), for snapshots.
+static Message* probe_loop(Comm* c, int source, int tag, bool block, const char* fn) {
   Engine& e = engine();
   int idle = 0;
-  for (;;) {
-    if (Message* m = e.probe(c, source, tag)) return m;
-    if (!block) {
-      int moved = e.progress();
-      if (e.fruitless(moved)) e.watch_peer(c, source);  // an Iprobe loop finding nothing: watch the peers' liveness
-      if (moved == 0) return nullptr;
-      return e.probe(c, source, tag);
+  if (!block) {
+    Message* m = e.probe(c, source, tag);
+    if (!m) {
+      const int moved = e.progress();
+      if (e.fruitless(moved)) {
+        e.watch_peer(c, source);  // an Iprobe loop finding nothing: watch the peers' liveness
+        t_probe_polling = {c->context, source, tag, fn};
+      }
+      if (moved != 0) m = e.probe(c, source, tag);
     }
+    if (m) t_probe_polling.call = nullptr;
+    return m;
+  }
+  Message* m = e.probe(c, source, tag);
+  if (m) return m;
+  t_probe_wait = {c->context, source, tag, fn};
+  while (!(m = e.probe(c, source, tag))) {
     if (e.wait_pass(idle)) e.watch_peer(c, source);  // watch the peers' liveness
   }
+  t_probe_wait.call = nullptr;
+  t_probe_polling.call = nullptr;
+  return m;
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -62,7 +77,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     proc_null_status(status);
     return MPI_SUCCESS;
   }
-  message_status(probe_loop(c, source, tag, true), status);
+  message_status(probe_loop(c, source, tag, true, fn), status);
   return MPI_SUCCESS;
 }
 SONDE_WEAK_ALIAS(Probe)
@@ -78,7 +93,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* statu
     proc_null_status(status);
     return MPI_SUCCESS;
   }
-  Message* m = probe_loop(c, source, tag, false);
+  Message* m = probe_loop(c, source, tag, false, fn);
   *flag = m != nullptr;
   if (m) message_status(m, status);
   return MPI_SUCCESS;
@@ -97,7 +112,7 @@ static int matched_probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Mess
     proc_null_status(status);
     return MPI_SUCCESS;
   }
-  Message* m = probe_loop(c, source, tag, block);
+  Message* m = probe_loop(c, source, tag, block, fn);
   if (flag) *flag = m != nullptr;
   if (!m) return MPI_SUCCESS;
   engine().take_message(c, m);

@@ -100,6 +100,34 @@ def main():
         for n in range(3):
             s = rank(report, n)["sends"][0]
             expect(s["dest"] == (n + 1) % 3 and s["tag"] == 11, f"rank {n}'s Ssend")
+    elif case == "probe":
+        x = rank(report, 1)
+        expect(x["call"] == "MPI_Probe", "rank 1 in MPI_Probe")
+        p = [r for r in x["recvs"] if r["probe"] == "MPI_Probe"]
+        expect(p and p[0]["source"] == 0 and p[0]["tag"] == 9 and p[0]["stage"] == "probe"
+               and p[0]["comm"] == "MPI_COMM_WORLD", "rank 1's probe for tag 9 from 0")
+        expect(any(e["from"] == 1 and e["to"] == 0 and e["call"] == "MPI_Probe" for e in report["edges"]),
+               "rank 1's probe waits for rank 0")
+        f = findings(report, "tag-mismatch")
+        expect(f and f[0]["rank"] == 1 and f[0]["tag"] == 9 and f[0]["sent_tag"] == 8 and f[0]["probe"] == "MPI_Probe",
+               "the probe's tag mismatch")
+    elif case == "mprobe":
+        for n in (0, 1):
+            x = rank(report, n)
+            expect(x["call"] == "MPI_Mprobe", f"rank {n} in MPI_Mprobe")
+            p = [r for r in x["recvs"] if r["probe"] == "MPI_Mprobe"]
+            expect(p and p[0]["source"] == 1 - n and p[0]["tag"] == 12, f"rank {n}'s Mprobe")
+        expect(has_cycle(report, [0, 1]), "cycle 0-1")
+        expect(findings(report, "deadlock"), "a deadlock finding")
+    elif case == "iprobe":
+        x = rank(report, 0)
+        expect(x["state"] in ("user-code", "in-call"), "rank 0 polls")
+        p = [r for r in x["recvs"] if r["probe"] == "MPI_Iprobe"]
+        expect(p and p[0]["source"] == 1 and p[0]["tag"] == 13 and p[0]["stage"] == "polling", "rank 0's Iprobe loop")
+        expect(any(e["from"] == 0 and e["to"] == 1 and e["call"] == "MPI_Iprobe" for e in report["edges"]),
+               "rank 0's Iprobe loop waits for rank 1")
+        f = findings(report, "skipped-collective")
+        expect(f and f[0]["missing"] == [0] and f[0]["call"] == "MPI_Barrier", "rank 0 never entered the barrier")
     else:
         sys.exit("unknown case " + case)
 

@@ -14,6 +14,9 @@
  *   user-code    1 stays in its own code; 0 receives from 1 (tag 2), the
  *                rest wait in MPI_Barrier
  *   cycle3       rank i MPI_Ssend to i+1 mod 3 (tag 11)
+ *   probe        1 MPI_Probe from 0 with tag 9; 0 sent tag 8, then waits in MPI_Barrier
+ *   mprobe       ranks 0 and 1 MPI_Mprobe from each other (tag 12)
+ *   iprobe       0 loops on MPI_Iprobe from 1 with tag 13; the rest wait in MPI_Barrier
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -69,6 +72,18 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
   } else if (!strcmp(mode, "cycle3")) {
     if (rank < 3) MPI_Ssend(&x, 1, MPI_INT, (rank + 1) % 3, 11, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "probe")) {
+    if (rank == 0) MPI_Send(&x, 1, MPI_INT, 1, 8, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Probe(0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "mprobe")) {
+    MPI_Message msg;
+    if (rank < 2) MPI_Mprobe(1 - rank, 12, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE);
+  } else if (!strcmp(mode, "iprobe")) {
+    int flag = 0;
+    if (rank == 0)
+      while (!flag) MPI_Iprobe(1, 13, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
   } else {
     fprintf(stderr, "unknown mode '%s'\n", mode);
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -122,6 +122,14 @@ RankSnapshot parse_rank_snapshot(int rank, const std::string& text) {
       auto f = fields(words);
       SnapshotEntry e = entry_of(f, kind == "send");
       (kind == "recv" ? r.recvs : kind == "send" ? r.sends : r.unexpected).push_back(std::move(e));
+    } else if (kind == "probe") {
+      auto f = fields(words);
+      SnapshotEntry e = entry_of(f, false);
+      e.probe_call = unescape(str(f, "call"));
+      e.stage = num(f, "blocking") ? "probe" : "polling";
+      e.id = "probe:" + e.probe_call;
+      e.type = "";
+      r.recvs.push_back(std::move(e));
     }
   }
   if (!ended) r.condition = RankCondition::kSilent;
@@ -200,9 +208,13 @@ const RankSnapshot* find_rank(const std::vector<RankSnapshot>& ranks, int rank) 
 }
 
 void add_edges(const std::vector<RankSnapshot>& ranks, const RankSnapshot& r, std::vector<WaitEdge>& edges) {
-  if (r.condition != RankCondition::kInCall) return;
+  // In user code a rank waits only through an Iprobe/Improbe loop.
+  const bool in_call = r.condition == RankCondition::kInCall;
+  if (!in_call && r.condition != RankCondition::kUserCode) return;
   for (const auto& e : r.recvs) {
-    WaitEdge w{r.rank, 0, "recv", e.coll_call.empty() ? r.call : e.coll_call, e.ctx, e.tag, e.peer, e.coll_seq};
+    if (!in_call && e.stage != "polling") continue;
+    const std::string call = !e.probe_call.empty() ? e.probe_call : e.coll_call.empty() ? r.call : e.coll_call;
+    WaitEdge w{r.rank, 0, "recv", call, e.ctx, e.tag, e.peer, e.coll_seq};
     if (e.peer == kAnySource) {
       if (const SnapshotComm* c = r.comm(e.ctx)) {
         for (int t : c->world)
@@ -213,6 +225,7 @@ void add_edges(const std::vector<RankSnapshot>& ranks, const RankSnapshot& r, st
       edges.push_back(w);
     }
   }
+  if (!in_call) return;
   for (const auto& e : r.sends) {
     int t = world_of(r, e.ctx, e.peer);
     if (t >= 0)

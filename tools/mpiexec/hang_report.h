@@ -6,7 +6,9 @@
 // Edges (from the waiting rank to the one it waits for; only ranks inside
 // an MPI call wait):
 // - a receive waits for its source, or for every other rank of its
-//   communicator when it names MPI_ANY_SOURCE;
+//   communicator when it names MPI_ANY_SOURCE; so does a probe that finds
+//   nothing (a blocking MPI_Probe/MPI_Mprobe, or an Iprobe/Improbe loop,
+//   which waits even while the rank is in user code between its calls);
 // - a send not yet taken by its receiver (eager still queued, rendezvous
 //   announced, transfer under way, synchronous send's acknowledgement)
 //   waits for its destination;
@@ -39,9 +41,11 @@ struct SnapshotEntry {
   uint64_t bytes = 0;
   std::string type, stage;
   bool sync = false;
-  std::string coll_call;  // a collective's internal traffic: its call ...
-  uint32_t coll_seq = 0;  // ... and sequence number; else empty and 0
-  double age = 0;         // seconds since a snapshot first saw it
+  std::string coll_call;   // a collective's internal traffic: its call ...
+  uint32_t coll_seq = 0;   // ... and sequence number; else empty and 0
+  double age = 0;          // seconds since a snapshot first saw it
+  std::string probe_call;  // a probe (stage "probe": blocking, "polling":
+                           // an Iprobe/Improbe loop): its call; else empty
 };
 
 // kNoMpi: running, but not listening for snapshots (before MPI_Init, or
@@ -55,7 +59,7 @@ struct RankSnapshot {
   long pid = 0;
   uint64_t arrivals = 0;
   std::vector<SnapshotComm> comms;
-  std::vector<SnapshotEntry> recvs, sends, unexpected;
+  std::vector<SnapshotEntry> recvs, sends, unexpected;  // recvs: receives and probes
   int omitted = 0;
   const SnapshotComm* comm(uint32_t ctx) const;
 };
@@ -73,7 +77,7 @@ class EntryAges {
 
 struct WaitEdge {
   int from = 0, to = 0;
-  std::string why;  // "recv", "send" or "collective"
+  std::string why;  // "recv" (receives and probes), "send" or "collective"
   std::string call;
   uint32_t ctx = 0;
   int tag = 0;       // recv/send

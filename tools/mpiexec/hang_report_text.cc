@@ -83,9 +83,12 @@ std::string describe(const std::vector<RankSnapshot>& ranks, const WaitEdge& e) 
 
 void mismatches(const std::vector<RankSnapshot>& ranks, HangAnalysis& a) {
   for (const auto& r : ranks) {
-    if (r.condition != RankCondition::kInCall) continue;
+    if (r.condition != RankCondition::kInCall && r.condition != RankCondition::kUserCode) continue;
     for (const auto& want : r.recvs) {
-      if (!want.coll_call.empty() || want.stage != "posted") continue;
+      if (!want.coll_call.empty()) continue;
+      // What waits to be matched: a posted receive or a probe (in user
+      // code, only an Iprobe/Improbe loop).
+      if (r.condition == RankCondition::kInCall ? want.stage == "arriving" : want.stage != "polling") continue;
       for (const auto& got : r.unexpected) {
         if (got.ctx != want.ctx || !got.coll_call.empty()) continue;
         const bool source_ok = want.peer == kAnySource || want.peer == got.peer;
@@ -95,14 +98,16 @@ void mismatches(const std::vector<RankSnapshot>& ranks, HangAnalysis& a) {
         const std::string from = want.peer == kAnySource ? "any source" : std::to_string(want.peer);
         Finding f;
         f.kind = source_ok ? "tag-mismatch" : "source-mismatch";
-        f.text = "rank " + std::to_string(r.rank) + " waits for a message from " + from + " with " +
-                 tag_text(want.tag) + " on " + comm + "; " + std::to_string(got.peer) + " sent tag " +
+        f.text = "rank " + std::to_string(r.rank) +
+                 (want.probe_call.empty() ? " waits" : " in " + want.probe_call + " probes") + " for a message from " +
+                 from + " with " + tag_text(want.tag) + " on " + comm + "; " + std::to_string(got.peer) + " sent tag " +
                  std::to_string(got.tag) + " (unexpected at " + std::to_string(r.rank) + " since " + seconds(got.age) +
                  ")";
         f.json = "{\"kind\":" + json_string(f.kind) + ",\"rank\":" + std::to_string(r.rank) +
                  ",\"source\":" + std::to_string(want.peer) + ",\"tag\":" + std::to_string(want.tag) +
                  ",\"sent_by\":" + std::to_string(got.peer) + ",\"sent_tag\":" + std::to_string(got.tag) +
-                 ",\"comm\":" + json_string(comm) + ",\"age\":" + json_number(got.age) + "}";
+                 ",\"comm\":" + json_string(comm) + ",\"age\":" + json_number(got.age) +
+                 ",\"probe\":" + json_string(want.probe_call) + "}";
         a.findings.push_back(f);
       }
     }
@@ -182,11 +187,16 @@ std::string report_words(const std::vector<RankSnapshot>& ranks, const HangAnaly
   for (const auto& r : ranks) {
     o << "  rank " << r.rank << ": " << where(&r) << "\n";
     for (const auto& e : r.recvs)
-      o << "    receive from " << (e.peer == kAnySource ? "any source" : std::to_string(e.peer)) << ", "
-        << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", " << comm_label(r, e.ctx) << ", " << e.count
-        << " x " << e.type << ", " << e.stage
-        << (e.coll_call.empty() ? "" : ", in " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", "
-        << seconds(e.age) << "\n";
+      if (!e.probe_call.empty())
+        o << "    " << e.probe_call << (e.stage == "polling" ? " loop" : "") << " for a message from "
+          << (e.peer == kAnySource ? "any source" : std::to_string(e.peer)) << ", " << tag_text(e.tag) << ", "
+          << comm_label(r, e.ctx) << ", " << seconds(e.age) << "\n";
+      else
+        o << "    receive from " << (e.peer == kAnySource ? "any source" : std::to_string(e.peer)) << ", "
+          << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", " << comm_label(r, e.ctx) << ", " << e.count
+          << " x " << e.type << ", " << e.stage
+          << (e.coll_call.empty() ? "" : ", in " + e.coll_call + " #" + std::to_string(e.coll_seq)) << ", "
+          << seconds(e.age) << "\n";
     for (const auto& e : r.sends)
       o << "    send to " << e.peer << ", " << (e.coll_call.empty() ? tag_text(e.tag) : "internal tag") << ", "
         << comm_label(r, e.ctx) << ", " << e.bytes << " bytes, " << e.stage << (e.sync ? " (synchronous)" : "")
@@ -218,7 +228,8 @@ std::string report_json(const std::vector<RankSnapshot>& ranks, const HangAnalys
           << peer << "\":" << e.peer << ",\"tag\":" << e.tag << ",\"count\":" << e.count << ",\"bytes\":" << e.bytes
           << ",\"type\":" << json_string(e.type) << ",\"stage\":" << json_string(e.stage)
           << ",\"sync\":" << (e.sync ? "true" : "false") << ",\"collective\":" << json_string(e.coll_call)
-          << ",\"collective_seq\":" << e.coll_seq << ",\"age\":" << json_number(e.age) << "}";
+          << ",\"collective_seq\":" << e.coll_seq << ",\"age\":" << json_number(e.age)
+          << ",\"probe\":" << json_string(e.probe_call) << "}";
       }
       o << "]";
     };
