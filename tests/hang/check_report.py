@@ -128,6 +128,12 @@ def main():
                "rank 0's Iprobe loop waits for rank 1")
         f = findings(report, "skipped-collective")
         expect(f and f[0]["missing"] == [0] and f[0]["call"] == "MPI_Barrier", "rank 0 never entered the barrier")
+    elif case == "threads":
+        x = rank(report, 0)
+        expect(x["state"] == "in-call" and x["call"] == "MPI_Recv", "rank 0 answers from its thread in MPI_Recv")
+        expect(any(r["source"] == 1 and r["tag"] == 14 for r in x["recvs"]), "the thread's receive of tag 14 from 1")
+        expect(any(e["from"] == 0 and e["to"] == 1 and e["call"] == "MPI_Recv" for e in report["edges"]),
+               "rank 0 waits for rank 1")
     else:
         sys.exit("unknown case " + case)
 

@@ -17,8 +17,12 @@
  *   probe        1 MPI_Probe from 0 with tag 9; 0 sent tag 8, then waits in MPI_Barrier
  *   mprobe       ranks 0 and 1 MPI_Mprobe from each other (tag 12)
  *   iprobe       0 loops on MPI_Iprobe from 1 with tag 13; the rest wait in MPI_Barrier
+ *   threads      under MPI_THREAD_MULTIPLE, 0's second thread waits in MPI_Recv
+ *                from 1 (tag 14) while its main thread sleeps in user code;
+ *                the rest wait in MPI_Barrier
  */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +30,15 @@
 
 #define BIG (1 << 20)
 
+static void* receive_tag14(void* arg) {
+  MPI_Recv(arg, 1, MPI_INT, 1, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return NULL;
+}
+
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const char* mode = argc > 1 ? argv[1] : "";
+  int provided;
+  MPI_Init_thread(&argc, &argv, strcmp(mode, "threads") ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE, &provided);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -35,7 +46,6 @@ int main(int argc, char** argv) {
    * waits for this line before sending it). */
   fprintf(stderr, "hang_cases: rank %d ready\n", rank);
   fflush(stderr);
-  const char* mode = argc > 1 ? argv[1] : "";
   int x = rank, y = -1;
   char* big = calloc(BIG, 1);
   char* big2 = calloc(BIG, 1);
@@ -83,6 +93,14 @@ int main(int argc, char** argv) {
     int flag = 0;
     if (rank == 0)
       while (!flag) MPI_Iprobe(1, 13, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "threads")) {
+    if (provided != MPI_THREAD_MULTIPLE) MPI_Abort(MPI_COMM_WORLD, 3);
+    if (rank == 0) {
+      pthread_t t;
+      pthread_create(&t, NULL, receive_tag14, &y);
+      for (;;) sleep(1);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
   } else {
     fprintf(stderr, "unknown mode '%s'\n", mode);
