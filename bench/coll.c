@@ -1,10 +1,11 @@
-/* Collective latency: MPI_Barrier, MPI_Bcast, MPI_Allreduce (MPI_DOUBLE,
- * MPI_SUM), MPI_Alltoall and MPI_Iallreduce+MPI_Wait at a few sizes, on all
+/* Collective latency: MPI_Barrier, MPI_Bcast, MPI_Reduce and MPI_Allreduce
+ * (MPI_DOUBLE, MPI_SUM, root 0), MPI_Allgather, MPI_Alltoall and
+ * MPI_Iallreduce+MPI_Wait at a few sizes, on all
  * ranks of MPI_COMM_WORLD. Prints one line per (collective, bytes):
  * "<collective> <bytes> <median_us>", the median over trials of the mean
  * time per call (the slowest rank's, as the caller of a collective sees
- * it). Bytes: the whole vector (bcast, allreduce) or one peer's block
- * (alltoall). Plain MPI: bench/compare.sh builds it against Sonde, MPICH
+ * it). Bytes: the whole vector (bcast, reduce, allreduce) or one rank's
+ * block (allgather, alltoall). Plain MPI: bench/compare.sh builds it against Sonde, MPICH
  * and Open MPI. */
 #include <mpi.h>
 #include <stdio.h>
@@ -13,19 +14,22 @@
 
 #include "common.h"
 
-enum Kind { BARRIER, BCAST, ALLREDUCE, IALLREDUCE, ALLTOALL, NKINDS };
-static const char* kNames[NKINDS] = {"barrier", "bcast", "allreduce", "iallreduce", "alltoall"};
+enum Kind { BARRIER, BCAST, REDUCE, ALLREDUCE, IALLREDUCE, ALLGATHER, ALLTOALL, NKINDS };
+static const char* kNames[NKINDS] = {"barrier",    "bcast",     "reduce",  "allreduce",
+                                     "iallreduce", "allgather", "alltoall"};
 
 static void run_once(enum Kind k, double* a, double* b, int n, int size) {
   MPI_Request req;
   switch (k) {
     case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
     case BCAST: MPI_Bcast(a, n, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case REDUCE: MPI_Reduce(a, b, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
     case ALLREDUCE: MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     case IALLREDUCE:
       MPI_Iallreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
       MPI_Wait(&req, MPI_STATUS_IGNORE);
       break;
+    case ALLGATHER: MPI_Allgather(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, MPI_COMM_WORLD); break;
     case ALLTOALL: MPI_Alltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, MPI_COMM_WORLD); (void)size; break;
     default: break;
   }

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <utility>
@@ -57,22 +58,32 @@ inline const uint8_t* at(const void* buf, int64_t i, const Datatype* type) {
 
 // Scratch laid out like `count` elements of a datatype, gaps included, so it
 // is sent, received and reduced with the user's datatype (user operations
-// expect exactly that layout).
+// expect exactly that layout). Up to kInline bytes live in the object itself
+// (in the coroutine frame, which is pooled), so a small reduction allocates
+// nothing; larger scratch comes from the heap.
 class TypedScratch {
  public:
+  static constexpr int64_t kInline = 64;
+
   void* allocate(int64_t count, const Datatype* type) {
     if (count <= 0) return nullptr;
     const int64_t last = (count - 1) * type->extent;
     const int64_t lo = std::min<int64_t>(0, last) + type->true_lb;
     const int64_t hi = std::max<int64_t>(0, last) + type->true_lb + type->true_extent;
-    bytes_.reset(new uint8_t[static_cast<size_t>(hi - lo)]);  // uninitialized: every byte read is written first
+    // Uninitialized: every byte read is written first.
+    uint8_t* storage = small_;
+    if (hi - lo > kInline) {
+      bytes_.reset(new uint8_t[static_cast<size_t>(hi - lo)]);
+      storage = bytes_.get();
+    }
     // The element at user offset 0 sits `-lo` bytes into the storage; the
     // base pointer may lie outside it, as with any MPI buffer whose lb > 0.
-    return bytes_.get() - lo;
+    return storage - lo;
   }
 
  private:
   std::unique_ptr<uint8_t[]> bytes_;
+  alignas(16) uint8_t small_[kInline];
 };
 
 // Copies scount elements of stype at src into rcount elements of rtype at
@@ -115,8 +126,22 @@ Task swap_and_broadcast(Schedule& s, const void* out, int64_t n, Datatype* otype
 // A nonblocking collective in flight: its schedule, its coroutine and the
 // user request that completes with it. Holds its communicator(s) busy
 // (Comm::pending_ops), its op and its datatypes until destroyed.
+// The datatypes a collective names, as launch() receives them: a braced
+// list ({stype, rtype}) or a vector, read only while launch() runs.
+class HeldTypes {
+ public:
+  HeldTypes() = default;
+  HeldTypes(std::initializer_list<Datatype*> l) : list_(l) {}
+  HeldTypes(const std::vector<Datatype*>& v) : vector_(&v) {}
+  std::vector<Datatype*> copy() const { return vector_ ? *vector_ : std::vector<Datatype*>(list_); }
+
+ private:
+  std::initializer_list<Datatype*> list_;
+  const std::vector<Datatype*>* vector_ = nullptr;
+};
+
 struct Flight {
-  Flight(Comm* c, int kind, MPI_Op o, std::vector<Datatype*> t) : schedule(c, kind), op(o), types(std::move(t)) {
+  Flight(Comm* c, int kind, MPI_Op o, HeldTypes t) : schedule(c, kind), op(o), types(t.copy()) {
     ++schedule.user->pending_ops;
     if (schedule.local != schedule.user) ++schedule.local->pending_ops;
     op_hold(op);
@@ -158,16 +183,16 @@ int run_blocking(Schedule& s, Task t);
 
 // One entry for both forms: `make(schedule)` builds the collective's Task;
 // `op` is a reduction's operation.
-// `types`: the datatypes a nonblocking collective uses until it completes.
+// `types`: the datatypes a nonblocking collective uses until it completes
+// (a blocking one neither copies nor holds them).
 template <class Make>
-int launch(Comm* comm, Kind kind, MPI_Request* request, Make make, MPI_Op op = MPI_OP_NULL,
-           std::vector<Datatype*> types = {}) {
+int launch(Comm* comm, Kind kind, MPI_Request* request, Make make, MPI_Op op = MPI_OP_NULL, HeldTypes types = {}) {
   try {
     if (!request) {
       Schedule s(comm, kind);
       return run_blocking(s, make(s));
     }
-    auto f = std::make_unique<Flight>(comm, kind, op, std::move(types));
+    auto f = std::make_unique<Flight>(comm, kind, op, types);
     f->task = make(f->schedule);
     Request* q = engine().new_request(RequestKind::kCollective);
     if (!q) return MPI_ERR_INTERN;

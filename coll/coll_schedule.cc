@@ -3,7 +3,9 @@
 // in flight with the progress hook that advances them.
 #include "coll/coll_schedule.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -28,7 +30,45 @@ int coll_tag(int kind, uint32_t seq) {
 
 int progress_schedules();  // the progress hook's work (end of this file)
 
+// Free coroutine frames, by size class: class i holds frames of up to
+// (i + 1) * kFrameStep bytes, at most kFramesKept of them; larger frames and
+// those beyond the cap go back to the heap.
+constexpr std::size_t kFrameStep = 64;
+constexpr std::size_t kFrameClasses = 32;
+constexpr int kFramesKept = 16;
+struct FreeFrame {
+  FreeFrame* next;
+};
+struct FramePool {
+  FreeFrame* head[kFrameClasses];
+  int kept[kFrameClasses];
+};
+constinit FramePool g_frames{};  // never emptied: frames kept at exit stay reachable
+
 }  // namespace
+
+void* frame_allocate(std::size_t bytes) {
+  const std::size_t c = (bytes + kFrameStep - 1) / kFrameStep - 1;
+  if (c >= kFrameClasses) return ::operator new(bytes);
+  if (FreeFrame* f = g_frames.head[c]) {
+    g_frames.head[c] = f->next;
+    --g_frames.kept[c];
+    return f;
+  }
+  return ::operator new((c + 1) * kFrameStep);
+}
+
+void frame_release(void* frame, std::size_t bytes) noexcept {
+  const std::size_t c = (bytes + kFrameStep - 1) / kFrameStep - 1;
+  if (c >= kFrameClasses || g_frames.kept[c] >= kFramesKept) {
+    ::operator delete(frame);
+    return;
+  }
+  auto* f = static_cast<FreeFrame*>(frame);
+  f->next = g_frames.head[c];
+  g_frames.head[c] = f;
+  ++g_frames.kept[c];
+}
 
 bool decode_tag(int tag, int* kind, uint32_t* seq) {
   if (tag > kCollectiveTagBase) return false;
@@ -136,7 +176,7 @@ Schedule::~Schedule() {
 }
 
 void Schedule::note(int rc, Request* q) {
-  if (q) pending_.push_back(q);
+  if (q) pending_.push(q);
   if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -37,6 +38,13 @@ namespace sonde::engine::coll {
     if (sonde_rc_ != MPI_SUCCESS) co_return sonde_rc_; \
   } while (0)
 
+// Coroutine frames: a collective call starts one to three Tasks, so their
+// frames come from free lists kept per size class (coll_schedule.cc) and a
+// repeated collective allocates none. Callers hold the engine lock, as every
+// collective runs under it. frame_allocate throws std::bad_alloc like new.
+void* frame_allocate(std::size_t bytes);
+void frame_release(void* frame, std::size_t bytes) noexcept;
+
 // A coroutine returning an MPI error class; started lazily (by its driver or
 // by the Task that co_awaits it), resumes its awaiter when it finishes.
 class [[nodiscard]] Task {
@@ -44,6 +52,9 @@ class [[nodiscard]] Task {
   struct promise_type {
     int result = MPI_SUCCESS;
     std::coroutine_handle<> continuation;
+
+    static void* operator new(std::size_t bytes) { return frame_allocate(bytes); }
+    static void operator delete(void* frame, std::size_t bytes) noexcept { frame_release(frame, bytes); }
 
     Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
     std::suspend_always initial_suspend() noexcept { return {}; }
@@ -98,6 +109,35 @@ class [[nodiscard]] Task {
  private:
   explicit Task(std::coroutine_handle<promise_type> h) : h_(h) {}
   std::coroutine_handle<promise_type> h_;
+};
+
+// The requests of one round: the first kInline in place (a small
+// collective's round allocates nothing), more in a vector.
+class PendingRequests {
+ public:
+  static constexpr size_t kInline = 8;
+  void push(Request* q) {
+    if (more_.empty() && n_ < kInline) {
+      small_[n_++] = q;
+      return;
+    }
+    if (more_.empty()) more_.assign(small_, small_ + n_);
+    more_.push_back(q);
+  }
+  Request** data() { return more_.empty() ? small_ : more_.data(); }
+  Request* const* begin() const { return more_.empty() ? small_ : more_.data(); }
+  Request* const* end() const { return begin() + size(); }
+  size_t size() const { return more_.empty() ? n_ : more_.size(); }
+  bool empty() const { return size() == 0; }
+  void clear() {
+    n_ = 0;
+    more_.clear();
+  }
+
+ private:
+  Request* small_[kInline];
+  size_t n_ = 0;
+  std::vector<Request*> more_;
 };
 
 // One collective call on one communicator: its tag, and the requests of the
@@ -159,7 +199,7 @@ class Schedule {
  private:
   int retire();
   void note(int rc, Request* q);
-  std::vector<Request*> pending_;
+  PendingRequests pending_;
   int error_ = MPI_SUCCESS;
 };
 

@@ -25,14 +25,16 @@ struct KeyHash {
 
 // The entries whose pattern is this bucket's key, each list in queue order.
 struct Bucket {
-  BucketList<PostedEntry, &PostedEntry::in_pattern> posted;      // receives with exactly this pattern
-  BucketList<UnexpectedEntry, &UnexpectedEntry::in_pair> pair;   // key (s, t): messages from s with tag t
-  BucketList<UnexpectedEntry, &UnexpectedEntry::in_tag> tag;     // key (ANY, t): messages with tag t
-  BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> src;  // key (s, ANY): user-tag messages from s
+  BucketList<PostedEntry, &PostedEntry::in_pattern> posted;               // receives with exactly this pattern
+  BucketList<UnexpectedEntry, &UnexpectedEntry::in_pair> pair;            // key (s, t): messages from s with tag t
+  BucketList<UnexpectedEntry, &UnexpectedEntry::in_tag> tag;              // key (ANY, t): messages with tag t
+  BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> src;           // key (s, ANY): user-tag messages from s
+  BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> reserved_src;  // key (s, ANY): reserved-tag ones
   // Key (s, ANY): receives naming source s, messages from s.
   uint32_t posted_from = 0, unexpected_from = 0;
   bool unused() const {
-    return posted.empty() && pair.empty() && tag.empty() && src.empty() && posted_from == 0 && unexpected_from == 0;
+    return posted.empty() && pair.empty() && tag.empty() && src.empty() && reserved_src.empty() && posted_from == 0 &&
+           unexpected_from == 0;
   }
 };
 
@@ -146,10 +148,17 @@ void MatchQueues::index_posted(PostedEntry* r) {
 }
 
 void MatchQueues::index_unexpected(UnexpectedEntry* m) {
-  index_->at(m->source, m->tag).pair.push_back(*m);
-  index_->at(kAnySource, m->tag).tag.push_back(*m);
   Bucket& counter = index_->at(m->source, kAnyTag);
-  if (user_tag(m->tag)) counter.src.push_back(*m);
+  if (user_tag(m->tag)) {
+    index_->at(m->source, m->tag).pair.push_back(*m);
+    index_->at(kAnySource, m->tag).tag.push_back(*m);
+    counter.src.push_back(*m);
+  } else {
+    // Reserved tags change with every collective call, so a bucket per tag
+    // would be made and swept per message: their messages are kept per
+    // source only, in arrival order (find_reserved).
+    counter.reserved_src.push_back(*m);
+  }
   ++counter.unexpected_from;
   m->counted_in = &counter;
 }
@@ -254,7 +263,22 @@ UnexpectedEntry* MatchQueues::find_linear(int32_t source, int32_t tag) {
   return nullptr;
 }
 
+UnexpectedEntry* MatchQueues::find_reserved(int32_t source, int32_t tag) {
+  // A collective's receive names its source, and one sender's messages
+  // arrive in the order of its collective calls, so the wanted message is
+  // at or near the front of its source's list.
+  if (source == kAnySource) return find_linear(source, tag);
+  Bucket* b = index_->find(source, kAnyTag);
+  if (!b) return nullptr;
+  for (auto& m : b->reserved_src) {
+    ++unexpected_attempts_;
+    if (m.tag == tag) return &m;
+  }
+  return nullptr;
+}
+
 UnexpectedEntry* MatchQueues::find_indexed(int32_t source, int32_t tag) {
+  if (!user_tag(tag)) return find_reserved(source, tag);
   // Exactly one list holds, in arrival order, every message this pattern accepts.
   UnexpectedEntry* found = nullptr;
   if (source == kAnySource && tag == kAnyTag) {
@@ -313,7 +337,7 @@ bool MatchQueues::cancel(PostedEntry* receive) {
 }
 
 UnexpectedEntry* MatchQueues::older_exact(int32_t source, int32_t tag, UnexpectedEntry* newer) {
-  if (index_) {
+  if (index_ && user_tag(tag)) {
     Bucket* b = index_->find(source, tag);
     if (!b || b->pair.empty()) return nullptr;
     if (!newer) return &b->pair.back();

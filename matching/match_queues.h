@@ -24,9 +24,13 @@
 // (MPI_ANY_SOURCE, tag), (source, MPI_ANY_TAG), (MPI_ANY_SOURCE, MPI_ANY_TAG). A posted receive sits
 // in its pattern's bucket; an arriving message looks at the front of the (at
 // most four) buckets whose patterns accept it and takes the lowest sequence
-// number. An unexpected message sits, in arrival order, in every bucket whose
-// pattern accepts it, so a receive of any pattern finds its oldest acceptable
-// message at the front of one bucket. Every removal is an unlink. The index
+// number. An unexpected message with a user tag sits, in arrival order, in
+// every bucket whose pattern accepts it, so a receive of any pattern finds
+// its oldest acceptable message at the front of one bucket. One with a
+// reserved tag (a new tag per collective call) sits only in its source's
+// (source, MPI_ANY_TAG) bucket, in a list of its own that a receive walks
+// from the front; the message it wants is at or near that front, as one
+// sender's collective messages arrive in call order. Every removal is an unlink. The index
 // is freed when both queues are empty, so a communicator at rest holds only
 // the list heads and counters below (under 150 bytes).
 //
@@ -77,9 +81,9 @@ struct UnexpectedEntry : boost::intrusive::list_base_hook<> {
   int32_t source = 0;
   int32_t tag = 0;
   uint64_t bytes = 0;
-  BucketHook in_pair;            // indexed: bucket (source, tag)
-  BucketHook in_tag;             // indexed: bucket (MPI_ANY_SOURCE, tag)
-  BucketHook in_source;          // indexed, user tags: bucket (source, MPI_ANY_TAG)
+  BucketHook in_pair;            // indexed, user tags: bucket (source, tag)
+  BucketHook in_tag;             // indexed, user tags: bucket (MPI_ANY_SOURCE, tag)
+  BucketHook in_source;          // indexed: bucket (source, MPI_ANY_TAG)
   Bucket* counted_in = nullptr;  // indexed: the bucket counting it for its source
 };
 
@@ -173,6 +177,7 @@ class MatchQueues {
   UnexpectedList& unex_half(int32_t tag) { return user_tag(tag) ? unex_user_ : unex_reserved_; }
   UnexpectedEntry* find_linear(int32_t source, int32_t tag);
   UnexpectedEntry* find_indexed(int32_t source, int32_t tag);
+  UnexpectedEntry* find_reserved(int32_t source, int32_t tag);
   void unlink_unexpected(UnexpectedEntry* message);
   void unlink_posted(PostedEntry* receive);
   void index_posted(PostedEntry* receive);
