@@ -150,7 +150,8 @@ class Schedule {
   ~Schedule();  // waits for requests an early error return left behind
 
   // Start a transfer of the current round. Small contiguous sends leave at
-  // once (Engine::send_now) and need no request.
+  // once (Engine::send_now) and need no request, nor does a receive whose
+  // message already waits first in line (Engine::recv_now).
   void send(const void* buf, int64_t count, Datatype* type, int dest);
   void recv(void* buf, int64_t count, Datatype* type, int source);
 

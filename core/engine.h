@@ -189,6 +189,12 @@ class Engine final : public transport::Delivery {
   // transport at once, without a request. False: take the general path.
   bool send_now(const void* buf, int64_t count, Datatype* type, int dest, int tag, Comm* comm);
   int issue_recv(Request* r);
+  // Receive fast path for collectives' internal traffic: when no PERUSE
+  // event is active on comm and the message for (source, tag) already waits
+  // whole, eager and first in line (MatchQueues::reserved_front), it is
+  // copied out without a request; *error gets MPI_SUCCESS or
+  // MPI_ERR_TRUNCATE. False: take the general path (start_recv).
+  bool recv_now(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, int* error);
   bool cancel_recv(Request* r);
   // MPI_Cancel of a send whose message already left: asks
   // the receiver to drop it while unmatched; its answer completes r,

@@ -109,6 +109,20 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   return MPI_SUCCESS;
 }
 
+bool Engine::recv_now(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, int* error) {
+  // Watched communicators take the request path, which fires the events.
+  if (SONDE_WATCHED_MASK(comm->peruse) != 0 || source == MPI_PROC_NULL) return false;
+  auto* m = static_cast<Message*>(comm->queues.reserved_front(source, tag));
+  if (!m || m->header.type != PacketType::kEager || !m->all_arrived || m->claimed) return false;
+  comm->queues.remove_unexpected(m);
+  const uint64_t bytes = uint64_t(count) * uint64_t(type->size);
+  const uint64_t n = std::min<uint64_t>(m->header.payload, bytes);
+  if (n) unpack(*type, buf, count, 0, m->data, n);
+  *error = m->header.payload > bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  free_message(m);
+  return true;
+}
+
 // r matched message m that was waiting in the unexpected queue (or probed).
 void Engine::match_message(Request* r, Message* m) {
   const PacketHeader& h = m->header;

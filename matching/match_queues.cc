@@ -296,6 +296,19 @@ UnexpectedEntry* MatchQueues::find_indexed(int32_t source, int32_t tag) {
   return found;
 }
 
+UnexpectedEntry* MatchQueues::reserved_front(int32_t source, int32_t tag) {
+  if (user_tag(tag) || source == kAnySource) return nullptr;
+  UnexpectedEntry* front = nullptr;
+  if (!index_) {
+    if (!unex_reserved_.empty()) front = &unex_reserved_.front();
+  } else if (Bucket* b = index_->find(source, kAnyTag); b && !b->reserved_src.empty()) {
+    front = &b->reserved_src.front();
+  }
+  if (!front || front->source != source || front->tag != tag) return nullptr;
+  ++unexpected_attempts_;
+  return front;
+}
+
 UnexpectedEntry* MatchQueues::match_receive(int32_t source, int32_t tag, SearchObserver* obs) {
   UnexpectedEntry* found = find_unexpected(source, tag, obs);
   // PERUSE (engine, when found): MSG_REMOVE_FROM_UNEX_Q, REQ_MATCH_UNEX

@@ -127,6 +127,12 @@ class MatchQueues {
   // No message matched: the receive waits, behind every earlier receive.
   void post(PostedEntry* receive);
 
+  // A collective's receive (named source, reserved tag): the message its
+  // search would find when that is the first one the search looks at (the
+  // front of the reserved half, or of the source's reserved list while
+  // indexed), else null. Left in place; no observer calls; one attempt
+  // counted when it finds one.
+  UnexpectedEntry* reserved_front(int32_t source, int32_t tag);
   // Probe: the oldest waiting message (source, tag) accepts, left in place.
   UnexpectedEntry* find_unexpected(int32_t source, int32_t tag, SearchObserver* obs = nullptr);
   // Remove a waiting message (a matched probe's, a cancelled send's).

@@ -4,7 +4,7 @@
  * unexpected, past the point where the match queues index them), and rounds
  * of nonblocking collectives are started together and completed in reverse
  * order, with blocking ones in between. Covers a non-commutative user op, a
- * strided derived datatype, MPI_IN_PLACE and more requests in one round than
+ * strided derived datatype, a truncated broadcast, MPI_IN_PLACE and more requests in one round than
  * a schedule keeps in place (coll/coll_schedule.h). */
 #include "check.h"
 
@@ -128,6 +128,33 @@ int main(int argc, char **argv) {
   for (int e = 0; e < kEdges; ++e)
     if (in[e] != val(srcs[e], 0, 10)) mismatch(e, in[e], val(srcs[e], 0, 10));
   MPI_Comm_free(&graph);
+  /* A broadcast longer than the receiver's buffer: MPI_ERR_TRUNCATE, with
+   * the message already waiting when the receiver calls (the root's user-tag
+   * send after it arrives behind it) and with the receiver waiting first. */
+  MPI_Comm pair;
+  MPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+  if (pair != MPI_COMM_NULL) {
+    MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+    for (int waiting = 0; waiting < 2; ++waiting) {
+      begin_case("truncated bcast, message %s", waiting ? "waiting" : "arriving");
+      int four[4] = {11, 12, 13, 14}, two[2] = {JUNK, JUNK}, token = 0;
+      if (rank == 0) {
+        check_rc(MPI_Bcast(four, 4, MPI_INT, 0, pair), "MPI_Bcast");
+        if (waiting) check_rc(MPI_Send(&token, 1, MPI_INT, 1, 5, pair), "MPI_Send");
+      } else {
+        if (waiting) check_rc(MPI_Recv(&token, 1, MPI_INT, 0, 5, pair, MPI_STATUS_IGNORE), "MPI_Recv");
+        int rc = MPI_Bcast(two, 2, MPI_INT, 0, pair), cls = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+        if (cls != MPI_ERR_TRUNCATE) mismatch(0, cls, MPI_ERR_TRUNCATE);
+        if (two[0] != 11 || two[1] != 12) mismatch(1, two[0], 11);
+      }
+      int one = 1, total = 0; /* still in step */
+      check_rc(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, pair), "MPI_Allreduce");
+      if (total != 2) mismatch(2, total, 2);
+    }
+    MPI_Comm_free(&pair);
+  }
+
   MPI_Type_free(&strided);
   MPI_Type_free(&mat_type);
   MPI_Op_free(&matop);
