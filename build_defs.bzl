@@ -13,13 +13,15 @@ SONDE_TEST_COPTS = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
 #
 #   tools/mpiexec -> pmi
 #   lib -> binding/c -> runtime -> {coll, comm} -> core -> {datatype, matching, transports, peruse}
+#   binding/c -> rma -> {coll, comm, core}
 #   mpit -> core, peruse;  runtime -> mpit, pmi, transports' constructors
 #   base (handle tables) under datatype and core
 TESTS = ["//tests:__subpackages__", "//bench:__subpackages__"]
 BINDING_USERS = ["//lib:__pkg__"] + TESTS
 RUNTIME_USERS = ["//binding/c:__pkg__"] + BINDING_USERS
-COLL_USERS = ["//runtime:__pkg__"] + RUNTIME_USERS
-COMM_USERS = ["//runtime:__pkg__"] + RUNTIME_USERS
+RMA_USERS = ["//binding/c:__pkg__"] + BINDING_USERS
+COLL_USERS = ["//runtime:__pkg__", "//rma:__pkg__"] + RUNTIME_USERS
+COMM_USERS = ["//runtime:__pkg__", "//rma:__pkg__"] + RUNTIME_USERS
 MPIT_USERS = ["//runtime:__pkg__", "//lib:__pkg__"] + RUNTIME_USERS
 CORE_USERS = ["//comm:__pkg__", "//coll:__pkg__", "//mpit:__pkg__"] + COLL_USERS
 DATATYPE_USERS = ["//core:__pkg__"] + CORE_USERS

@@ -1,5 +1,5 @@
 // Attribute caching (MPI 4.1 section 7.7), shared by communicators and
-// datatypes (and windows when they exist).
+// datatypes and windows.
 //
 // A keyval is a small positive int naming (object kind, copy callback,
 // delete callback, extra_state). Its number is never reused, so a stale
@@ -27,7 +27,7 @@
 
 namespace sonde::engine::attr {
 
-enum class Kind : int { kComm = 1, kType = 2 };
+enum class Kind : int { kComm = 1, kType = 2, kWin = 3 };
 
 // Same shape for communicators and datatypes (both handles are ints).
 using CopyFn = int (*)(int, int, void*, void*, void*, int*);

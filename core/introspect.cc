@@ -177,4 +177,9 @@ void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg) {
 
 uint64_t arrivals() { return engine().ids_issued(); }
 
+RmaCounters& rma_counters() {
+  static RmaCounters c;
+  return c;
+}
+
 }  // namespace sonde::engine::introspect

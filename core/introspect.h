@@ -55,6 +55,17 @@ void total_match_attempts(uint64_t* posted, uint64_t* unexpected);
 // The size in bytes of a live datatype, or -1.
 int64_t datatype_size(MPI_Datatype type);
 
+// One-sided communication: operations this process issued (every Put,
+// Get, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap and R
+// form), their origin data bytes, and the epochs it closed (fence, complete,
+// wait, unlock, unlock_all). rma/ counts; mpit reads.
+struct RmaCounters {
+  uint64_t operations = 0;
+  uint64_t bytes = 0;
+  uint64_t epochs = 0;
+};
+RmaCounters& rma_counters();
+
 // ---- Snapshots of the queues (runtime/snapshot.h) ----
 // These walk the engine's tables and queues and hand each entry to a
 // callback. They allocate nothing and take no lock: the caller has the

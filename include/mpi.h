@@ -279,6 +279,26 @@ typedef struct MPI_Status {
 SONDE_API extern int *const MPI_UNWEIGHTED;
 SONDE_API extern int *const MPI_WEIGHTS_EMPTY;
 
+/* One-sided communication (MPI 4.1 chapter 12). */
+#define MPI_WIN_BASE 0x66000001
+#define MPI_WIN_SIZE 0x66000003
+#define MPI_WIN_DISP_UNIT 0x66000005
+#define MPI_WIN_CREATE_FLAVOR 0x66000007
+#define MPI_WIN_MODEL 0x66000009
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+
 /* ---- error classes ----------------------------------------------------- */
 #define MPI_SUCCESS 0
 #define MPI_ERR_BUFFER 1
@@ -380,6 +400,12 @@ typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state, v
 typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
 
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *error_code, ...);
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                                       void *attribute_val_out, int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
+
 typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
 typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
@@ -391,6 +417,9 @@ typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
 #define MPI_TYPE_NULL_COPY_FN MPI_Type_null_copy_fn
 #define MPI_TYPE_DUP_FN MPI_Type_dup_fn
 #define MPI_TYPE_NULL_DELETE_FN MPI_Type_null_delete_fn
+#define MPI_WIN_NULL_COPY_FN MPI_Win_null_copy_fn
+#define MPI_WIN_DUP_FN MPI_Win_dup_fn
+#define MPI_WIN_NULL_DELETE_FN MPI_Win_null_delete_fn
 #define MPI_NULL_COPY_FN MPI_Comm_null_copy_fn
 #define MPI_DUP_FN MPI_Comm_dup_fn
 #define MPI_NULL_DELETE_FN MPI_Comm_null_delete_fn
@@ -1618,6 +1647,215 @@ SONDE_API int MPI_Lookup_name(const char *service_name, MPI_Info info, char *por
 SONDE_API int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 SONDE_API int MPI_Comm_join(int fd, MPI_Comm *intercomm);
 SONDE_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm);
+
+/* ---- One-sided communications (MPI 4.1 chapter 12) --------------------- */
+SONDE_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+SONDE_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+SONDE_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                               MPI_Win *win);
+SONDE_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                MPI_Win *win);
+SONDE_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+SONDE_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                MPI_Win *win);
+SONDE_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                 MPI_Win *win);
+SONDE_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                  MPI_Win *win);
+SONDE_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                      MPI_Win *win);
+SONDE_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                       MPI_Win *win);
+SONDE_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                        MPI_Win *win);
+SONDE_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                         void *baseptr, MPI_Win *win);
+SONDE_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+SONDE_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+SONDE_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr);
+SONDE_API int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr);
+SONDE_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+SONDE_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+SONDE_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+SONDE_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+SONDE_API int MPI_Win_detach(MPI_Win win, const void *base);
+SONDE_API int PMPI_Win_detach(MPI_Win win, const void *base);
+SONDE_API int MPI_Win_free(MPI_Win *win);
+SONDE_API int PMPI_Win_free(MPI_Win *win);
+SONDE_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+SONDE_API int PMPI_Win_get_group(MPI_Win win, MPI_Group *group);
+SONDE_API int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+SONDE_API int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
+SONDE_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+SONDE_API int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+SONDE_API int MPI_Win_set_name(MPI_Win win, const char *win_name);
+SONDE_API int PMPI_Win_set_name(MPI_Win win, const char *win_name);
+SONDE_API int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+SONDE_API int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+SONDE_API int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                    MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                                    void *extra_state);
+SONDE_API int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                     MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                                     void *extra_state);
+SONDE_API int MPI_Win_free_keyval(int *win_keyval);
+SONDE_API int PMPI_Win_free_keyval(int *win_keyval);
+SONDE_API int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+SONDE_API int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+SONDE_API int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+SONDE_API int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+SONDE_API int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+SONDE_API int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
+SONDE_API int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler);
+SONDE_API int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler);
+SONDE_API int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+SONDE_API int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+SONDE_API int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+SONDE_API int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+SONDE_API int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+SONDE_API int PMPI_Win_call_errhandler(MPI_Win win, int errorcode);
+SONDE_API int MPI_Win_null_copy_fn(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                                   void *attribute_val_out, int *flag);
+SONDE_API int MPI_Win_dup_fn(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                             void *attribute_val_out, int *flag);
+SONDE_API int MPI_Win_null_delete_fn(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
+
+SONDE_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+SONDE_API int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+SONDE_API int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+SONDE_API int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                         MPI_Win win);
+SONDE_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+SONDE_API int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+SONDE_API int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+SONDE_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+SONDE_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                             MPI_Win win);
+SONDE_API int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                              MPI_Win win);
+SONDE_API int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                               MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+SONDE_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+SONDE_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                 void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                 MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                 MPI_Win win);
+SONDE_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                  void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                  MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                  MPI_Win win);
+SONDE_API int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                   void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+SONDE_API int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                    void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                    int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+SONDE_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                               MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+SONDE_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                                MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+SONDE_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                   MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+SONDE_API int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                    MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+SONDE_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request);
+SONDE_API int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                        MPI_Request *request);
+SONDE_API int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                         MPI_Win win, MPI_Request *request);
+SONDE_API int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                          int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                          MPI_Win win, MPI_Request *request);
+SONDE_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request);
+SONDE_API int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                        MPI_Request *request);
+SONDE_API int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                         MPI_Request *request);
+SONDE_API int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                          MPI_Request *request);
+SONDE_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                              MPI_Win win, MPI_Request *request);
+SONDE_API int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+                               MPI_Op op, MPI_Win win, MPI_Request *request);
+SONDE_API int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+SONDE_API int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+SONDE_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                  void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                  MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                  MPI_Win win, MPI_Request *request);
+SONDE_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                   void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                   MPI_Win win, MPI_Request *request);
+SONDE_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                    void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                    int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+SONDE_API int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                     void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+
+SONDE_API int MPI_Win_fence(int assert, MPI_Win win);
+SONDE_API int PMPI_Win_fence(int assert, MPI_Win win);
+SONDE_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+SONDE_API int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+SONDE_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+SONDE_API int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+SONDE_API int MPI_Win_complete(MPI_Win win);
+SONDE_API int PMPI_Win_complete(MPI_Win win);
+SONDE_API int MPI_Win_wait(MPI_Win win);
+SONDE_API int PMPI_Win_wait(MPI_Win win);
+SONDE_API int MPI_Win_test(MPI_Win win, int *flag);
+SONDE_API int PMPI_Win_test(MPI_Win win, int *flag);
+SONDE_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+SONDE_API int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+SONDE_API int MPI_Win_unlock(int rank, MPI_Win win);
+SONDE_API int PMPI_Win_unlock(int rank, MPI_Win win);
+SONDE_API int MPI_Win_lock_all(int assert, MPI_Win win);
+SONDE_API int PMPI_Win_lock_all(int assert, MPI_Win win);
+SONDE_API int MPI_Win_unlock_all(MPI_Win win);
+SONDE_API int PMPI_Win_unlock_all(MPI_Win win);
+SONDE_API int MPI_Win_flush(int rank, MPI_Win win);
+SONDE_API int PMPI_Win_flush(int rank, MPI_Win win);
+SONDE_API int MPI_Win_flush_all(MPI_Win win);
+SONDE_API int PMPI_Win_flush_all(MPI_Win win);
+SONDE_API int MPI_Win_flush_local(int rank, MPI_Win win);
+SONDE_API int PMPI_Win_flush_local(int rank, MPI_Win win);
+SONDE_API int MPI_Win_flush_local_all(MPI_Win win);
+SONDE_API int PMPI_Win_flush_local_all(MPI_Win win);
+SONDE_API int MPI_Win_sync(MPI_Win win);
+SONDE_API int PMPI_Win_sync(MPI_Win win);
 
 /* ---- External interfaces (MPI 4.1 chapter 13) -------------------------- */
 SONDE_API int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,

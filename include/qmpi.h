@@ -364,6 +364,65 @@ enum QMPI_Functions_enum {
   MPI_UNPUBLISH_NAME_T,
   MPI_LOOKUP_NAME_T,
   MPI_COMM_JOIN_T,
+  MPI_WIN_CREATE_T,
+  MPI_WIN_CREATE_C_T,
+  MPI_WIN_ALLOCATE_T,
+  MPI_WIN_ALLOCATE_C_T,
+  MPI_WIN_ALLOCATE_SHARED_T,
+  MPI_WIN_ALLOCATE_SHARED_C_T,
+  MPI_WIN_SHARED_QUERY_T,
+  MPI_WIN_SHARED_QUERY_C_T,
+  MPI_WIN_CREATE_DYNAMIC_T,
+  MPI_WIN_ATTACH_T,
+  MPI_WIN_DETACH_T,
+  MPI_WIN_FREE_T,
+  MPI_WIN_GET_GROUP_T,
+  MPI_WIN_SET_INFO_T,
+  MPI_WIN_GET_INFO_T,
+  MPI_WIN_SET_NAME_T,
+  MPI_WIN_GET_NAME_T,
+  MPI_WIN_CREATE_KEYVAL_T,
+  MPI_WIN_FREE_KEYVAL_T,
+  MPI_WIN_SET_ATTR_T,
+  MPI_WIN_GET_ATTR_T,
+  MPI_WIN_DELETE_ATTR_T,
+  MPI_WIN_CREATE_ERRHANDLER_T,
+  MPI_WIN_SET_ERRHANDLER_T,
+  MPI_WIN_GET_ERRHANDLER_T,
+  MPI_WIN_CALL_ERRHANDLER_T,
+  MPI_PUT_T,
+  MPI_PUT_C_T,
+  MPI_GET_T,
+  MPI_GET_C_T,
+  MPI_ACCUMULATE_T,
+  MPI_ACCUMULATE_C_T,
+  MPI_GET_ACCUMULATE_T,
+  MPI_GET_ACCUMULATE_C_T,
+  MPI_FETCH_AND_OP_T,
+  MPI_COMPARE_AND_SWAP_T,
+  MPI_RPUT_T,
+  MPI_RPUT_C_T,
+  MPI_RGET_T,
+  MPI_RGET_C_T,
+  MPI_RACCUMULATE_T,
+  MPI_RACCUMULATE_C_T,
+  MPI_RGET_ACCUMULATE_T,
+  MPI_RGET_ACCUMULATE_C_T,
+  MPI_WIN_FENCE_T,
+  MPI_WIN_POST_T,
+  MPI_WIN_START_T,
+  MPI_WIN_COMPLETE_T,
+  MPI_WIN_WAIT_T,
+  MPI_WIN_TEST_T,
+  MPI_WIN_LOCK_T,
+  MPI_WIN_UNLOCK_T,
+  MPI_WIN_LOCK_ALL_T,
+  MPI_WIN_UNLOCK_ALL_T,
+  MPI_WIN_FLUSH_T,
+  MPI_WIN_FLUSH_ALL_T,
+  MPI_WIN_FLUSH_LOCAL_T,
+  MPI_WIN_FLUSH_LOCAL_ALL_T,
+  MPI_WIN_SYNC_T,
   MPI_GREQUEST_START_T,
   MPI_GREQUEST_COMPLETE_T,
   MPI_STATUS_SET_ELEMENTS_T,
@@ -745,6 +804,65 @@ typedef int (QMPI_Publish_name_t)(QMPI_Context context, int tool_id, const char 
 typedef int (QMPI_Unpublish_name_t)(QMPI_Context context, int tool_id, const char *service_name, MPI_Info info, const char *port_name);
 typedef int (QMPI_Lookup_name_t)(QMPI_Context context, int tool_id, const char *service_name, MPI_Info info, char *port_name);
 typedef int (QMPI_Comm_join_t)(QMPI_Context context, int tool_id, int fd, MPI_Comm *intercomm);
+typedef int (QMPI_Win_create_t)(QMPI_Context context, int tool_id, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+typedef int (QMPI_Win_create_c_t)(QMPI_Context context, int tool_id, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+typedef int (QMPI_Win_allocate_t)(QMPI_Context context, int tool_id, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+typedef int (QMPI_Win_allocate_c_t)(QMPI_Context context, int tool_id, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+typedef int (QMPI_Win_allocate_shared_t)(QMPI_Context context, int tool_id, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+typedef int (QMPI_Win_allocate_shared_c_t)(QMPI_Context context, int tool_id, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+typedef int (QMPI_Win_shared_query_t)(QMPI_Context context, int tool_id, MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+typedef int (QMPI_Win_shared_query_c_t)(QMPI_Context context, int tool_id, MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr);
+typedef int (QMPI_Win_create_dynamic_t)(QMPI_Context context, int tool_id, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+typedef int (QMPI_Win_attach_t)(QMPI_Context context, int tool_id, MPI_Win win, void *base, MPI_Aint size);
+typedef int (QMPI_Win_detach_t)(QMPI_Context context, int tool_id, MPI_Win win, const void *base);
+typedef int (QMPI_Win_free_t)(QMPI_Context context, int tool_id, MPI_Win *win);
+typedef int (QMPI_Win_get_group_t)(QMPI_Context context, int tool_id, MPI_Win win, MPI_Group *group);
+typedef int (QMPI_Win_set_info_t)(QMPI_Context context, int tool_id, MPI_Win win, MPI_Info info);
+typedef int (QMPI_Win_get_info_t)(QMPI_Context context, int tool_id, MPI_Win win, MPI_Info *info_used);
+typedef int (QMPI_Win_set_name_t)(QMPI_Context context, int tool_id, MPI_Win win, const char *win_name);
+typedef int (QMPI_Win_get_name_t)(QMPI_Context context, int tool_id, MPI_Win win, char *win_name, int *resultlen);
+typedef int (QMPI_Win_create_keyval_t)(QMPI_Context context, int tool_id, MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+typedef int (QMPI_Win_free_keyval_t)(QMPI_Context context, int tool_id, int *win_keyval);
+typedef int (QMPI_Win_set_attr_t)(QMPI_Context context, int tool_id, MPI_Win win, int win_keyval, void *attribute_val);
+typedef int (QMPI_Win_get_attr_t)(QMPI_Context context, int tool_id, MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+typedef int (QMPI_Win_delete_attr_t)(QMPI_Context context, int tool_id, MPI_Win win, int win_keyval);
+typedef int (QMPI_Win_create_errhandler_t)(QMPI_Context context, int tool_id, MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler);
+typedef int (QMPI_Win_set_errhandler_t)(QMPI_Context context, int tool_id, MPI_Win win, MPI_Errhandler errhandler);
+typedef int (QMPI_Win_get_errhandler_t)(QMPI_Context context, int tool_id, MPI_Win win, MPI_Errhandler *errhandler);
+typedef int (QMPI_Win_call_errhandler_t)(QMPI_Context context, int tool_id, MPI_Win win, int errorcode);
+typedef int (QMPI_Put_t)(QMPI_Context context, int tool_id, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+typedef int (QMPI_Put_c_t)(QMPI_Context context, int tool_id, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+typedef int (QMPI_Get_t)(QMPI_Context context, int tool_id, void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+typedef int (QMPI_Get_c_t)(QMPI_Context context, int tool_id, void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+typedef int (QMPI_Accumulate_t)(QMPI_Context context, int tool_id, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+typedef int (QMPI_Accumulate_c_t)(QMPI_Context context, int tool_id, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+typedef int (QMPI_Get_accumulate_t)(QMPI_Context context, int tool_id, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+typedef int (QMPI_Get_accumulate_c_t)(QMPI_Context context, int tool_id, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+typedef int (QMPI_Fetch_and_op_t)(QMPI_Context context, int tool_id, const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+typedef int (QMPI_Compare_and_swap_t)(QMPI_Context context, int tool_id, const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+typedef int (QMPI_Rput_t)(QMPI_Context context, int tool_id, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+typedef int (QMPI_Rput_c_t)(QMPI_Context context, int tool_id, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+typedef int (QMPI_Rget_t)(QMPI_Context context, int tool_id, void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+typedef int (QMPI_Rget_c_t)(QMPI_Context context, int tool_id, void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+typedef int (QMPI_Raccumulate_t)(QMPI_Context context, int tool_id, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+typedef int (QMPI_Raccumulate_c_t)(QMPI_Context context, int tool_id, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+typedef int (QMPI_Rget_accumulate_t)(QMPI_Context context, int tool_id, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+typedef int (QMPI_Rget_accumulate_c_t)(QMPI_Context context, int tool_id, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+typedef int (QMPI_Win_fence_t)(QMPI_Context context, int tool_id, int assert, MPI_Win win);
+typedef int (QMPI_Win_post_t)(QMPI_Context context, int tool_id, MPI_Group group, int assert, MPI_Win win);
+typedef int (QMPI_Win_start_t)(QMPI_Context context, int tool_id, MPI_Group group, int assert, MPI_Win win);
+typedef int (QMPI_Win_complete_t)(QMPI_Context context, int tool_id, MPI_Win win);
+typedef int (QMPI_Win_wait_t)(QMPI_Context context, int tool_id, MPI_Win win);
+typedef int (QMPI_Win_test_t)(QMPI_Context context, int tool_id, MPI_Win win, int *flag);
+typedef int (QMPI_Win_lock_t)(QMPI_Context context, int tool_id, int lock_type, int rank, int assert, MPI_Win win);
+typedef int (QMPI_Win_unlock_t)(QMPI_Context context, int tool_id, int rank, MPI_Win win);
+typedef int (QMPI_Win_lock_all_t)(QMPI_Context context, int tool_id, int assert, MPI_Win win);
+typedef int (QMPI_Win_unlock_all_t)(QMPI_Context context, int tool_id, MPI_Win win);
+typedef int (QMPI_Win_flush_t)(QMPI_Context context, int tool_id, int rank, MPI_Win win);
+typedef int (QMPI_Win_flush_all_t)(QMPI_Context context, int tool_id, MPI_Win win);
+typedef int (QMPI_Win_flush_local_t)(QMPI_Context context, int tool_id, int rank, MPI_Win win);
+typedef int (QMPI_Win_flush_local_all_t)(QMPI_Context context, int tool_id, MPI_Win win);
+typedef int (QMPI_Win_sync_t)(QMPI_Context context, int tool_id, MPI_Win win);
 typedef int (QMPI_Grequest_start_t)(QMPI_Context context, int tool_id, MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
 typedef int (QMPI_Grequest_complete_t)(QMPI_Context context, int tool_id, MPI_Request request);
 typedef int (QMPI_Status_set_elements_t)(QMPI_Context context, int tool_id, MPI_Status *status, MPI_Datatype datatype, int count);

@@ -341,6 +341,65 @@ int sonde_qmpi_impl_MPI_Publish_name(const char *service_name, MPI_Info info, co
 int sonde_qmpi_impl_MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
 int sonde_qmpi_impl_MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 int sonde_qmpi_impl_MPI_Comm_join(int fd, MPI_Comm *intercomm);
+int sonde_qmpi_impl_MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int sonde_qmpi_impl_MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int sonde_qmpi_impl_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+int sonde_qmpi_impl_MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+int sonde_qmpi_impl_MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+int sonde_qmpi_impl_MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+int sonde_qmpi_impl_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+int sonde_qmpi_impl_MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr);
+int sonde_qmpi_impl_MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int sonde_qmpi_impl_MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int sonde_qmpi_impl_MPI_Win_detach(MPI_Win win, const void *base);
+int sonde_qmpi_impl_MPI_Win_free(MPI_Win *win);
+int sonde_qmpi_impl_MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int sonde_qmpi_impl_MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int sonde_qmpi_impl_MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+int sonde_qmpi_impl_MPI_Win_set_name(MPI_Win win, const char *win_name);
+int sonde_qmpi_impl_MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+int sonde_qmpi_impl_MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int sonde_qmpi_impl_MPI_Win_free_keyval(int *win_keyval);
+int sonde_qmpi_impl_MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int sonde_qmpi_impl_MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int sonde_qmpi_impl_MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int sonde_qmpi_impl_MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler);
+int sonde_qmpi_impl_MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int sonde_qmpi_impl_MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int sonde_qmpi_impl_MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int sonde_qmpi_impl_MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int sonde_qmpi_impl_MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+int sonde_qmpi_impl_MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int sonde_qmpi_impl_MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+int sonde_qmpi_impl_MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int sonde_qmpi_impl_MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int sonde_qmpi_impl_MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int sonde_qmpi_impl_MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int sonde_qmpi_impl_MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int sonde_qmpi_impl_MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+int sonde_qmpi_impl_MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int sonde_qmpi_impl_MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int sonde_qmpi_impl_MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int sonde_qmpi_impl_MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int sonde_qmpi_impl_MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+int sonde_qmpi_impl_MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+int sonde_qmpi_impl_MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+int sonde_qmpi_impl_MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+int sonde_qmpi_impl_MPI_Win_fence(int assert, MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_complete(MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_wait(MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_test(MPI_Win win, int *flag);
+int sonde_qmpi_impl_MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_unlock(int rank, MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_lock_all(int assert, MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_unlock_all(MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_flush(int rank, MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_flush_all(MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_flush_local(int rank, MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_flush_local_all(MPI_Win win);
+int sonde_qmpi_impl_MPI_Win_sync(MPI_Win win);
 int sonde_qmpi_impl_MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
 int sonde_qmpi_impl_MPI_Grequest_complete(MPI_Request request);
 int sonde_qmpi_impl_MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
@@ -721,6 +780,65 @@ MPI_Session sonde_qmpi_impl_MPI_Session_f2c(MPI_Fint session);
 #define PMPI_Unpublish_name sonde_qmpi_impl_MPI_Unpublish_name
 #define PMPI_Lookup_name sonde_qmpi_impl_MPI_Lookup_name
 #define PMPI_Comm_join sonde_qmpi_impl_MPI_Comm_join
+#define PMPI_Win_create sonde_qmpi_impl_MPI_Win_create
+#define PMPI_Win_create_c sonde_qmpi_impl_MPI_Win_create_c
+#define PMPI_Win_allocate sonde_qmpi_impl_MPI_Win_allocate
+#define PMPI_Win_allocate_c sonde_qmpi_impl_MPI_Win_allocate_c
+#define PMPI_Win_allocate_shared sonde_qmpi_impl_MPI_Win_allocate_shared
+#define PMPI_Win_allocate_shared_c sonde_qmpi_impl_MPI_Win_allocate_shared_c
+#define PMPI_Win_shared_query sonde_qmpi_impl_MPI_Win_shared_query
+#define PMPI_Win_shared_query_c sonde_qmpi_impl_MPI_Win_shared_query_c
+#define PMPI_Win_create_dynamic sonde_qmpi_impl_MPI_Win_create_dynamic
+#define PMPI_Win_attach sonde_qmpi_impl_MPI_Win_attach
+#define PMPI_Win_detach sonde_qmpi_impl_MPI_Win_detach
+#define PMPI_Win_free sonde_qmpi_impl_MPI_Win_free
+#define PMPI_Win_get_group sonde_qmpi_impl_MPI_Win_get_group
+#define PMPI_Win_set_info sonde_qmpi_impl_MPI_Win_set_info
+#define PMPI_Win_get_info sonde_qmpi_impl_MPI_Win_get_info
+#define PMPI_Win_set_name sonde_qmpi_impl_MPI_Win_set_name
+#define PMPI_Win_get_name sonde_qmpi_impl_MPI_Win_get_name
+#define PMPI_Win_create_keyval sonde_qmpi_impl_MPI_Win_create_keyval
+#define PMPI_Win_free_keyval sonde_qmpi_impl_MPI_Win_free_keyval
+#define PMPI_Win_set_attr sonde_qmpi_impl_MPI_Win_set_attr
+#define PMPI_Win_get_attr sonde_qmpi_impl_MPI_Win_get_attr
+#define PMPI_Win_delete_attr sonde_qmpi_impl_MPI_Win_delete_attr
+#define PMPI_Win_create_errhandler sonde_qmpi_impl_MPI_Win_create_errhandler
+#define PMPI_Win_set_errhandler sonde_qmpi_impl_MPI_Win_set_errhandler
+#define PMPI_Win_get_errhandler sonde_qmpi_impl_MPI_Win_get_errhandler
+#define PMPI_Win_call_errhandler sonde_qmpi_impl_MPI_Win_call_errhandler
+#define PMPI_Put sonde_qmpi_impl_MPI_Put
+#define PMPI_Put_c sonde_qmpi_impl_MPI_Put_c
+#define PMPI_Get sonde_qmpi_impl_MPI_Get
+#define PMPI_Get_c sonde_qmpi_impl_MPI_Get_c
+#define PMPI_Accumulate sonde_qmpi_impl_MPI_Accumulate
+#define PMPI_Accumulate_c sonde_qmpi_impl_MPI_Accumulate_c
+#define PMPI_Get_accumulate sonde_qmpi_impl_MPI_Get_accumulate
+#define PMPI_Get_accumulate_c sonde_qmpi_impl_MPI_Get_accumulate_c
+#define PMPI_Fetch_and_op sonde_qmpi_impl_MPI_Fetch_and_op
+#define PMPI_Compare_and_swap sonde_qmpi_impl_MPI_Compare_and_swap
+#define PMPI_Rput sonde_qmpi_impl_MPI_Rput
+#define PMPI_Rput_c sonde_qmpi_impl_MPI_Rput_c
+#define PMPI_Rget sonde_qmpi_impl_MPI_Rget
+#define PMPI_Rget_c sonde_qmpi_impl_MPI_Rget_c
+#define PMPI_Raccumulate sonde_qmpi_impl_MPI_Raccumulate
+#define PMPI_Raccumulate_c sonde_qmpi_impl_MPI_Raccumulate_c
+#define PMPI_Rget_accumulate sonde_qmpi_impl_MPI_Rget_accumulate
+#define PMPI_Rget_accumulate_c sonde_qmpi_impl_MPI_Rget_accumulate_c
+#define PMPI_Win_fence sonde_qmpi_impl_MPI_Win_fence
+#define PMPI_Win_post sonde_qmpi_impl_MPI_Win_post
+#define PMPI_Win_start sonde_qmpi_impl_MPI_Win_start
+#define PMPI_Win_complete sonde_qmpi_impl_MPI_Win_complete
+#define PMPI_Win_wait sonde_qmpi_impl_MPI_Win_wait
+#define PMPI_Win_test sonde_qmpi_impl_MPI_Win_test
+#define PMPI_Win_lock sonde_qmpi_impl_MPI_Win_lock
+#define PMPI_Win_unlock sonde_qmpi_impl_MPI_Win_unlock
+#define PMPI_Win_lock_all sonde_qmpi_impl_MPI_Win_lock_all
+#define PMPI_Win_unlock_all sonde_qmpi_impl_MPI_Win_unlock_all
+#define PMPI_Win_flush sonde_qmpi_impl_MPI_Win_flush
+#define PMPI_Win_flush_all sonde_qmpi_impl_MPI_Win_flush_all
+#define PMPI_Win_flush_local sonde_qmpi_impl_MPI_Win_flush_local
+#define PMPI_Win_flush_local_all sonde_qmpi_impl_MPI_Win_flush_local_all
+#define PMPI_Win_sync sonde_qmpi_impl_MPI_Win_sync
 #define PMPI_Grequest_start sonde_qmpi_impl_MPI_Grequest_start
 #define PMPI_Grequest_complete sonde_qmpi_impl_MPI_Grequest_complete
 #define PMPI_Status_set_elements sonde_qmpi_impl_MPI_Status_set_elements

@@ -26,7 +26,8 @@ LAYERS = {
     "comm": ["core"],
     "coll": ["core", "comm/topo"],
     "runtime": ["coll", "comm", "core", "mpit", "pmi", "transports", "peruse"],
-    "binding/c": ["runtime", "coll", "comm", "core", "datatype", "peruse", "base"],
+    "rma": ["coll", "comm", "core", "datatype", "peruse"],
+    "binding/c": ["runtime", "rma", "coll", "comm", "core", "datatype", "peruse", "base"],
     "lib": ["binding/c", "mpit"],
     "tools/mpiexec": ["pmi"],
 }

@@ -1,0 +1,344 @@
+// Active messages of one-sided operations (am.h): the header and payload
+// channels, the target's application of operations in arrival order, lock
+// grants, and the progress hook that runs them.
+#include "rma/am.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "core/engine.h"
+#include "core/grequest.h"
+#include "core/introspect.h"
+#include "core/p2p.h"
+#include "core/progress_hooks.h"
+#include "datatype/op.h"
+#include "rma/events.h"
+
+namespace sonde::engine::rma {
+
+namespace {
+
+int run_all();
+ProgressHook g_hook{run_all, 0};
+bool g_running = false;
+
+[[gnu::constructor]] void register_hook() { register_progress_hook(&g_hook); }
+
+// Retires the internal sends that have completed (their buffers go too).
+int reap_sends(Window* w) {
+  int moved = 0;
+  auto& s = w->sends;
+  for (size_t i = 0; i < s.size();) {
+    if (s[i].first->complete) {
+      wait(s[i].first, MPI_STATUS_IGNORE);
+      delete s[i].second;
+      s[i] = s.back();
+      s.pop_back();
+      ++moved;
+    } else {
+      ++i;
+    }
+  }
+  return moved;
+}
+
+// Does [offset, offset + length) lie in memory this window exposes here?
+bool in_window(const Window* w, uint64_t offset, uint64_t length) {
+  if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    for (const Region& r : w->regions)
+      if (offset >= r.base && length <= r.size && offset - r.base <= r.size - length) return true;
+    return length == 0;
+  }
+  return offset <= uint64_t(w->size) && length <= uint64_t(w->size) - offset;
+}
+
+uint8_t* address(const Window* w, uint64_t offset) {
+  if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return reinterpret_cast<uint8_t*>(uintptr_t(offset));
+  return static_cast<uint8_t*>(w->base) + offset;
+}
+
+void gather(const Window* w, const Segment* segs, uint64_t n, uint8_t* out) {
+  for (uint64_t i = 0; i < n; ++i) {
+    if (segs[i].length) std::memcpy(out, address(w, segs[i].offset), segs[i].length);
+    out += segs[i].length;
+  }
+}
+
+void scatter(const Window* w, const Segment* segs, uint64_t n, const uint8_t* in) {
+  for (uint64_t i = 0; i < n; ++i) {
+    if (segs[i].length) std::memcpy(address(w, segs[i].offset), in, segs[i].length);
+    in += segs[i].length;
+  }
+}
+
+void note_error(Window* w, int origin, int code) {
+  auto it = w->origin_error.find(origin);
+  if (it == w->origin_error.end() || it->second == MPI_SUCCESS) w->origin_error[origin] = code;
+}
+
+void answer(Window* w, int origin, Kind kind, uint64_t id, const uint8_t* data, uint64_t bytes, int arg = 0) {
+  Header h;
+  h.kind = kind;
+  h.id = id;
+  h.arg = arg;
+  send_message(w, origin, h, {}, data, bytes);
+}
+
+void grant_waiters(Window* w) {
+  while (!w->lock_waiters.empty()) {
+    auto [origin, type] = w->lock_waiters.front();
+    if (w->exclusive_holder >= 0) return;
+    if (type == MPI_LOCK_EXCLUSIVE) {
+      if (w->shared_holders > 0) return;
+      w->exclusive_holder = origin;
+    } else {
+      ++w->shared_holders;
+    }
+    w->lock_waiters.pop_front();
+    answer(w, origin, Kind::kGrant, 0, nullptr, 0);
+  }
+}
+
+// The data operation of an access message at the target.
+void apply_access(Window* w, int origin, const Header& h, const Segment* segs, const uint8_t* data) {
+  uint64_t total = 0;
+  bool ok = true;
+  for (uint64_t i = 0; i < h.segments; ++i) {
+    total += segs[i].length;
+    ok = ok && in_window(w, segs[i].offset, segs[i].length);
+  }
+  if (!ok) {
+    note_error(w, origin, MPI_ERR_RMA_RANGE);
+    // The origin still waits for an answer: it gets zeros and the error.
+    if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas) {
+      std::vector<uint8_t> zeros(total);
+      answer(w, origin, Kind::kReply, h.id, zeros.data(), total, MPI_ERR_RMA_RANGE);
+    }
+    return;
+  }
+  std::vector<uint8_t> old;
+  if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas || h.kind == Kind::kAcc) {
+    old.resize(total);
+    gather(w, segs, h.segments, old.data());
+  }
+  switch (h.kind) {
+    case Kind::kPut: scatter(w, segs, h.segments, data); break;
+    case Kind::kGet: answer(w, origin, Kind::kReply, h.id, old.data(), total); break;
+    case Kind::kCas:
+      answer(w, origin, Kind::kReply, h.id, old.data(), total);
+      if (std::memcmp(old.data(), data + total, total) == 0) scatter(w, segs, h.segments, data);
+      break;
+    case Kind::kAcc:
+    case Kind::kGetAcc: {
+      if (h.kind == Kind::kGetAcc) answer(w, origin, Kind::kReply, h.id, old.data(), total);
+      if (h.op == MPI_NO_OP) break;
+      if (h.op == MPI_REPLACE) {
+        scatter(w, segs, h.segments, data);
+        break;
+      }
+      size_t esize = packed_basic_size(Basic(h.basic));
+      int rc = esize ? reduce_packed(data, old.data(), int64_t(total / esize), Basic(h.basic), h.op) : MPI_ERR_TYPE;
+      if (rc) {
+        note_error(w, origin, rc);
+        break;
+      }
+      scatter(w, segs, h.segments, old.data());
+      break;
+    }
+    default: break;
+  }
+}
+
+void apply_reply(Window* w, int target, const Header& h, const uint8_t* data) {
+  auto it = w->pending.find(h.id);
+  if (it == w->pending.end()) return;
+  Pending p = it->second;
+  w->pending.erase(it);
+  if (p.result && p.type && h.data_bytes) unpack(*p.type, p.result, p.count, 0, data, h.data_bytes);
+  if (p.type) release_datatype(p.type);
+  if (h.arg && w->ack_error[size_t(target)] == MPI_SUCCESS) w->ack_error[size_t(target)] = h.arg;
+  if (p.request) {
+    if (h.arg) p.request->error = h.arg;
+    complete_generalized(p.request);
+  }
+  fire_remote_done(w, h.id);
+}
+
+// Applies one message from `source`.
+void apply(Window* w, int source, const uint8_t* msg, const uint8_t* body) {
+  Header h;
+  std::memcpy(&h, msg, sizeof h);
+  const auto* segs = reinterpret_cast<const Segment*>(body);
+  const uint8_t* data = body + h.segments * sizeof(Segment);
+  const size_t s = size_t(source);
+  switch (h.kind) {
+    case Kind::kPut:
+    case Kind::kAcc:
+    case Kind::kGet:
+    case Kind::kGetAcc:
+    case Kind::kCas: apply_access(w, source, h, segs, data); break;
+    case Kind::kReply: apply_reply(w, source, h, data); break;
+    case Kind::kFlush: {
+      int err = w->origin_error[source];
+      w->origin_error[source] = MPI_SUCCESS;
+      answer(w, source, Kind::kAck, 0, nullptr, 0, err);
+      break;
+    }
+    case Kind::kAck:
+      ++w->acks[s];
+      if (h.arg && w->ack_error[s] == MPI_SUCCESS) w->ack_error[s] = h.arg;
+      break;
+    case Kind::kLock:
+      w->lock_waiters.emplace_back(source, h.arg);
+      grant_waiters(w);
+      break;
+    case Kind::kGrant: ++w->grants[s]; break;
+    case Kind::kUnlock: {
+      if (w->exclusive_holder == source) w->exclusive_holder = -1;
+      else if (w->shared_holders > 0) --w->shared_holders;
+      int err = w->origin_error[source];
+      w->origin_error[source] = MPI_SUCCESS;
+      answer(w, source, Kind::kAck, 0, nullptr, 0, err);
+      grant_waiters(w);
+      break;
+    }
+    case Kind::kPost: ++w->posts[s]; break;
+    case Kind::kComplete: ++w->completes; break;
+  }
+}
+
+// Takes what the header receive holds: into the arrival queue, with a
+// payload receive when the body follows separately. Then posts it again.
+int take_header(Window* w) {
+  Request* r = w->header_recv;
+  int source = r->status_source;
+  uint64_t bytes = r->status_bytes;
+  w->header_recv = nullptr;
+  wait(r, MPI_STATUS_IGNORE);
+  Incoming in;
+  in.source = source;
+  in.message.assign(w->header_buf.begin(), w->header_buf.begin() + std::min<uint64_t>(bytes, kInlineLimit));
+  Header h;
+  std::memcpy(&h, in.message.data(), sizeof h);
+  if (!h.inline_body) {
+    uint64_t body = h.segments * sizeof(Segment) + h.data_bytes;
+    in.message.resize(sizeof h + body);
+    int rc =
+        start_recv(in.message.data() + sizeof h, int64_t(body), byte_type(), source, kTagPayload, w->comm, &in.payload);
+    if (rc) in.payload = nullptr;
+  }
+  w->incoming.push_back(std::move(in));
+  return open_channel(w);
+}
+
+}  // namespace
+
+void target_segments(const Datatype& type, int64_t count, int64_t disp, std::vector<Segment>& out) {
+  // Addresses are computed from a biased base so negative lower bounds
+  // stay representable; offsets come back relative to `disp`.
+  constexpr uint64_t kBias = uint64_t(1) << 62;
+  const uint64_t total = uint64_t(count) * uint64_t(type.size);
+  const void* base = reinterpret_cast<const void*>(uintptr_t(kBias + uint64_t(disp)));
+  uint64_t done = 0;
+  iovec iov[64];
+  while (done < total) {
+    uint64_t covered = 0;
+    size_t n = gather_iov(type, base, count, done, total - done, iov, 64, &covered);
+    if (n == 0 || covered == 0) break;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t off = uint64_t(reinterpret_cast<uintptr_t>(iov[i].iov_base)) - kBias;
+      if (!out.empty() && out.back().offset + out.back().length == off) out.back().length += iov[i].iov_len;
+      else out.push_back(Segment{off, iov[i].iov_len});
+    }
+    done += covered;
+  }
+}
+
+int send_message(Window* w, int target, Header h, const std::vector<Segment>& segs, const uint8_t* data,
+                 uint64_t bytes) {
+  h.segments = segs.size();
+  h.data_bytes = bytes;
+  const uint64_t body = segs.size() * sizeof(Segment) + bytes;
+  h.inline_body = sizeof h + body <= kInlineLimit;
+  auto* first = new std::vector<uint8_t>(sizeof h + (h.inline_body ? body : 0));
+  std::memcpy(first->data(), &h, sizeof h);
+  std::vector<uint8_t>* second = first;
+  if (!h.inline_body) second = new std::vector<uint8_t>(body);
+  uint8_t* p = second->data() + (h.inline_body ? sizeof h : 0);
+  if (!segs.empty()) std::memcpy(p, segs.data(), segs.size() * sizeof(Segment));
+  if (bytes) std::memcpy(p + segs.size() * sizeof(Segment), data, bytes);
+  Request* r = nullptr;
+  int rc = start_send(first->data(), int64_t(first->size()), byte_type(), target, kTagHeader, w->comm,
+                      SendMode::kStandard, &r);
+  if (rc) {
+    delete first;
+    if (second != first) delete second;
+    return rc;
+  }
+  w->sends.emplace_back(r, first);
+  if (second != first) {
+    rc = start_send(second->data(), int64_t(second->size()), byte_type(), target, kTagPayload, w->comm,
+                    SendMode::kStandard, &r);
+    if (rc) {
+      delete second;
+      return rc;
+    }
+    w->sends.emplace_back(r, second);
+  }
+  return MPI_SUCCESS;
+}
+
+int open_channel(Window* w) {
+  if (w->header_buf.size() != kInlineLimit) w->header_buf.resize(kInlineLimit);
+  return start_recv(w->header_buf.data(), int64_t(kInlineLimit), byte_type(), MPI_ANY_SOURCE, kTagHeader, w->comm,
+                    &w->header_recv);
+}
+
+void close_channel(Window* w) {
+  if (Request* r = w->header_recv) {
+    if (!r->complete) engine().cancel_recv(r);
+    wait(r, MPI_STATUS_IGNORE);
+    w->header_recv = nullptr;
+  }
+}
+
+int run_window(Window* w) {
+  int moved = reap_sends(w);
+  while (w->header_recv && w->header_recv->complete) {
+    take_header(w);
+    ++moved;
+  }
+  while (!w->incoming.empty()) {
+    Incoming& in = w->incoming.front();
+    if (in.payload) {
+      if (!in.payload->complete) break;
+      wait(in.payload, MPI_STATUS_IGNORE);
+      in.payload = nullptr;
+    }
+    Incoming taken = std::move(in);
+    w->incoming.pop_front();
+    apply(w, taken.source, taken.message.data(), taken.message.data() + sizeof(Header));
+    ++moved;
+  }
+  return moved;
+}
+
+void windows_changed() { set_in_flight(&g_hook, int(live_windows().size())); }
+
+void wait_pass(int& idle) { engine().wait_pass(idle); }
+
+namespace {
+int run_all() {
+  if (g_running) return 0;
+  g_running = true;
+  int moved = 0;
+  // A window freed by a callback cannot happen here: nothing in run_window
+  // calls the user.
+  for (size_t i = 0; i < live_windows().size(); ++i) moved += run_window(live_windows()[i]);
+  g_running = false;
+  return moved;
+}
+}  // namespace
+
+}  // namespace sonde::engine::rma

@@ -1,0 +1,242 @@
+// Windows: the handle table, creation over a hidden duplicate of the
+// user's communicator, the shared segment of MPI_Win_allocate_shared,
+// dynamic windows' regions, and MPI_Win_free (window.h).
+#include "rma/window.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "coll/coll.h"
+#include "comm/comm_build.h"
+#include "core/alloc_mem.h"
+#include "core/engine.h"
+#include "core/p2p.h"
+#include "rma/am.h"
+
+namespace sonde::engine::rma {
+
+HandleTable<Window, SONDE_KIND_WIN>& window_table() {
+  static auto* t = new HandleTable<Window, SONDE_KIND_WIN>();
+  return *t;
+}
+
+std::vector<Window*>& live_windows() {
+  static auto* v = new std::vector<Window*>;
+  return *v;
+}
+
+Window* find_window(MPI_Win h) {
+  Window* w = window_table().lookup(h);
+  return w && w->live ? w : nullptr;
+}
+
+namespace {
+
+Datatype* type_of(MPI_Datatype h) { return find_datatype(h); }
+
+// Maps one segment of `bytes` bytes shared by the ranks of w->comm: rank 0
+// creates it, the others open it by name. MPI_ERR_RMA_SHARED when some rank
+// cannot (the communicator spans several nodes).
+int map_segment(Window* w, size_t bytes) {
+  Comm* c = w->comm;
+  static unsigned serial = 0;
+  char name[64] = {0};
+  int fd = -1;
+  int failed = 0;
+  const size_t len = std::max<size_t>(bytes, 1);
+  if (c->rank == 0) {
+    std::snprintf(name, sizeof name, "/sonde-win-%d-%u-%u", int(getpid()), c->context, ++serial);
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 || ftruncate(fd, off_t(len)) != 0) failed = 1;
+  }
+  int rc = coll::bcast(name, sizeof name, byte_type(), 0, c);
+  if (rc) return rc;
+  if (c->rank != 0) {
+    fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) failed = 1;
+  }
+  void* p = MAP_FAILED;
+  if (!failed) {
+    p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) failed = 1;
+  }
+  if (fd >= 0) close(fd);
+  int any = 0;
+  rc = coll::allreduce(&failed, &any, 1, type_of(MPI_INT), MPI_MAX, c);
+  if (c->rank == 0 && name[0]) shm_unlink(name);  // every rank has opened it (or failed)
+  if (rc || any) {
+    if (p != MAP_FAILED) munmap(p, len);
+    return rc ? rc : MPI_ERR_RMA_SHARED;
+  }
+  w->segment = static_cast<uint8_t*>(p);
+  w->segment_bytes = len;
+  return MPI_SUCCESS;
+}
+
+void reset(Window* w) {
+  Window fresh;
+  fresh.handle = w->handle;
+  *w = std::move(fresh);
+}
+
+}  // namespace
+
+int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit, const InfoPairs* info, Window** out) {
+  Engine& e = engine();
+  uint32_t context = 0;
+  int rc = allocate_context(comm, &context);
+  if (rc) return rc;
+  Comm* hidden = nullptr;
+  rc = e.create_comm(comm, comm->world, comm->rank, context, &hidden, /*duplicate=*/true);
+  if (rc) return rc;
+  hidden->name = "sonde-window";
+  Window* w = nullptr;
+  int h = window_table().allocate(&w);
+  if (!h) {
+    e.free_comm(hidden);
+    return MPI_ERR_INTERN;
+  }
+  w->handle = h;
+  reset(w);
+  w->comm = hidden;
+  w->flavor = flavor;
+  w->size = size;
+  w->disp_unit = disp_unit;
+  if (info) w->info = *info;
+  const size_t n = size_t(hidden->size);
+  w->acks.assign(n, 0);
+  w->grants.assign(n, 0);
+  w->posts.assign(n, 0);
+  w->ack_error.assign(n, MPI_SUCCESS);
+  w->locks.assign(n, 0);
+  w->nocheck.assign(n, 0);
+  w->dirty.assign(n, 0);
+
+  // Everyone's size and displacement unit, so origins check ranges.
+  int64_t mine[2] = {size, disp_unit};
+  std::vector<int64_t> all(2 * n);
+  rc = coll::allgather(mine, 2, type_of(MPI_INT64_T), all.data(), 2, type_of(MPI_INT64_T), hidden);
+  if (!rc) {
+    w->sizes.resize(n);
+    w->disp_units.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      w->sizes[i] = all[2 * i];
+      w->disp_units[i] = all[2 * i + 1];
+    }
+  }
+  if (!rc && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+    void* p = nullptr;
+    rc = alloc_mem(size, &p);
+    if (!rc) {
+      w->base = p;
+      w->owns_memory = true;
+      *base = p;
+    }
+  } else if (!rc && flavor == MPI_WIN_FLAVOR_SHARED) {
+    w->offsets.resize(n);
+    int64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      w->offsets[i] = total;
+      total += w->sizes[i];
+    }
+    rc = map_segment(w, size_t(total));
+    if (!rc) {
+      w->base = w->segment + w->offsets[size_t(hidden->rank)];
+      *base = size ? w->base : nullptr;
+      if (!size) w->base = nullptr;
+    }
+  } else if (!rc && flavor == MPI_WIN_FLAVOR_CREATE) {
+    w->base = *base;
+  }
+  if (!rc) rc = open_channel(w);
+  if (rc) {
+    if (w->owns_memory) free_mem(w->base);
+    if (w->segment) munmap(w->segment, w->segment_bytes);
+    e.free_comm(hidden);
+    window_table().release(h);
+    return rc;
+  }
+  w->live = true;
+  live_windows().push_back(w);
+  windows_changed();
+  *out = w;
+  return MPI_SUCCESS;
+}
+
+int free(Window* w) {
+  // Epochs must be closed; the window's own answers must have left before
+  // the others can be told it is going.
+  if (w->started || w->exposed || w->lock_all ||
+      std::any_of(w->locks.begin(), w->locks.end(), [](int l) { return l != 0; }))
+    return MPI_ERR_RMA_SYNC;
+  // A correct program has nothing in flight once its epochs are closed:
+  // every operation was answered or acknowledged. Only this process's own
+  // sends of answers may still be leaving; they finish before the barrier,
+  // which every process enters only after its own did.
+  wait_until([&] { return w->pending.empty() && w->sends.empty(); });
+  int rc = coll::barrier(w->comm);
+  run_window(w);
+  close_channel(w);
+  auto& live = live_windows();
+  live.erase(std::find(live.begin(), live.end(), w));
+  windows_changed();
+  if (w->owns_memory) free_mem(w->base);
+  if (w->segment) munmap(w->segment, w->segment_bytes);
+  engine().free_comm(w->comm);
+  int h = w->handle;
+  reset(w);
+  window_table().release(h);
+  return rc;
+}
+
+int attach(Window* w, void* base, int64_t size) {
+  if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) return MPI_ERR_RMA_FLAVOR;
+  if (size < 0) return MPI_ERR_SIZE;
+  const uint64_t b = reinterpret_cast<uintptr_t>(base);
+  for (const Region& r : w->regions)
+    if (b < r.base + r.size && r.base < b + uint64_t(size)) return MPI_ERR_RMA_ATTACH;  // overlaps
+  w->regions.push_back(Region{b, uint64_t(size)});
+  return MPI_SUCCESS;
+}
+
+int detach(Window* w, const void* base) {
+  if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) return MPI_ERR_RMA_FLAVOR;
+  const uint64_t b = reinterpret_cast<uintptr_t>(base);
+  for (size_t i = 0; i < w->regions.size(); ++i)
+    if (w->regions[i].base == b) {
+      w->regions.erase(w->regions.begin() + long(i));
+      return MPI_SUCCESS;
+    }
+  return MPI_ERR_RMA_ATTACH;
+}
+
+int shared_query(Window* w, int rank, int64_t* size, int64_t* disp_unit, void** base) {
+  if (w->flavor != MPI_WIN_FLAVOR_SHARED) return MPI_ERR_RMA_FLAVOR;
+  if (rank == MPI_PROC_NULL) {
+    rank = -1;
+    for (size_t i = 0; i < w->sizes.size(); ++i)
+      if (w->sizes[i] > 0) {
+        rank = int(i);
+        break;
+      }
+    if (rank < 0) {
+      *size = 0;
+      *disp_unit = w->disp_units.empty() ? 1 : w->disp_units[0];
+      *base = nullptr;
+      return MPI_SUCCESS;
+    }
+  }
+  if (rank < 0 || rank >= w->comm->size) return MPI_ERR_RANK;
+  *size = w->sizes[size_t(rank)];
+  *disp_unit = w->disp_units[size_t(rank)];
+  *base = *size ? w->segment + w->offsets[size_t(rank)] : nullptr;
+  return MPI_SUCCESS;
+}
+
+}  // namespace sonde::engine::rma

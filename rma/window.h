@@ -1,0 +1,133 @@
+// One-sided communication (MPI 4.1 chapter 12): windows and the state of
+// their epochs. Windows live in their own handle table (kind
+// SONDE_KIND_WIN).
+//
+// Every window owns a hidden duplicate of the communicator it was made on
+// (`comm`, with the parent's propagating PERUSE handles): all of the
+// window's traffic, its operations' active messages (am.h) and its
+// collectives (creation, fence, free), runs there, so it never matches a
+// user's receive. Callers hold the engine lock.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/handles.h"
+#include "comm/attributes.h"
+#include "comm/info.h"
+#include "core/objects.h"
+#include "include/mpi.h"
+
+namespace sonde::engine::rma {
+
+// A region of a dynamic window (MPI_Win_attach), in absolute addresses.
+struct Region {
+  uint64_t base = 0;
+  uint64_t size = 0;
+};
+
+// A message that arrived on the window's header channel and waits, in
+// arrival order, to be applied (am.cc).
+struct Incoming {
+  int source = 0;                // rank in the window's communicator
+  std::vector<uint8_t> message;  // header, segments, data
+  Request* payload = nullptr;    // the separate payload still arriving, or null
+};
+
+// An operation of this process waiting for its target's answer (a get's
+// data, a fetch's old value).
+struct Pending {
+  int target = 0;
+  void* result = nullptr;  // where the answer goes, through `type`
+  int64_t count = 0;
+  Datatype* type = nullptr;
+  Request* request = nullptr;  // the user's request (MPI_Rget and friends), or null
+};
+
+struct Window {
+  int handle = MPI_WIN_NULL;
+  bool live = false;
+  Comm* comm = nullptr;  // hidden duplicate of the user's communicator
+  int flavor = MPI_WIN_FLAVOR_CREATE;
+  void* base = nullptr;
+  int64_t size = 0;
+  int64_t disp_unit = 1;
+  std::vector<int64_t> sizes;       // per rank (not for dynamic windows)
+  std::vector<int64_t> disp_units;  // per rank
+  std::vector<Region> regions;      // dynamic windows: attached memory
+  bool owns_memory = false;         // MPI_Win_allocate: base is ours to free
+  // MPI_Win_allocate_shared: the mapping of the node's segment and where
+  // each rank's part starts in it.
+  uint8_t* segment = nullptr;
+  size_t segment_bytes = 0;
+  std::vector<int64_t> offsets;
+
+  // What MPI_Win_get_attr's predefined keys point to.
+  MPI_Aint attr_size = 0;
+  int attr_disp_unit = 1;
+  int attr_flavor = MPI_WIN_FLAVOR_CREATE;
+  int attr_model = MPI_WIN_UNIFIED;
+
+  std::string name;
+  int errhandler = MPI_ERRORS_ARE_FATAL;
+  InfoPairs info;
+  attr::AttrList attrs;
+
+  // ---- target side (am.cc) ----
+  Request* header_recv = nullptr;  // the posted receive of the header channel
+  std::vector<uint8_t> header_buf;
+  std::deque<Incoming> incoming;
+  int exclusive_holder = -1;  // rank holding the exclusive lock, or -1
+  int shared_holders = 0;
+  std::deque<std::pair<int, int>> lock_waiters;  // (origin, lock type), in arrival order
+  std::map<int, int> origin_error;               // first error of an origin's operations since its last flush
+  int completes = 0;                             // MPI_Win_complete notices received (post/wait)
+  std::vector<int> exposure;                     // ranks of the current post group
+  bool exposed = false;
+
+  // ---- origin side ----
+  uint64_t next_id = 1;
+  std::map<uint64_t, Pending> pending;  // by operation id
+  std::vector<std::pair<Request*, std::vector<uint8_t>*>> sends;
+  std::vector<int> acks;       // flush/unlock answers received, per rank
+  std::vector<int> grants;     // lock grants received, per rank
+  std::vector<int> posts;      // post notices received, per rank
+  std::vector<int> ack_error;  // error carried by the last answer, per rank
+  // Access epochs: fence (after a fence without MPI_MODE_NOSUCCEED),
+  // start (the ranks of the start group), locks (per rank: 0 none,
+  // MPI_LOCK_SHARED / MPI_LOCK_EXCLUSIVE), lock_all.
+  bool fence_epoch = false;
+  std::vector<int> access;
+  bool started = false;
+  std::vector<int> locks;
+  std::vector<uint8_t> nocheck;  // lock taken with MPI_MODE_NOCHECK, per rank
+  bool lock_all = false;
+  std::vector<uint8_t> dirty;  // operations sent since the last flush, per rank
+};
+
+HandleTable<Window, SONDE_KIND_WIN>& window_table();
+// A live window, or null for null/freed/forged handles.
+Window* find_window(MPI_Win h);
+// Windows alive now (the progress hook runs while there are any).
+std::vector<Window*>& live_windows();
+
+// Creation: collective over `comm` (an intracommunicator). `flavor` is
+// MPI_WIN_FLAVOR_CREATE (base/size given), _ALLOCATE (memory allocated
+// here, *base set), _DYNAMIC (no memory) or _SHARED (one segment per node,
+// *base set to this rank's part). Results are MPI error classes.
+int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit, const InfoPairs* info, Window** out);
+// MPI_Win_free: ends the window collectively once every process's
+// operations have completed.
+int free(Window* w);
+// MPI_Win_attach / MPI_Win_detach on a dynamic window.
+int attach(Window* w, void* base, int64_t size);
+int detach(Window* w, const void* base);
+// MPI_Win_shared_query: rank's part of a shared window (MPI_PROC_NULL: the
+// first rank whose part is not empty).
+int shared_query(Window* w, int rank, int64_t* size, int64_t* disp_unit, void** base);
+
+}  // namespace sonde::engine::rma
