@@ -101,8 +101,10 @@ enum Cond : uint8_t {
   kSend,          // the request is a send
   kRecvProcNull,  // a receive from MPI_PROC_NULL
   kSendAtOnce,    // a send, and the previous event of the stream is its ACTIVATE (S9)
+  kOneSided,      // a one-sided operation (PERUSE_PUT, PERUSE_GET, PERUSE_ACC; S10)
 };
-const char* const kCondText[] = {"", "receive", "send", "receive from MPI_PROC_NULL", "send, right after its ACTIVATE"};
+const char* const kCondText[] = {"", "receive", "send", "receive from MPI_PROC_NULL", "send, right after its ACTIVATE",
+                                 "one-sided"};
 
 struct Transition {
   uint8_t ids;  // id kinds the row applies to
@@ -125,8 +127,10 @@ constexpr Transition kTransitions[] = {
     {kReq, kRemoved, PERUSE_COMM_REQ_COMPLETE, kComplete, kRecv},            // S7: cancelled
     {kReq, kMatched, PERUSE_COMM_REQ_XFER_BEGIN, kXfer, kRecv},
     {kReq | kTr, kActive, PERUSE_COMM_REQ_XFER_BEGIN, kXfer, kSend},
+    {kTr, kActive, PERUSE_COMM_REQ_XFER_BEGIN, kXfer, kOneSided},  // S10
     {kReq, kXfer, PERUSE_COMM_REQ_XFER_CONTINUE, kXfer, kAlways},  // one per fragment
     {kReq | kTr, kXfer, PERUSE_COMM_REQ_XFER_END, kXferDone, kAlways},
+    {kTr, kXferDone, PERUSE_COMM_REQ_COMPLETE, kDead, kOneSided},  // S10: no NOTIFY
     {kReq | kTr, kXferDone, PERUSE_COMM_REQ_COMPLETE, kComplete, kAlways},
     {kReq | kTr, kComplete, PERUSE_COMM_REQ_NOTIFY, kDead, kAlways},
     {kSearch, kDead, PERUSE_COMM_SEARCH_POSTED_Q_BEGIN, kPostedSearch, kAlways},
@@ -145,7 +149,17 @@ bool is_beginning(int e) {
 }
 
 // Events that occur only linked into a sequence of table 2, and where they belong.
-const char* must_follow(int e, uint8_t kind) {
+bool one_sided(int operation) {
+  return operation == PERUSE_PUT || operation == PERUSE_GET || operation == PERUSE_ACC;
+}
+
+const char* must_follow(int e, uint8_t kind, int operation) {
+  if (kind == kTr && one_sided(operation)) {
+    if (e == PERUSE_COMM_REQ_XFER_BEGIN)
+      return "a one-sided operation's XFER_BEGIN follows its ACTIVATE at once (S10)";
+    if (e == PERUSE_COMM_REQ_COMPLETE) return "a one-sided operation's COMPLETE follows its XFER_END at once (S10)";
+    return nullptr;
+  }
   if (kind == kTr && e != PERUSE_COMM_REQ_ACTIVATE)
     return "a transient request's events come as ACTIVATE XFER_BEGIN XFER_END COMPLETE NOTIFY, consecutively (S8)";
   switch (e) {
@@ -202,6 +216,7 @@ enum class Want {
   kMatchPosted,     // after REQ_REMOVE_FROM_POSTED_Q(R) for M: MSG_MATCH_POSTED_REQ(M) (S4)
   kCancel,          // after REQ_REMOVE_FROM_POSTED_Q(R) outside an arrival: COMPLETE(R) (S7)
   kTransient,       // the next of a transient request's five events (S8)
+  kOneSided,        // XFER_BEGIN after a one-sided ACTIVATE, COMPLETE after its XFER_END (S10)
   kProbeTail,       // after a probe's search, optionally: MSG_REMOVE_FROM_UNEX_Q (S6)
 };
 
@@ -232,6 +247,7 @@ std::string want_text(const Expect& x) {
       return format("MSG_MATCH_POSTED_REQ(0x%" PRIx64 ") for receive 0x%" PRIx64 " (S4)", x.m, x.r);
     case Want::kCancel: return format("REQ_COMPLETE(0x%" PRIx64 ") of the cancelled receive (S7)", x.r);
     case Want::kTransient: return format("%s(0x%" PRIx64 ") (S8)", kNames[x.next_event], x.r);
+    case Want::kOneSided: return format("%s(0x%" PRIx64 ") (S10)", kNames[x.next_event], x.r);
     case Want::kProbeTail: return "anything (after a probe)";
   }
   return "?";
@@ -306,7 +322,8 @@ class Verifier {
       return;
     }
     uint8_t k = id_kind(e.id);
-    if (e.id == 0 || !(k & kinds_for(e.event)) || (k == kTr && e.operation != PERUSE_SEND)) {
+    if (e.id == 0 || !(k & kinds_for(e.event)) || (k == kTr && e.operation != PERUSE_SEND && !one_sided(e.operation)) ||
+        (k != kTr && one_sided(e.operation))) {
       add(Kind::kBadId, i, 0,
           e.id == 0 ? std::string("unique_id 0")
                     : format("a %s event with a %s id (low bits %u)%s",
@@ -314,7 +331,9 @@ class Verifier {
                              : is_message_event(e.event) ? "message"
                                                          : "search",
                              id_kind_name(e.id), unsigned(e.id & 7),
-                             k == kTr ? " (transient ids belong to sends only)" : ""));
+                             k == kTr ? " (transient ids belong to sends and one-sided operations only)"
+                             : one_sided(e.operation) ? " (one-sided operations carry transient ids)"
+                                                      : ""));
       expect_ = {};
       return;
     }
@@ -329,7 +348,7 @@ class Verifier {
                    want_text(x).c_str()));
     }
     if (!linked) {
-      if (const char* rule = must_follow(e.event, k)) {
+      if (const char* rule = must_follow(e.event, k, e.operation)) {
         if (x.what == Want::kNone || x.what == Want::kProbeTail) add(Kind::kBrokenSequence, i, e.id, rule);
         unlinked(i);
       } else {
@@ -344,11 +363,17 @@ class Verifier {
     const Event& e = ev_[i];
     switch (e.event) {
       case PERUSE_COMM_REQ_ACTIVATE:
-        if (id_kind(e.id) == kTr) {
+        if (id_kind(e.id) == kTr && one_sided(e.operation)) {
+          expect_ = {Want::kOneSided, e.id, 0, 0, PERUSE_COMM_REQ_XFER_BEGIN, Owner::kProbe, i};
+        } else if (id_kind(e.id) == kTr) {
           expect_ = {Want::kTransient, e.id, 0, 0, PERUSE_COMM_REQ_XFER_BEGIN, Owner::kProbe, i};
         } else if (e.operation == PERUSE_RECV) {
           expect_ = {e.peer == MPI_PROC_NULL ? Want::kRecvProcNull : Want::kRecvStart, e.id, 0, 0, 0, Owner::kRecv, i};
         }
+        break;
+      case PERUSE_COMM_REQ_XFER_END:  // a one-sided operation's data or answer is in (S10)
+        if (id_kind(e.id) == kTr && one_sided(e.operation))
+          expect_ = {Want::kOneSided, e.id, 0, 0, PERUSE_COMM_REQ_COMPLETE, Owner::kProbe, i};
         break;
       case PERUSE_COMM_MSG_ARRIVED: expect_ = {Want::kArrival, 0, e.id, 0, 0, Owner::kArrival, i}; break;
       case PERUSE_COMM_SEARCH_UNEX_Q_BEGIN:  // a probe's search (S6)
@@ -449,6 +474,7 @@ class Verifier {
         else if (e.event == PERUSE_COMM_REQ_COMPLETE)
           expect_ = {Want::kTransient, x.r, 0, 0, PERUSE_COMM_REQ_NOTIFY, Owner::kProbe, i};
         return true;
+      case Want::kOneSided: return e.id == x.r && e.event == x.next_event;
       case Want::kProbeTail:
         if (e.event == PERUSE_COMM_MSG_REMOVE_FROM_UNEX_Q) {  // a matched probe claims the message
           const Event& s = spec_of(x.s);
@@ -479,6 +505,7 @@ class Verifier {
       case kSendAtOnce:
         return spec.operation == PERUSE_SEND && i > 0 && ev_[i - 1].id == id &&
                ev_[i - 1].event == PERUSE_COMM_REQ_ACTIVATE;
+      case kOneSided: return one_sided(spec.operation);
     }
     return false;
   }
@@ -532,8 +559,10 @@ class Verifier {
   // The spec of a beginning event (or any message event) on its own.
   void check_own_spec(size_t i) {
     const Event& e = ev_[i];
-    if (is_request_event(e.event) && e.operation != PERUSE_SEND && e.operation != PERUSE_RECV)
-      add(Kind::kSpecChanged, i, e.id, format("operation %d is neither PERUSE_SEND nor PERUSE_RECV", e.operation));
+    if (is_request_event(e.event) && e.operation != PERUSE_SEND && e.operation != PERUSE_RECV &&
+        !one_sided(e.operation))
+      add(Kind::kSpecChanged, i, e.id,
+          format("operation %d is none of PERUSE_SEND, RECV, PUT, GET, ACC", e.operation));
     if (is_message_event(e.event) && (e.buf != nullptr || e.datatype != MPI_BYTE || e.operation != PERUSE_RECV))
       add(Kind::kSpecChanged, i, e.id, "a message event's spec has buf NULL, datatype MPI_BYTE, operation PERUSE_RECV");
   }
@@ -773,7 +802,12 @@ const char* kind_name(Kind k) {
 const char* event_name(int event) { return event > 0 && event < kNumKnown ? kNames[event] : "UNKNOWN_EVENT"; }
 
 std::string describe(const Event& e) {
-  const char* op = e.operation == PERUSE_SEND ? "send" : e.operation == PERUSE_RECV ? "recv" : "?";
+  const char* op = e.operation == PERUSE_SEND   ? "send"
+                   : e.operation == PERUSE_RECV ? "recv"
+                   : e.operation == PERUSE_PUT  ? "put"
+                   : e.operation == PERUSE_GET  ? "get"
+                   : e.operation == PERUSE_ACC  ? "acc"
+                                                : "?";
   if (e.event > 0 && e.event < kNumKnown && is_message_event(e.event))
     return format("%s(0x%" PRIx64 " %s) comm=%d source=%d tag=%d bytes=%d", event_name(e.event), e.id,
                   id_kind_name(e.id), e.comm, e.peer, e.tag, e.count);

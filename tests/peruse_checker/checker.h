@@ -28,6 +28,8 @@
 //   req     xfer          REQ_XFER_CONTINUE         xfer          (one per fragment)
 //   req,tr  xfer          REQ_XFER_END              xfer-done
 //   req,tr  xfer-done     REQ_COMPLETE              complete
+//   tr      active        REQ_XFER_BEGIN            xfer          one-sided (S10)
+//   tr      xfer-done     REQ_COMPLETE              -             one-sided: no NOTIFY (S10)
 //   req,tr  complete      REQ_NOTIFY                -
 //   search  -             SEARCH_POSTED_Q_BEGIN     posted-search
 //   search  posted-search SEARCH_POSTED_Q_END       -
@@ -65,6 +67,9 @@
 //   S8 transient send T   ACTIVATE(T) XFER_BEGIN(T) XFER_END(T) COMPLETE(T) NOTIFY(T)
 //   S9 send done at once  ACTIVATE(R) REQ_COMPLETE(R)  (MPI_PROC_NULL; the user's request of
 //                         MPI_Ibsend or of a started MPI_Bsend_init; MPI_ERR_BUFFER)
+//   S10 one-sided T       ACTIVATE(T) XFER_BEGIN(T), and later (at once for Put and
+//                         Accumulate) XFER_END(T) COMPLETE(T); operation PERUSE_PUT,
+//                         PERUSE_GET or PERUSE_ACC, only on transient ids.
 //   A search is always BEGIN immediately followed by its END. MATCH_UNEX,
 //   INSERT_IN_POSTED_Q, MATCH_POSTED_REQ, INSERT_IN_UNEX_Q,
 //   REMOVE_FROM_UNEX_Q and SEARCH_POSTED_Q_BEGIN occur only inside these.

@@ -387,3 +387,55 @@ TEST_CASE("ids and specs") {
     CHECK(count(v, Kind::kLostEvents) == 1);
   }
 }
+
+// ------------------------------------------------------------ one-sided (S10)
+
+TEST_CASE("one-sided operations: put at once, get answered later, interleaved with other traffic") {
+  Stream s;
+  s.activate(T(1), PERUSE_PUT, 1, MPI_ANY_TAG)
+      .req(PERUSE_COMM_REQ_XFER_BEGIN, T(1))
+      .req(PERUSE_COMM_REQ_XFER_END, T(1))
+      .req(PERUSE_COMM_REQ_COMPLETE, T(1));
+  s.activate(T(2), PERUSE_GET, 2, MPI_ANY_TAG).req(PERUSE_COMM_REQ_XFER_BEGIN, T(2));
+  s.activate(T(3), PERUSE_ACC, 1, MPI_ANY_TAG).req(PERUSE_COMM_REQ_XFER_BEGIN, T(3));
+  s.post(R(1), 1, 5, S(1)).arrive_for(M(1), 1, 5, S(2), R(1)).finish(R(1));
+  s.req(PERUSE_COMM_REQ_XFER_END, T(3)).req(PERUSE_COMM_REQ_COMPLETE, T(3));
+  s.req(PERUSE_COMM_REQ_XFER_END, T(2)).req(PERUSE_COMM_REQ_COMPLETE, T(2));
+  CHECK_CLEAN(s);
+}
+
+TEST_CASE("one-sided operations: broken sequences, NOTIFY, a request id, an unfinished get") {
+  SUBCASE("XFER_BEGIN not right after ACTIVATE") {
+    Stream s;
+    s.activate(T(1), PERUSE_PUT, 1, MPI_ANY_TAG).activate(T(2), PERUSE_GET, 1, MPI_ANY_TAG);
+    s.req(PERUSE_COMM_REQ_XFER_BEGIN, T(1));
+    auto v = s.check();
+    INFO(dump(v));
+    CHECK(has(v, Kind::kBrokenSequence, T(2)));
+  }
+  SUBCASE("COMPLETE not right after XFER_END, then a NOTIFY") {
+    Stream s;
+    s.activate(T(1), PERUSE_GET, 1, MPI_ANY_TAG).req(PERUSE_COMM_REQ_XFER_BEGIN, T(1));
+    s.req(PERUSE_COMM_REQ_XFER_END, T(1)).activate(T(2), PERUSE_PUT, 1, MPI_ANY_TAG);
+    s.req(PERUSE_COMM_REQ_XFER_BEGIN, T(2)).req(PERUSE_COMM_REQ_XFER_END, T(2)).req(PERUSE_COMM_REQ_COMPLETE, T(2));
+    s.req(PERUSE_COMM_REQ_COMPLETE, T(1)).req(PERUSE_COMM_REQ_NOTIFY, T(1));
+    auto v = s.check();
+    INFO(dump(v));
+    CHECK(has(v, Kind::kBrokenSequence, T(2)));
+    CHECK(has(v, Kind::kBadTransition, T(1)));  // one-sided operations end at COMPLETE
+  }
+  SUBCASE("a one-sided operation with a request id") {
+    Stream s;
+    s.activate(R(1), PERUSE_ACC, 1, MPI_ANY_TAG);
+    auto v = s.check();
+    INFO(dump(v));
+    CHECK(count(v, Kind::kBadId) == 1);
+  }
+  SUBCASE("a get whose answer never came") {
+    Stream s;
+    s.activate(T(1), PERUSE_GET, 1, MPI_ANY_TAG).req(PERUSE_COMM_REQ_XFER_BEGIN, T(1));
+    auto v = s.check();
+    INFO(dump(v));
+    CHECK(has(v, Kind::kNotEnded, T(1)));
+  }
+}
