@@ -176,7 +176,7 @@ std::vector<CategoryDef> build_categories() {
       {"sonde_matching", "Posted-receive and unexpected-message queues.", {}, {}, {}, {}},
       {"sonde_matching_comm", "Queue variables of one communicator (bound to MPI_T_BIND_MPI_COMM).", {}, {}, {}, {}},
       {"sonde_matching_process", "Queue variables summed over all communicators of the process.", {}, {}, {}, {}},
-      {"sonde_protocols", "Eager, rendezvous and cooperative rendezvous.", {}, {}, {}, {}},
+      {"sonde_protocols", "Eager, rendezvous and cooperative rendezvous; one-sided operations.", {}, {}, {}, {}},
       {"sonde_progress", "How waits poll and yield.", {}, {}, {}, {}},
       {"sonde_transports", "The transports that move packets.", {}, {}, {}, {}},
       {"sonde_transports_self", "Messages a rank sends to itself.", {}, {}, {}, {}},
@@ -201,6 +201,8 @@ std::vector<CategoryDef> build_categories() {
     if (p.measure == Measure::kRingSize) cat = kShm;
     if (p.measure == Measure::kMpiState) cat = kRuntime;
     if (p.measure == Measure::kEventsDropped) cat = kPeruse;
+    if (p.measure == Measure::kRmaOperations || p.measure == Measure::kRmaBytes || p.measure == Measure::kRmaEpochs)
+      cat = kProtocols;
     if (p.mirrors) cat = kCompat;
     c[cat].pvars.push_back(int(i));
   }

@@ -236,6 +236,13 @@ std::vector<PvarDef> build_pvars() {
         "MPI_T event instances dropped because a registration's buffer was full (sonde_mpit_event_buffer).",
         MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kEventsDropped);
   }
+  // One-sided communication (rma/, counted without the bridge).
+  add("sonde_rma_operations", "One-sided operations this process issued (Put, Get, Accumulate and the rest).",
+      MPI_T_VERBOSITY_USER_BASIC, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kRmaOperations);
+  add("sonde_rma_bytes", "Data bytes of the one-sided operations this process issued.", MPI_T_VERBOSITY_USER_BASIC,
+      MPI_T_PVAR_CLASS_AGGREGATE, kUll, none, Measure::kRmaBytes);
+  add("sonde_rma_epochs", "RMA epochs this process closed (fence, complete, wait, unlock, unlock_all).",
+      MPI_T_VERBOSITY_USER_BASIC, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kRmaEpochs);
   add("sonde_shm_ring_size", "Bytes of each shared-memory ring (fixed at MPI_Init; 0 before it).",
       MPI_T_VERBOSITY_TUNER_ALL, MPI_T_PVAR_CLASS_SIZE, kUll, none, Measure::kRingSize);
   add("sonde_mpi_state", "Where MPI is in its life: before MPI_Init, initialized, finalized.", MPI_T_VERBOSITY_USER_ALL,

@@ -47,9 +47,12 @@ const PvarDef& def(const PvarHandle& h) { return pvars()[size_t(h.index)]; }
 
 bool is_watermark(const PvarDef& d) { return d.var_class == MPI_T_PVAR_CLASS_HIGHWATERMARK; }
 // Fed by the bridge's subscriptions while running.
+bool is_rma(const PvarDef& d) {
+  return d.measure == Measure::kRmaOperations || d.measure == Measure::kRmaBytes || d.measure == Measure::kRmaEpochs;
+}
 bool needs_bridge(const PvarDef& d) {
-  return !d.continuous && d.measure != Measure::kEventsDropped && d.measure != Measure::kPostedMatchAttempts &&
-         d.measure != Measure::kUnexpectedMatchAttempts;
+  return !d.continuous && !is_rma(d) && d.measure != Measure::kEventsDropped &&
+         d.measure != Measure::kPostedMatchAttempts && d.measure != Measure::kUnexpectedMatchAttempts;
 }
 // A continuous counter or timer (the compatibility aliases): runs, and keeps
 // the bridge collecting, from allocation to free.
@@ -73,6 +76,11 @@ bool monotone(const PvarHandle& h, uint64_t* out) {
   }
   if (d.measure == Measure::kEventsDropped) {
     *out = events_dropped_total();
+    return true;
+  }
+  if (is_rma(d)) {
+    const engine::introspect::RmaCounters& c = engine::introspect::rma_counters();
+    *out = d.measure == Measure::kRmaOperations ? c.operations : d.measure == Measure::kRmaBytes ? c.bytes : c.epochs;
     return true;
   }
   if (d.measure == Measure::kPostedMatchAttempts || d.measure == Measure::kUnexpectedMatchAttempts) {

@@ -150,6 +150,9 @@ enum class Measure : uint8_t {
   kRingSize,
   kMpiState,
   kEventsDropped,
+  kRmaOperations,  // one-sided operations issued (core/introspect.h, rma_counters)
+  kRmaBytes,
+  kRmaEpochs,
 };
 
 struct PvarDef {
