@@ -35,7 +35,7 @@ from conformance_report import failures_md, read_impl_csv, report, write_impl_cs
 # Directories of test/mpi this harness knows how to build (single-threaded
 # C tests linked with libmtest_single, as their Makefile.am do).
 KNOWN_DIRS = ("init", "pt2pt", "datatype", "coll", "comm", "group", "attr",
-              "info", "errhan", "topo", "mpi_t", "spawn")
+              "info", "errhan", "topo", "mpi_t", "spawn", "rma")
 
 CFLAGS = ["-O2"]
 
