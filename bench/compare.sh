@@ -5,11 +5,14 @@
 # reports medians over its trials, and this script reports the median of the
 # rounds plus Sonde's ratio to the faster peer.
 #
-# usage: bench/compare.sh [--rounds N] [--np N] [--sonde-prefix DIR] [latency bandwidth match_worst coll]
+# usage: bench/compare.sh [--rounds N] [--np N] [--sonde-prefix DIR] [latency bandwidth match_worst coll rma]
 # --np: ranks per job (default 2); beyond the number of cores, ranks are not bound.
 # match_worst sweeps queue depth (BENCH_DEPTHS, default 64 256 1024 4096 16384)
 # over four patterns (posted / unexpected side, half the receives
 # MPI_ANY_SOURCE or none): one row per pattern and depth, in us per message.
+# rma: put/get latency (us) and bandwidth (GB/s), accumulate rate (Mop/s) in
+# a passive-target epoch; Open MPI runs it with its one-sided component
+# BENCH_OMPI_OSC (default rdma; pt2pt the alternative).
 # Needs: mpich libmpich-dev openmpi-bin libopenmpi-dev (apt-get install them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,7 +55,10 @@ run() {  # impl bench -> lines "name size value"
   case $impl in
     sonde) "$prefix/bin/mpiexec" --bind-to $bind -n "$np" "$work/$b.sonde" ;;
     mpich) mpiexec.mpich -bind-to $bind -n "$np" "$work/$b.mpich" ;;
-    ompi) mpirun.openmpi --oversubscribe --bind-to $bind --mca pml ob1 --mca btl self,vader -n "$np" "$work/$b.ompi" ;;
+    ompi)
+      local osc=()
+      [ "$b" = rma ] && osc=(--mca osc "${BENCH_OMPI_OSC:-rdma}")
+      mpirun.openmpi --oversubscribe --bind-to $bind --mca pml ob1 --mca btl self,vader "${osc[@]}" -n "$np" "$work/$b.ompi" ;;
   esac
 }
 
@@ -72,8 +78,8 @@ for line in open(sys.argv[1]):
     impl, bench, size, value = line.split()
     rows[(bench, int(size), impl)].append(float(value))
 keys = sorted({(b, s) for b, s, _ in rows})
-higher_is_better = {"bandwidth"}
-unit = {"bandwidth": "GB/s"}  # match_worst_*: us/msg; everything else: us
+higher_is_better = {"bandwidth", "rma_put_bw", "rma_get_bw", "rma_acc_rate"}
+unit = {"bandwidth": "GB/s", "rma_put_bw": "GB/s", "rma_get_bw": "GB/s", "rma_acc_rate": "Mop/s"}  # match_worst_*: us/msg; else us
 print(f"{'benchmark':<24} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'openmpi':>9}  sonde/best-peer")
 for b, s in keys:
     med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi") if rows.get((b, s, i))}
