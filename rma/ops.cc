@@ -1,6 +1,7 @@
 // One-sided data operations at the origin (rma.h): checks, target
 // segments, packing, and the message to the target (am.h).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/grequest.h"
@@ -97,6 +98,13 @@ int send_answered(Window* w, Header h, const std::vector<Segment>& segs, const u
   return MPI_SUCCESS;
 }
 
+// A shared window's target part in this process's mapping of the node's
+// segment: Put and Get copy there directly (Accumulate still goes to the
+// target, which applies accumulates one at a time). Null otherwise.
+uint8_t* shared_part(const Window* w, int target) {
+  return w->segment ? w->segment + w->offsets[size_t(target)] : nullptr;
+}
+
 // Put and Accumulate: the origin data packed and sent with header `h`;
 // locally complete at once.
 int send_origin_data(Window* w, const Access& a, const Header& h, int operation, Request** request) {
@@ -107,9 +115,18 @@ int send_origin_data(Window* w, const Access& a, const Header& h, int operation,
   if (n != bytes_of(a.target_count, a.target_type)) return MPI_ERR_ARG;
   std::vector<uint8_t> data(n);
   if (n) pack(*a.origin_type, a.origin, a.origin_count, 0, data.data(), n);
-  rc = send_message(w, a.target, h, segs, data.data(), n);
-  if (rc) return rc;
-  w->dirty[size_t(a.target)] = 1;
+  if (uint8_t* part = h.kind == Kind::kPut ? shared_part(w, a.target) : nullptr) {
+    const uint8_t* in = data.data();
+    for (const Segment& sg : segs) {
+      std::memcpy(part + sg.offset, in, sg.length);
+      in += sg.length;
+    }
+    std::atomic_thread_fence(std::memory_order_release);
+  } else {
+    rc = send_message(w, a.target, h, segs, data.data(), n);
+    if (rc) return rc;
+    w->dirty[size_t(a.target)] = 1;
+  }
   fire_issue(w, operation, a.origin, a.origin_count, a.origin_type, a.target, n, false, 0);
   return finish_request(MPI_SUCCESS, request);
 }
@@ -128,6 +145,18 @@ int get(Window* w, void* origin, const Access& a, Request** request) {
   if (rc) return finish_request(rc, request);
   const uint64_t n = bytes_of(a.origin_count, a.origin_type);
   if (n != bytes_of(a.target_count, a.target_type)) return MPI_ERR_ARG;
+  if (const uint8_t* part = shared_part(w, a.target)) {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    std::vector<uint8_t> data(n);
+    uint8_t* out = data.data();
+    for (const Segment& sg : segs) {
+      std::memcpy(out, part + sg.offset, sg.length);
+      out += sg.length;
+    }
+    if (n) unpack(*a.origin_type, origin, a.origin_count, 0, data.data(), n);
+    fire_issue(w, PERUSE_GET, origin, a.origin_count, a.origin_type, a.target, n, false, 0);
+    return finish_request(MPI_SUCCESS, request);
+  }
   Header h;
   h.kind = Kind::kGet;
   rc = send_answered(w, h, segs, nullptr, 0, a.target, origin, a.origin_count, a.origin_type, request);

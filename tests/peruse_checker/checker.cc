@@ -103,8 +103,8 @@ enum Cond : uint8_t {
   kSendAtOnce,    // a send, and the previous event of the stream is its ACTIVATE (S9)
   kOneSided,      // a one-sided operation (PERUSE_PUT, PERUSE_GET, PERUSE_ACC; S10)
 };
-const char* const kCondText[] = {"", "receive", "send", "receive from MPI_PROC_NULL", "send, right after its ACTIVATE",
-                                 "one-sided"};
+const char* const kCondText[] = {
+    "", "receive", "send", "receive from MPI_PROC_NULL", "send, right after its ACTIVATE", "one-sided"};
 
 struct Transition {
   uint8_t ids;  // id kinds the row applies to
@@ -149,14 +149,11 @@ bool is_beginning(int e) {
 }
 
 // Events that occur only linked into a sequence of table 2, and where they belong.
-bool one_sided(int operation) {
-  return operation == PERUSE_PUT || operation == PERUSE_GET || operation == PERUSE_ACC;
-}
+bool one_sided(int operation) { return operation == PERUSE_PUT || operation == PERUSE_GET || operation == PERUSE_ACC; }
 
 const char* must_follow(int e, uint8_t kind, int operation) {
   if (kind == kTr && one_sided(operation)) {
-    if (e == PERUSE_COMM_REQ_XFER_BEGIN)
-      return "a one-sided operation's XFER_BEGIN follows its ACTIVATE at once (S10)";
+    if (e == PERUSE_COMM_REQ_XFER_BEGIN) return "a one-sided operation's XFER_BEGIN follows its ACTIVATE at once (S10)";
     if (e == PERUSE_COMM_REQ_COMPLETE) return "a one-sided operation's COMPLETE follows its XFER_END at once (S10)";
     return nullptr;
   }
@@ -331,7 +328,7 @@ class Verifier {
                              : is_message_event(e.event) ? "message"
                                                          : "search",
                              id_kind_name(e.id), unsigned(e.id & 7),
-                             k == kTr ? " (transient ids belong to sends and one-sided operations only)"
+                             k == kTr                 ? " (transient ids belong to sends and one-sided operations only)"
                              : one_sided(e.operation) ? " (one-sided operations carry transient ids)"
                                                       : ""));
       expect_ = {};
@@ -561,8 +558,7 @@ class Verifier {
     const Event& e = ev_[i];
     if (is_request_event(e.event) && e.operation != PERUSE_SEND && e.operation != PERUSE_RECV &&
         !one_sided(e.operation))
-      add(Kind::kSpecChanged, i, e.id,
-          format("operation %d is none of PERUSE_SEND, RECV, PUT, GET, ACC", e.operation));
+      add(Kind::kSpecChanged, i, e.id, format("operation %d is none of PERUSE_SEND, RECV, PUT, GET, ACC", e.operation));
     if (is_message_event(e.event) && (e.buf != nullptr || e.datatype != MPI_BYTE || e.operation != PERUSE_RECV))
       add(Kind::kSpecChanged, i, e.id, "a message event's spec has buf NULL, datatype MPI_BYTE, operation PERUSE_RECV");
   }
