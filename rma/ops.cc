@@ -64,8 +64,9 @@ int check_acc_op(MPI_Op op, const Datatype& origin, const Datatype& target, bool
   if (!o) return MPI_ERR_OP;
   if (o->predefined == 0) return MPI_ERR_OP;  // user operations are not allowed in RMA
   if (op == MPI_REPLACE || op == MPI_NO_OP) return MPI_SUCCESS;
+  if (target.size == 0) return MPI_SUCCESS;  // no data: no element to combine
   if (target.basic == Basic::kNone) return MPI_ERR_TYPE;
-  if (origin_used && origin.basic != target.basic) return MPI_ERR_TYPE;
+  if (origin_used && origin.size != 0 && origin.basic != target.basic) return MPI_ERR_TYPE;
   return op_check(op, target);
 }
 

@@ -108,7 +108,16 @@ int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit,
   w->flavor = flavor;
   w->size = size;
   w->disp_unit = disp_unit;
-  if (info) w->info = *info;
+  // The hints MPI 4.1 section 12.2.1 defines, at their defaults unless
+  // given (MPI_Win_get_info reports them); none changes what Sonde does.
+  w->info = {{"no_locks", "false"},
+             {"accumulate_ordering", "rar,raw,war,waw"},
+             {"accumulate_ops", "same_op_no_op"},
+             {"same_size", "false"},
+             {"same_disp_unit", "false"}};
+  if (flavor == MPI_WIN_FLAVOR_SHARED) w->info.emplace_back("alloc_shared_noncontig", "false");
+  if (info)
+    for (const auto& [k, v] : *info) info_set(w->info, k, v);
   const size_t n = size_t(hidden->size);
   w->acks.assign(n, 0);
   w->grants.assign(n, 0);
