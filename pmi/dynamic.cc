@@ -1,5 +1,7 @@
 #include "pmi/dynamic.h"
 
+#include "pmi/pmix_value.h"
+
 #include <pmix.h>
 
 #include <cstdlib>
@@ -74,11 +76,7 @@ Error spawn(const std::vector<App>& apps, std::string* nspace) {
 Error put(std::string_view key, std::string_view value) {
   if (!PMIx_Initialized()) return not_client();
   std::string k = full_key(key);
-  pmix_value_t v;
-  std::memset(&v, 0, sizeof v);
-  v.type = PMIX_BYTE_OBJECT;
-  v.data.bo.bytes = const_cast<char*>(value.data());
-  v.data.bo.size = value.size();
+  pmix_value_t v = pmi::byte_object(value);
   pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, k.c_str(), &v);
   if (rc == PMIX_SUCCESS) rc = PMIx_Commit();
   return rc == PMIX_SUCCESS ? Error{} : failure("PMIx_Put", rc);

@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "pmi/wireup.h"
+#include "pmi/pmix_value.h"
 #include "pmi/wireup_job_id.h"
 
 extern char** environ;
@@ -235,12 +236,7 @@ class PmixWireup final : public Wireup {
   void put(std::string_view key, std::string_view value) override {
     check_live(finalized_, "put");
     std::string full = prefixed_key(key);
-    pmix_value_t v;
-    std::memset(&v, 0, sizeof v);
-    v.type = PMIX_BYTE_OBJECT;
-    // PMIx_Put copies the value, so pointing into the caller's buffer is fine.
-    v.data.bo.bytes = const_cast<char*>(value.data());
-    v.data.bo.size = value.size();
+    pmix_value_t v = pmi::byte_object(value);
     pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, full.c_str(), &v);
     if (rc != PMIX_SUCCESS) throw std::runtime_error(pmix_error("PMIx_Put", rc));
   }
