@@ -5,8 +5,12 @@
 # reports medians over its trials, and this script reports the median of the
 # rounds plus Sonde's ratio to the faster peer.
 #
-# usage: bench/compare.sh [--rounds N] [--np N] [--sonde-prefix DIR] [latency bandwidth match_worst coll rma]
+# usage: bench/compare.sh [--rounds N] [--np N] [--sonde-prefix DIR] [--baseline-prefix DIR]
+#                          [latency bandwidth match_worst coll rma]
 # --np: ranks per job (default 2); beyond the number of cores, ranks are not bound.
+# --baseline-prefix: a second Sonde install (an older commit, installed with
+# `bazel run //:install -- DIR` from its checkout) run in the same interleaved
+# rounds; adds a "baseline" column and the ratio Sonde / baseline.
 # match_worst sweeps queue depth (BENCH_DEPTHS, default 64 256 1024 4096 16384)
 # over four patterns (posted / unexpected side, half the receives
 # MPI_ANY_SOURCE or none): one row per pattern and depth, in us per message.
@@ -20,12 +24,14 @@ top=$(cd "$here/.." && pwd)
 rounds=5
 np=2
 prefix="$top/build/prefix"
+baseline=""
 benches=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --np) np=$2; shift 2 ;;
     --sonde-prefix) prefix=$2; shift 2 ;;
+    --baseline-prefix) baseline=$2; shift 2 ;;
     *) benches+=("$1"); shift ;;
   esac
 done
@@ -38,6 +44,12 @@ if [ ! -x "$prefix/bin/mpicc" ]; then
   echo "compare.sh: installing Sonde to $prefix" >&2
   (cd "$top" && bazel build //:install >/dev/null && bazel run //:install -- "$prefix" >/dev/null)
 fi
+if [ -n "$baseline" ] && [ ! -x "$baseline/bin/mpicc" ]; then
+  echo "compare.sh: no Sonde install at $baseline (bin/mpicc missing)" >&2
+  exit 2
+fi
+impls=(sonde mpich ompi)
+[ -z "$baseline" ] || impls+=(base)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -46,6 +58,7 @@ for b in "${benches[@]}"; do
   "$prefix/bin/mpicc" -O2 -o "$work/$b.sonde" "$here/$b.c"
   mpicc.mpich -O2 -o "$work/$b.mpich" "$here/$b.c"
   mpicc.openmpi -O2 -o "$work/$b.ompi" "$here/$b.c"
+  [ -z "$baseline" ] || "$baseline/bin/mpicc" -O2 -o "$work/$b.base" "$here/$b.c"
 done
 
 bind=core
@@ -54,6 +67,7 @@ run() {  # impl bench -> lines "name size value"
   local impl=$1 b=$2
   case $impl in
     sonde) "$prefix/bin/mpiexec" --bind-to $bind -n "$np" "$work/$b.sonde" ;;
+    base) "$baseline/bin/mpiexec" --bind-to $bind -n "$np" "$work/$b.base" ;;
     mpich) mpiexec.mpich -bind-to $bind -n "$np" "$work/$b.mpich" ;;
     ompi)
       local osc=()
@@ -64,13 +78,14 @@ run() {  # impl bench -> lines "name size value"
 
 for b in "${benches[@]}"; do
   for ((r = 0; r < rounds; r++)); do
-    for impl in sonde mpich ompi; do
+    for impl in "${impls[@]}"; do
       run $impl "$b" | awk -v impl=$impl '{print impl, $1, $2, $3}' >> "$work/results"
     done
   done
 done
 
-# Median per (bench, size, impl), then Sonde against the faster peer.
+# Median per (bench, size, impl), then Sonde against the faster peer (and
+# against the baseline Sonde when one ran).
 python3 - "$work/results" <<'PY'
 import sys, statistics, collections
 rows = collections.defaultdict(list)
@@ -78,15 +93,24 @@ for line in open(sys.argv[1]):
     impl, bench, size, value = line.split()
     rows[(bench, int(size), impl)].append(float(value))
 keys = sorted({(b, s) for b, s, _ in rows})
+has_base = any(i == "base" for _, _, i in rows)
 higher_is_better = {"bandwidth", "rma_put_bw", "rma_get_bw", "rma_acc_rate"}
 unit = {"bandwidth": "GB/s", "rma_put_bw": "GB/s", "rma_get_bw": "GB/s", "rma_acc_rate": "Mop/s"}  # match_worst_*: us/msg; else us
-print(f"{'benchmark':<24} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'openmpi':>9}  sonde/best-peer")
+nan = float("nan")
+print(f"{'benchmark':<24} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'openmpi':>9}"
+      + (f" {'baseline':>9}" if has_base else "") + "  sonde/best-peer" + ("  sonde/baseline" if has_base else ""))
 for b, s in keys:
-    med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi") if rows.get((b, s, i))}
+    med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi", "base") if rows.get((b, s, i))}
     peers = [med[i] for i in ("mpich", "ompi") if i in med]
     best = max(peers) if b in higher_is_better else min(peers)
-    ratio = med["sonde"] / best if best else float("nan")
-    print(f"{b:<24} {s:>8} {unit.get(b, 'us/msg' if b.startswith('match_worst') else 'us'):>7} {med.get('sonde', float('nan')):>9.3f} {med.get('mpich', float('nan')):>9.3f} "
-          f"{med.get('ompi', float('nan')):>9.3f}  {ratio:.2f}" + ("  (higher is better)" if b in higher_is_better else ""))
+    ratio = med["sonde"] / best if best else nan
+    line = (f"{b:<24} {s:>8} {unit.get(b, 'us/msg' if b.startswith('match_worst') else 'us'):>7} {med.get('sonde', nan):>9.3f} "
+            f"{med.get('mpich', nan):>9.3f} {med.get('ompi', nan):>9.3f}")
+    if has_base:
+        line += f" {med.get('base', nan):>9.3f}"
+    line += f"  {ratio:15.2f}"
+    if has_base:
+        line += f"  {med['sonde'] / med['base'] if med.get('base') else nan:15.2f}"
+    print(line + ("  (higher is better)" if b in higher_is_better else ""))
 print(f"(median of {len(next(iter(rows.values())))} interleaved rounds; each round itself a median of trials)")
 PY

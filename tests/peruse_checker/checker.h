@@ -2,8 +2,9 @@
 // verifies the stream against the state machine below (the contract of
 // ARCHITECTURE.md "Instrumentation: where each event fires").
 //
-// The tables here are the readable form of kTransitions and the sequence
-// rules in checker.cc; docs/peruse.md copies them. Change all three together.
+// The tables here are the readable form of kTransitions (rules.h) and the
+// sequence rules in checker.cc; docs/peruse.md copies them. Change all
+// together.
 //
 // unique_id kinds (low 3 bits; an id is never 0):
 //   0 request (descriptor address)     1 search
