@@ -9,19 +9,24 @@
  *     saw to OUT/peruse<R>.log; at quiet moments rank 1 reads the MPI_T
  *     queue-length pvars and writes them, with the time, to OUT/pvars1.log.
  *
- *   traffic OUT --fidelity   for D = 2, 10, 50 ms, each on its own
- *     communicator (named late_sender_<D>ms / late_receiver_<D>ms): a
- *     sender that starts D ms after the receive is posted (rank 1 blocked
- *     in MPI_Wait), and a receiver that posts D ms after a rendezvous
- *     send's message arrived (rank 0 blocked in MPI_Send; rank 1 meanwhile
- *     probes, so its MPI takes the message in and it waits in the
- *     unexpected queue). Handshakes, not a barrier, order the two sides, so
- *     each wait happens however the ranks are scheduled. OUT/truth.log has
- *     what the program measured itself with CLOCK_MONOTONIC (one host, one
- *     clock): for the late sender rank 1's time inside MPI_Wait; for the
- *     late receiver the time from rank 0's MPI_Send to rank 1's MPI_Recv.
- *     A loaded machine stretches both beyond D, so the profiler is held to
- *     these measurements (and each is at least D).
+ *   traffic OUT --fidelity   for D = 2, 10, 50 ms: a sender that starts
+ *     D ms after the receive is posted (rank 1 blocked in MPI_Wait), and a
+ *     receiver that posts D ms after a rendezvous send's message arrived
+ *     (rank 0 blocked in MPI_Send; rank 1 meanwhile probes, so its MPI takes
+ *     the message in and it waits in the unexpected queue). The delays are
+ *     spun on CLOCK_MONOTONIC, not slept. Handshakes, not a barrier, order
+ *     the two sides, so each wait happens however the ranks are scheduled.
+ *     Each attempt runs on its own communicator (late_sender_<D>ms_<A> /
+ *     late_receiver_<D>ms_<A>); OUT/truth.log has, per attempt, what the
+ *     program measured itself (one host, one clock): for the late sender
+ *     rank 1's time inside MPI_Wait; for the late receiver the time from
+ *     rank 0's MPI_Send to rank 1's MPI_Recv, and the message's time
+ *     between rank 1 seeing it and receiving it. A descheduled rank
+ *     stretches a wait beyond D, so a case is tried again (up to
+ *     FIDELITY_ATTEMPTS times) until the program measured D within half
+ *     of the checker's tolerance; check_outputs.py holds the
+ *     profiler to D in that attempt, and to the program's own figure in
+ *     every attempt.
  */
 #include <mpi.h>
 #include <peruse.h>
@@ -190,6 +195,87 @@ static void queues(const char *out, int rank) {
   MPI_Comm_free(&c);
 }
 
+enum { FIDELITY_ATTEMPTS = 20 };
+
+/* Spins until `ns` have passed on CLOCK_MONOTONIC (sleeping would overshoot). */
+static void spin_ns(long long ns) {
+  long long until = now_ns() + ns;
+  while (now_ns() < until) {
+  }
+}
+
+/* Whether the program measured the injected delay faithfully: within half
+ * the checker's tolerance, max(2 % of D, 50 us). */
+static int faithful(long long measured, int d_ms) {
+  long long d = d_ms * 1000000LL, tol = d / 50 > 50000 ? d / 50 : 50000;
+  return measured - d <= tol / 2 && d - measured <= tol / 2;
+}
+
+/* Late sender, one attempt on a fresh communicator: 1 posts its receive,
+ * tells 0, and blocks in MPI_Wait until 0, D ms after hearing, sends.
+ * Returns (on both ranks) whether the wait rank 1 measured was faithful. */
+static int late_sender(FILE *truth, int rank, int d, int attempt, char *big) {
+  char name[64];
+  long long t[2] = {0, 0};
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  snprintf(name, sizeof name, "late_sender_%dms_%d", d, attempt);
+  MPI_Comm_set_name(c, name);
+  if (rank == 0) {
+    MPI_Recv(NULL, 0, MPI_BYTE, 1, 5, c, MPI_STATUS_IGNORE);
+    spin_ns(d * 1000000LL);
+    MPI_Send(big, 8, MPI_BYTE, 1, 1, c);
+    MPI_Recv(&t[1], 1, MPI_LONG_LONG, 1, 2, c, MPI_STATUS_IGNORE);
+    fprintf(truth, "late_sender %d %s %lld %lld\n", d, name, t[1], t[1]); /* the wait is its queue time */
+  } else if (rank == 1) {
+    MPI_Request r;
+    MPI_Irecv(big, 8, MPI_BYTE, 0, 1, c, &r);
+    MPI_Send(NULL, 0, MPI_BYTE, 0, 5, c);
+    t[0] = now_ns();
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    t[1] = now_ns() - t[0]; /* blocked in MPI_Wait */
+    MPI_Send(&t[1], 1, MPI_LONG_LONG, 0, 2, c);
+  }
+  int ok = rank == 0 ? faithful(t[1], d) : 0;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, c);
+  MPI_Comm_free(&c);
+  return ok;
+}
+
+/* Late receiver, one attempt: 0 blocks in a rendezvous MPI_Send; 1 sees
+ * its message arrive (MPI_Iprobe), stays busy D ms more, then receives. */
+static int late_receiver(FILE *truth, int rank, int d, int attempt, char *big, int big_bytes) {
+  char name[64];
+  long long t[3] = {0, 0, 0};
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  snprintf(name, sizeof name, "late_receiver_%dms_%d", d, attempt);
+  MPI_Comm_set_name(c, name);
+  int ok = 0;
+  if (rank == 0) {
+    t[0] = now_ns();
+    MPI_Send(big, big_bytes, MPI_BYTE, 1, 1, c);
+    MPI_Recv(&t[1], 2, MPI_LONG_LONG, 1, 2, c, MPI_STATUS_IGNORE); /* t[1], t[2] travel together */
+    /* blocked from the send's start until the receive was posted; the
+     * message unexpected from when 1 first saw it until then */
+    fprintf(truth, "late_receiver %d %s %lld %lld\n", d, name, t[1] - t[0], t[1] - t[2]);
+    ok = faithful(t[1] - t[0], d) && faithful(t[1] - t[2], d);
+  } else if (rank == 1) {
+    int flag = 0;
+    while (!flag) MPI_Iprobe(0, 1, c, &flag, MPI_STATUS_IGNORE);
+    t[2] = now_ns();
+    long long until = now_ns() + d * 1000000LL;
+    while (now_ns() < until) /* busy elsewhere, but in MPI now and then */
+      MPI_Iprobe(0, 99, c, &flag, MPI_STATUS_IGNORE);
+    t[1] = now_ns();
+    MPI_Recv(big, big_bytes, MPI_BYTE, 0, 1, c, MPI_STATUS_IGNORE);
+    MPI_Send(&t[1], 2, MPI_LONG_LONG, 0, 2, c);
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, c);
+  MPI_Comm_free(&c);
+  return ok;
+}
+
 static void fidelity(const char *out, int rank) {
   static const int delays[] = {2, 10, 50};
   static char big[1 << 20];
@@ -212,55 +298,10 @@ static void fidelity(const char *out, int rank) {
   }
   MPI_Comm_free(&warm);
   for (int i = 0; i < 3; ++i) {
-    int d = delays[i];
-    char name[64];
-    long long t[3];
-    MPI_Comm ls, lr; /* t[1], t[2] travel together */
-    /* Late sender: 1 posts its receive, tells 0, and blocks in MPI_Wait
-     * until 0, D ms after hearing, sends. */
-    MPI_Comm_dup(MPI_COMM_WORLD, &ls);
-    snprintf(name, sizeof name, "late_sender_%dms", d);
-    MPI_Comm_set_name(ls, name);
-    if (rank == 0) {
-      MPI_Recv(NULL, 0, MPI_BYTE, 1, 5, ls, MPI_STATUS_IGNORE);
-      sleep_ms(d);
-      MPI_Send(big, 8, MPI_BYTE, 1, 1, ls);
-      MPI_Recv(&t[1], 1, MPI_LONG_LONG, 1, 2, ls, MPI_STATUS_IGNORE);
-      fprintf(truth, "late_sender %d %s %lld %lld\n", d, name, t[1], t[1]); /* the wait is its queue time */
-    } else if (rank == 1) {
-      MPI_Request r;
-      MPI_Irecv(big, 8, MPI_BYTE, 0, 1, ls, &r);
-      MPI_Send(NULL, 0, MPI_BYTE, 0, 5, ls);
-      t[0] = now_ns();
-      MPI_Wait(&r, MPI_STATUS_IGNORE);
-      t[1] = now_ns() - t[0]; /* blocked in MPI_Wait */
-      MPI_Send(&t[1], 1, MPI_LONG_LONG, 0, 2, ls);
+    for (int a = 0; a < FIDELITY_ATTEMPTS && !late_sender(truth, rank, delays[i], a, big); ++a) {
     }
-    /* Late receiver: 0 blocks in a rendezvous MPI_Send; 1 sees its message
-     * arrive (MPI_Iprobe), stays busy D ms more, then receives. */
-    MPI_Comm_dup(MPI_COMM_WORLD, &lr);
-    snprintf(name, sizeof name, "late_receiver_%dms", d);
-    MPI_Comm_set_name(lr, name);
-    if (rank == 0) {
-      t[0] = now_ns();
-      MPI_Send(big, sizeof big, MPI_BYTE, 1, 1, lr);
-      MPI_Recv(&t[1], 2, MPI_LONG_LONG, 1, 2, lr, MPI_STATUS_IGNORE);
-      /* blocked from the send's start until the receive was posted; the
-       * message unexpected from when 1 first saw it until then */
-      fprintf(truth, "late_receiver %d %s %lld %lld\n", d, name, t[1] - t[0], t[1] - t[2]);
-    } else if (rank == 1) {
-      int flag = 0;
-      while (!flag) MPI_Iprobe(0, 1, lr, &flag, MPI_STATUS_IGNORE);
-      t[2] = now_ns();
-      long long until = now_ns() + d * 1000000LL;
-      while (now_ns() < until) /* busy elsewhere, but in MPI now and then */
-        MPI_Iprobe(0, 99, lr, &flag, MPI_STATUS_IGNORE);
-      t[1] = now_ns();
-      MPI_Recv(big, sizeof big, MPI_BYTE, 0, 1, lr, MPI_STATUS_IGNORE);
-      MPI_Send(&t[1], 2, MPI_LONG_LONG, 0, 2, lr);
+    for (int a = 0; a < FIDELITY_ATTEMPTS && !late_receiver(truth, rank, delays[i], a, big, (int)sizeof big); ++a) {
     }
-    MPI_Comm_free(&ls);
-    MPI_Comm_free(&lr);
   }
   if (truth) fclose(truth);
 }
