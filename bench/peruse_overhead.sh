@@ -16,6 +16,9 @@
 # difference between 3000 and 1000 rounds, per round and per callback, for the three builds, for Open
 # MPI's ten event kinds and for one event that never fires on this path (and
 # Open MPI's, idle and all active, with OMPI_PERUSE_PREFIX).
+# PERUSE_OVERHEAD_SCOPE=entry counts from Sonde's MPI_X entry points instead,
+# the QMPI dispatcher included: the scope of a build without QMPI, for
+# comparing with an older commit's figures.
 set -euo pipefail
 mode=time
 if [ "${1:-}" = --callgrind ]; then mode=callgrind; shift; fi
@@ -57,7 +60,13 @@ if [ $mode = callgrind ]; then
     local prog=("$work/peruse_overhead") env=(LD_LIBRARY_PATH="$work/$1") fns=() f
     [ "$1" = ompi ] && prog=("$work/peruse_overhead.ompi") env=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader)
     for f in MPI_Irecv MPI_Send MPI_Wait; do
-      if [ "$1" = ompi ]; then fns+=("--toggle-collect=*$f"); else fns+=("--toggle-collect=sonde_qmpi_impl_$f"); fi
+      if [ "$1" = ompi ]; then
+        fns+=("--toggle-collect=*$f")
+      elif [ "${PERUSE_OVERHEAD_SCOPE:-}" = entry ]; then
+        fns+=("--toggle-collect=$f" "--toggle-collect=P$f")  # one of the two names is the function's
+      else
+        fns+=("--toggle-collect=sonde_qmpi_impl_$f")
+      fi
     done
     env "${env[@]}" BENCH_PERUSE="$2" BENCH_ITERS="$3" valgrind --tool=callgrind "${fns[@]}" \
       --callgrind-out-file="$work/cg.out" "${prog[@]}" >/dev/null 2>"$work/cg.err"

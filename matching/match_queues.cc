@@ -163,8 +163,7 @@ void MatchQueues::index_unexpected(UnexpectedEntry* m) {
   m->counted_in = &counter;
 }
 
-void MatchQueues::maybe_build_index() {
-  if (index_ || posted_size() + unexpected_size() <= kIndexThreshold) return;
+void MatchQueues::build_index() {
   index_ = std::make_unique<Index>();
   // Each bucket holds entries of one half only, so indexing each half in
   // queue order keeps every bucket in queue order.
@@ -174,26 +173,29 @@ void MatchQueues::maybe_build_index() {
     for (auto& m : *half) index_unexpected(&m);
 }
 
-void MatchQueues::maybe_drop_index() {
-  if (index_ && posted_user_.empty() && posted_reserved_.empty() && unex_user_.empty() && unex_reserved_.empty())
-    index_.reset();
+void MatchQueues::drop_index_if_empty() {
+  if (posted_user_.empty() && posted_reserved_.empty() && unex_user_.empty() && unex_reserved_.empty()) index_.reset();
 }
 
+// Without an index no entry is in a bucket or counted in one (the index is
+// dropped only when both queues are empty), so only the queue is touched.
 void MatchQueues::unlink_posted(PostedEntry* r) {
   PostedList& half = posted_half(r->tag);
   half.erase(half.iterator_to(*r));
+  if (!index_) return;
   if (r->in_pattern.is_linked()) r->in_pattern.unlink();
   if (r->counted_in) {
     --r->counted_in->posted_from;
     r->counted_in = nullptr;
   }
-  maybe_drop_index();
+  drop_index_if_empty();
 }
 
 void MatchQueues::unlink_unexpected(UnexpectedEntry* m) {
   UnexpectedList& half = unex_half(m->tag);
   half.erase(half.iterator_to(*m));
   unexpected_bytes_ -= m->bytes;
+  if (!index_) return;
   if (m->in_pair.is_linked()) m->in_pair.unlink();
   if (m->in_tag.is_linked()) m->in_tag.unlink();
   if (m->in_source.is_linked()) m->in_source.unlink();
@@ -201,7 +203,7 @@ void MatchQueues::unlink_unexpected(UnexpectedEntry* m) {
     --m->counted_in->unexpected_from;
     m->counted_in = nullptr;
   }
-  maybe_drop_index();
+  drop_index_if_empty();
 }
 
 // ---------------------------------------------------------------- arrivals
@@ -248,20 +250,12 @@ void MatchQueues::push_unexpected(UnexpectedEntry* message) {
   if (index_) {
     index_->sweep(posted_size() + unexpected_size());
     index_unexpected(message);
-  } else {
-    maybe_build_index();
+  } else if (posted_size() + unexpected_size() > kIndexThreshold) [[unlikely]] {
+    build_index();
   }
 }
 
 // ---------------------------------------------------------------- receives
-
-UnexpectedEntry* MatchQueues::find_linear(int32_t source, int32_t tag) {
-  for (auto& m : unex_half(tag)) {
-    ++unexpected_attempts_;
-    if (matches(source, tag, m.source, m.tag)) return &m;
-  }
-  return nullptr;
-}
 
 UnexpectedEntry* MatchQueues::find_reserved(int32_t source, int32_t tag) {
   // A collective's receive names its source, and one sender's messages
@@ -323,8 +317,8 @@ void MatchQueues::post(PostedEntry* receive) {
   if (index_) {
     index_->sweep(posted_size() + unexpected_size());
     index_posted(receive);
-  } else {
-    maybe_build_index();
+  } else if (posted_size() + unexpected_size() > kIndexThreshold) [[unlikely]] {
+    build_index();
   }
 }
 

@@ -181,15 +181,24 @@ class MatchQueues {
   static bool user_tag(int32_t tag) { return tag >= 0 || tag == kAnyTag; }
   PostedList& posted_half(int32_t want_tag) { return user_tag(want_tag) ? posted_user_ : posted_reserved_; }
   UnexpectedList& unex_half(int32_t tag) { return user_tag(tag) ? unex_user_ : unex_reserved_; }
-  UnexpectedEntry* find_linear(int32_t source, int32_t tag);
+  // The oldest acceptable message in a walk of tag's half (not indexed).
+  UnexpectedEntry* find_linear(int32_t source, int32_t tag) {
+    for (auto& m : unex_half(tag)) {
+      ++unexpected_attempts_;
+      if (matches(source, tag, m.source, m.tag)) return &m;
+    }
+    return nullptr;
+  }
   UnexpectedEntry* find_indexed(int32_t source, int32_t tag);
   UnexpectedEntry* find_reserved(int32_t source, int32_t tag);
   void unlink_unexpected(UnexpectedEntry* message);
   void unlink_posted(PostedEntry* receive);
   void index_posted(PostedEntry* receive);
   void index_unexpected(UnexpectedEntry* message);
-  void maybe_build_index();
-  void maybe_drop_index();
+  // Past kIndexThreshold entries (checked by post and push_unexpected).
+  void build_index();
+  // When both queues are empty (checked on unlinks while indexed).
+  void drop_index_if_empty();
 
   PostedList posted_user_, posted_reserved_;
   UnexpectedList unex_user_, unex_reserved_;
