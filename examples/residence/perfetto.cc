@@ -14,6 +14,7 @@
 //     buffer overflow, arrows that run backwards, joins that failed
 // Times are µs with three decimals (ns), on rank 0's clock from its MPI_Init.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -41,11 +42,51 @@ std::string json_string(const std::string& s) {
 
 namespace {
 
-std::string us(int64_t ns) {
-  return format("%s%lld.%03lld", ns < 0 ? "-" : "", static_cast<long long>((ns < 0 ? -ns : ns) / 1000),
-                static_cast<long long>((ns < 0 ? -ns : ns) % 1000));
-}
-std::string hex(uint64_t v) { return format("\"0x%llx\"", static_cast<unsigned long long>(v)); }
+// Appends JSON pieces to one string without a format string per value (a
+// trace holds several records per message; printf per field dominated the
+// time MPI_Finalize spent writing it).
+class Json {
+ public:
+  explicit Json(std::string& o) : o_(o) {}
+  Json& raw(const char* s) {
+    o_ += s;
+    return *this;
+  }
+  Json& raw(const std::string& s) {
+    o_ += s;
+    return *this;
+  }
+  Json& num(long long v) {
+    char buf[24];
+    o_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    return *this;
+  }
+  Json& unum(unsigned long long v) {
+    char buf[24];
+    o_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    return *this;
+  }
+  // ns as µs with three decimals.
+  Json& us(int64_t ns) {
+    if (ns < 0) o_ += '-';
+    unsigned long long a = ns < 0 ? 0ull - static_cast<unsigned long long>(ns) : static_cast<unsigned long long>(ns);
+    unum(a / 1000);
+    char frac[4] = {'.', char('0' + a % 1000 / 100), char('0' + a % 100 / 10), char('0' + a % 10)};
+    o_.append(frac, 4);
+    return *this;
+  }
+  // "0x..." (a quoted hexadecimal PERUSE unique id).
+  Json& hex(uint64_t v) {
+    char buf[20];
+    o_ += "\"0x";
+    o_.append(buf, std::to_chars(buf, buf + sizeof buf, v, 16).ptr);
+    o_ += '"';
+    return *this;
+  }
+
+ private:
+  std::string& o_;
+};
 
 // Durations for the markers of sends (or matches) of one rank: 1 µs, or up
 // to the next marker so they never overlap on their thread.
@@ -81,76 +122,92 @@ std::vector<int64_t> durations(const std::vector<Rec>& recs) {
 
 std::string write_perfetto(const Timeline& tl, const std::string& path) {
   std::string o = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  Json j(o);
   bool first = true;
-  auto ev = [&](const std::string& body) {
+  // Starts the next event: the separator and its opening brace.
+  auto ev = [&]() -> Json& {
     if (!first) o += ",\n";
     first = false;
-    o += "{" + body + "}";
+    return j.raw("{");
   };
-  for (const RankInfo& r : tl.ranks) {
-    ev(format("\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d (pid %d)\"}",
-              r.rank, r.rank, r.pid));
-    ev(format("\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}", r.rank,
-              r.rank));
-    const char* threads[] = {"MPI calls", "sends", "matches"};
-    for (int t = 0; t < 3; ++t)
-      ev(format("\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}", r.rank, t + 1,
-                threads[t]));
+  // The communicators' labels, quoted once.
+  std::vector<std::string> label, posted_name, unexpected_name, queues_name;
+  for (const TimelineComm& c : tl.comms) {
+    label.push_back(json_string(c.label));
+    posted_name.push_back(json_string("posted " + c.label));
+    unexpected_name.push_back(json_string("unexpected " + c.label));
+    queues_name.push_back(json_string("queues " + c.label));
   }
-  for (const TimelineComm& c : tl.comms)
-    for (auto& [rank, points] : c.depth)
-      for (const DepthPoint& p : points)
-        ev(format("\"ph\":\"C\",\"pid\":%d,\"name\":%s,\"ts\":%s,\"args\":{\"posted\":%d,\"unexpected\":%d}", rank,
-                  json_string("queues " + c.label).c_str(), us(p.t).c_str(), p.posted, p.unexpected));
+  for (const RankInfo& r : tl.ranks) {
+    ev().raw("\"ph\":\"M\",\"pid\":")
+        .num(r.rank)
+        .raw(",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"rank ");
+    j.num(r.rank).raw(" (pid ").num(r.pid).raw(")\"}}");
+    ev().raw("\"ph\":\"M\",\"pid\":").num(r.rank).raw(",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{");
+    j.raw("\"sort_index\":").num(r.rank).raw("}}");
+    const char* threads[] = {"MPI calls", "sends", "matches"};
+    for (int t = 0; t < 3; ++t) {
+      ev().raw("\"ph\":\"M\",\"pid\":").num(r.rank).raw(",\"tid\":").num(t + 1);
+      j.raw(",\"name\":\"thread_name\",\"args\":{\"name\":\"").raw(threads[t]).raw("\"}}");
+    }
+  }
+  for (size_t ci = 0; ci < tl.comms.size(); ++ci)
+    for (auto& [rank, points] : tl.comms[ci].depth)
+      for (const DepthPoint& p : points) {
+        ev().raw("\"ph\":\"C\",\"pid\":").num(rank).raw(",\"name\":").raw(queues_name[ci]).raw(",\"ts\":").us(p.t);
+        j.raw(",\"args\":{\"posted\":").num(p.posted).raw(",\"unexpected\":").num(p.unexpected).raw("}}");
+      }
   for (size_t i = 0; i < tl.slices.size(); ++i) {
     const Slice& s = tl.slices[i];
-    const TimelineComm& c = tl.comms[static_cast<size_t>(s.comm)];
-    std::string name = json_string((s.queue ? "unexpected " : "posted ") + c.label);
-    std::string common = format("\"cat\":\"%s\",\"name\":%s,\"id\":\"q%zu\",\"pid\":%d,\"tid\":0",
-                                s.queue ? "unexpected_q" : "posted_q", name.c_str(), i, s.rank);
-    ev("\"ph\":\"b\"," + common + ",\"ts\":" + us(s.begin) +
-       format(",\"args\":{\"comm\":%s,\"peer\":%d,\"peer_world\":%d,\"tag\":%d,\"bytes\":%lld,\"uid\":%s,\"open\":%s}",
-              json_string(c.label).c_str(), s.peer, tl.world_of(s.comm, s.peer), s.tag, static_cast<long long>(s.bytes),
-              hex(s.uid).c_str(), s.open ? "true" : "false"));
-    ev("\"ph\":\"e\"," + common + ",\"ts\":" + us(s.end));
+    const size_t ci = static_cast<size_t>(s.comm);
+    auto common = [&] {
+      j.raw(",\"cat\":\"").raw(s.queue ? "unexpected_q" : "posted_q").raw("\",\"name\":");
+      j.raw(s.queue ? unexpected_name[ci] : posted_name[ci]).raw(",\"id\":\"q").unum(i).raw("\",\"pid\":").num(s.rank);
+      j.raw(",\"tid\":0");
+    };
+    ev().raw("\"ph\":\"b\"");
+    common();
+    j.raw(",\"ts\":").us(s.begin).raw(",\"args\":{\"comm\":").raw(label[ci]).raw(",\"peer\":").num(s.peer);
+    j.raw(",\"peer_world\":").num(tl.world_of(s.comm, s.peer)).raw(",\"tag\":").num(s.tag);
+    j.raw(",\"bytes\":").num(static_cast<long long>(s.bytes)).raw(",\"uid\":").hex(s.uid);
+    j.raw(",\"open\":").raw(s.open ? "true" : "false").raw("}}");
+    ev().raw("\"ph\":\"e\"");
+    common();
+    j.raw(",\"ts\":").us(s.end).raw("}");
   }
-  for (const Call& c : tl.calls)
-    ev(format(
-        "\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"name\":\"%s\",\"ts\":%s,\"dur\":%s,\"args\":{\"late_sender_ns\":%lld,"
-        "\"late_receiver_ns\":%lld,\"waited_for\":%d}",
-        c.rank, kCallName[c.kind], us(c.begin).c_str(), us(c.end - c.begin).c_str(),
-        static_cast<long long>(c.late_sender), static_cast<long long>(c.late_receiver), c.peer_world));
+  for (const Call& c : tl.calls) {
+    ev().raw("\"ph\":\"X\",\"pid\":").num(c.rank).raw(",\"tid\":1,\"name\":\"").raw(kCallName[c.kind]);
+    j.raw("\",\"ts\":").us(c.begin).raw(",\"dur\":").us(c.end - c.begin);
+    j.raw(",\"args\":{\"late_sender_ns\":").num(static_cast<long long>(c.late_sender));
+    j.raw(",\"late_receiver_ns\":").num(static_cast<long long>(c.late_receiver));
+    j.raw(",\"waited_for\":").num(c.peer_world).raw("}}");
+  }
   std::vector<int64_t> send_dur = durations(tl.sends), match_dur = durations(tl.matches);
   for (size_t i = 0; i < tl.sends.size(); ++i) {
     const SendRec& s = tl.sends[i];
-    ev(format(
-        "\"ph\":\"X\",\"pid\":%d,\"tid\":2,\"name\":\"send\",\"ts\":%s,\"dur\":%s,\"args\":{\"comm\":%s,\"dest\":%d,"
-        "\"tag\":%d,\"bytes\":%lld,\"uid\":%s}",
-        s.rank, us(s.t).c_str(), us(send_dur[i]).c_str(),
-        json_string(tl.comms[static_cast<size_t>(s.comm)].label).c_str(), s.dest, s.tag,
-        static_cast<long long>(s.bytes), hex(s.uid).c_str()));
+    ev().raw("\"ph\":\"X\",\"pid\":").num(s.rank).raw(",\"tid\":2,\"name\":\"send\",\"ts\":").us(s.t);
+    j.raw(",\"dur\":").us(send_dur[i]).raw(",\"args\":{\"comm\":").raw(label[static_cast<size_t>(s.comm)]);
+    j.raw(",\"dest\":").num(s.dest).raw(",\"tag\":").num(s.tag).raw(",\"bytes\":").num(static_cast<long long>(s.bytes));
+    j.raw(",\"uid\":").hex(s.uid).raw("}}");
   }
   for (size_t i = 0; i < tl.matches.size(); ++i) {
     const MatchRec& m = tl.matches[i];
     const Slice& s = tl.slices[static_cast<size_t>(m.slice)];
-    ev(format(
-        "\"ph\":\"X\",\"pid\":%d,\"tid\":3,\"name\":\"match\",\"ts\":%s,\"dur\":%s,\"args\":{\"comm\":%s,\"src\":%d,"
-        "\"tag\":%d,\"queue\":\"%s\",\"uid\":%s}",
-        m.rank, us(m.t).c_str(), us(match_dur[i]).c_str(),
-        json_string(tl.comms[static_cast<size_t>(m.comm)].label).c_str(), m.src, m.tag,
-        s.queue ? "unexpected" : "posted", hex(m.uid).c_str()));
+    ev().raw("\"ph\":\"X\",\"pid\":").num(m.rank).raw(",\"tid\":3,\"name\":\"match\",\"ts\":").us(m.t);
+    j.raw(",\"dur\":").us(match_dur[i]).raw(",\"args\":{\"comm\":").raw(label[static_cast<size_t>(m.comm)]);
+    j.raw(",\"src\":").num(m.src).raw(",\"tag\":").num(m.tag).raw(",\"queue\":\"");
+    j.raw(s.queue ? "unexpected" : "posted").raw("\",\"uid\":").hex(m.uid).raw("}}");
   }
   for (size_t k = 0; k < tl.flows.size(); ++k) {
     const SendRec& s = tl.sends[static_cast<size_t>(tl.flows[k].send)];
     const MatchRec& m = tl.matches[static_cast<size_t>(tl.flows[k].match)];
-    std::string args = format("\"args\":{\"send_uid\":%s,\"match_uid\":%s}", hex(s.uid).c_str(), hex(m.uid).c_str());
-    ev(format("\"ph\":\"s\",\"cat\":\"message\",\"name\":\"message\",\"id\":%zu,\"pid\":%d,\"tid\":2,\"ts\":%s,", k,
-              s.rank, us(s.t).c_str()) +
-       args);
-    ev(format("\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"message\",\"name\":\"message\",\"id\":%zu,\"pid\":%d,\"tid\":3,"
-              "\"ts\":%s,",
-              k, m.rank, us(m.t).c_str()) +
-       args);
+    auto args = [&] { j.raw("\"args\":{\"send_uid\":").hex(s.uid).raw(",\"match_uid\":").hex(m.uid).raw("}}"); };
+    ev().raw("\"ph\":\"s\",\"cat\":\"message\",\"name\":\"message\",\"id\":").unum(k).raw(",\"pid\":").num(s.rank);
+    j.raw(",\"tid\":2,\"ts\":").us(s.t).raw(",");
+    args();
+    ev().raw("\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"message\",\"name\":\"message\",\"id\":").unum(k);
+    j.raw(",\"pid\":").num(m.rank).raw(",\"tid\":3,\"ts\":").us(m.t).raw(",");
+    args();
   }
   o += "\n],\n\"metadata\":{\"sonde\":{";
   o += format("\"ranks\":%zu,\"clock_error_ns\":%llu,\"backward_flows\":%llu,\"overflow_events\":%llu,"

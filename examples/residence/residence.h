@@ -175,7 +175,7 @@ struct RankReport {
   uint64_t open_requests = 0, open_messages = 0;  // still in the tables at MPI_Finalize
 };
 
-constexpr int kMaxComms = 4096;    // Sonde itself allows 4096 live communicators
+constexpr int kMaxComms = 4096;    // live communicators tracked; events on more are counted in lost_comms
 constexpr size_t kMaxClosed = 64;  // freed communicators kept one by one; later ones are merged
 
 struct State {
