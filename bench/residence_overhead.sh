@@ -15,7 +15,18 @@
 # and the bytes of trace.json and OTF2 per event.
 #
 #   bench/residence_overhead.sh [ROUNDS]   (default 5; BENCH_ITERS, BENCH_TRIALS as latency.c)
+#
+# --callgrind instead counts instructions (exact, unaffected by a loaded
+# machine) of the whole one-rank self run (bench/residence_self.c) at two
+# message counts, whose difference divided by the extra messages is the cost
+# per message: the message path, the profiler's callbacks and interceptors
+# and, for `traces`, writing trace.json and the OTF2 archive at
+# MPI_Finalize (which grow with the messages).
+#
+#   bench/residence_overhead.sh --callgrind
 set -euo pipefail
+mode=time
+if [ "${1:-}" = --callgrind ]; then mode=callgrind; shift; fi
 rounds=${1:-5}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -23,15 +34,38 @@ bazel build //bench:latency //bench:residence_self //tools/mpiexec:mpiexec //exa
 bin=$(bazel info bazel-bin 2>/dev/null)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+profiler_env() {  # variant -> the environment that selects it, one word a line
+  case $1 in
+    stats) printf '%s\n' LD_PRELOAD="$bin/examples/residence/libsonde_residence.so" SONDE_RESIDENCE_EVENTS=0 ;;
+    timeline) printf '%s\n' LD_PRELOAD="$bin/examples/residence/libsonde_residence.so" SONDE_RESIDENCE_EVENTS=1000000 ;;
+    traces) printf '%s\n' LD_PRELOAD="$bin/examples/residence/libsonde_residence.so" SONDE_RESIDENCE_EVENTS=1000000 \
+              SONDE_RESIDENCE_TRACE=perfetto,otf2 ;;
+  esac
+}
+if [ $mode = callgrind ]; then
+  # One rank, so valgrind runs the whole job's messages in one process; the
+  # trials loop runs BENCH_TRIALS + 1 times BENCH_ITERS messages.
+  count() {  # variant iters -> instructions of the whole run
+    local env=()
+    mapfile -t env < <(profiler_env "$1")
+    rm -rf "$work/out"
+    "$bin/tools/mpiexec/mpiexec" -n 1 env "${env[@]}" SONDE_RESIDENCE_OUT="$work/out" BENCH_TRIALS=1 BENCH_ITERS="$2" \
+      valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$bin/bench/residence_self" >/dev/null 2>&1
+    callgrind_annotate "$work/cg.out" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+  }
+  echo "instructions per message (Irecv + Send + Wait to self, 0 bytes, whole run incl. MPI_Finalize's output):"
+  base=0
+  for v in none stats timeline traces; do
+    per=$(( ($(count $v 6000) - $(count $v 2000)) / 8000 ))
+    [ $v = none ] && base=$per
+    printf '  %-9s %6d  (%+d vs none)\n' $v "$per" $((per - base))
+  done
+  exit 0
+fi
 export BENCH_LATENCY_SIZES=0 BENCH_ITERS=${BENCH_ITERS:-5000} BENCH_TRIALS=${BENCH_TRIALS:-5}
 run() {  # variant [program [ranks]] -> its figure (latency: half round trip in us)
   local env=()
-  case $1 in
-    stats) env=(LD_PRELOAD="$bin/examples/residence/libsonde_residence.so" SONDE_RESIDENCE_EVENTS=0) ;;
-    timeline) env=(LD_PRELOAD="$bin/examples/residence/libsonde_residence.so" SONDE_RESIDENCE_EVENTS=1000000) ;;
-    traces) env=(LD_PRELOAD="$bin/examples/residence/libsonde_residence.so" SONDE_RESIDENCE_EVENTS=1000000
-                 SONDE_RESIDENCE_TRACE=perfetto,otf2) ;;
-  esac
+  mapfile -t env < <(profiler_env "$1")
   rm -rf "$work/out"
   "$bin/tools/mpiexec/mpiexec" -n "${3:-2}" env "${env[@]}" SONDE_RESIDENCE_OUT="$work/out" "$bin/bench/${2:-latency}" \
     2>/dev/null | awk '/^latency 0 / { print $3 } /^self / { print $2 }'
