@@ -73,7 +73,7 @@ void Engine::start(int rank, int size, std::vector<std::unique_ptr<transport::Tr
   for (uint32_t i = 1; i <= 3; ++i) tables_.errhandlers.predefined(i).live = true;
 
   contexts_.free_.assign(ContextRegistry::kMaxContexts / 64, ~uint64_t(0));
-  contexts_.by_context_.assign(ContextRegistry::kMaxContexts, nullptr);
+  contexts_.by_context_.assign(64, nullptr);
   contexts_.take(0);  // MPI_COMM_WORLD
   contexts_.take(1);  // MPI_COMM_SELF
   for (uint32_t id : reserved) contexts_.take(id);
@@ -87,7 +87,7 @@ void Engine::start(int rank, int size, std::vector<std::unique_ptr<transport::Tr
   for (int i = 0; i < world_size_; ++i) w->world[size_t(i)] = i;
   w->name = "MPI_COMM_WORLD";
   w->live = true;
-  contexts_.by_context_[0] = w;
+  contexts_.set(0, w);
 
   Comm* s = self();
   s->handle = MPI_COMM_SELF;
@@ -97,7 +97,7 @@ void Engine::start(int rank, int size, std::vector<std::unique_ptr<transport::Tr
   s->world = {world_rank_};
   s->name = "MPI_COMM_SELF";
   s->live = true;
-  contexts_.by_context_[1] = s;
+  contexts_.set(1, s);
   // The MPI_T bridge (mpit/) follows every communicator's life.
   peruse::comm_created(w->peruse, w->handle);
   peruse::comm_created(s->peruse, s->handle);
@@ -229,7 +229,7 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   c->idup_seq = 0;
   // A duplicate keeps its parent's topology (MPI_Comm_dup).
   c->topo = duplicate ? parent->topo : nullptr;
-  contexts_.by_context_[context] = c;
+  contexts_.set(context, c);
   // Propagated handles first: the early messages adopted below must already
   // be seen by them (MSG_ARRIVED, MSG_INSERT_IN_UNEX_Q).
   if (duplicate) peruse::comm_duplicated(parent->peruse, c->peruse, c->handle);
@@ -275,7 +275,7 @@ void Engine::free_comm(Comm* c) {
   }
   retired_posted_attempts_ += c->queues.posted_match_attempts();
   retired_unexpected_attempts_ += c->queues.unexpected_match_attempts();
-  contexts_.by_context_[c->context] = nullptr;
+  contexts_.set(c->context, nullptr);
   contexts_.give_back(c->context);
   tables_.comms.release(c->handle);
 }

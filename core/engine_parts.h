@@ -60,14 +60,21 @@ class Router {
 class ContextRegistry {
  public:
   // Communicators that can exist at once, hidden ones included (a bit each
-  // in the free map, a pointer each in by_context: 1 MiB at start; a
-  // communicator itself costs a few hundred bytes, its queues allocate only
-  // when they hold entries). An agreement round moves a window of the free
-  // map from every member (comm/context_window.h), not the whole of it.
+  // in the free map, 16 KiB; by_context grows to the highest id in use,
+  // doubling; a communicator itself costs a few hundred bytes, its queues
+  // allocate only when they hold entries). An agreement round moves a window
+  // of the free map from every member (comm/context_window.h), not the
+  // whole of it.
   static constexpr uint32_t kMaxContexts = uint32_t(1) << 17;
 
   // The communicator matching on `context`, or null.
   Comm* find(uint32_t context) const { return context < by_context_.size() ? by_context_[context] : nullptr; }
+  // Makes `context` find `c` (null: nothing), growing the table as needed.
+  void set(uint32_t context, Comm* c) {
+    if (context >= by_context_.size())
+      by_context_.resize(std::max<size_t>(context + 1, 2 * by_context_.size()), nullptr);
+    by_context_[context] = c;
+  }
 
   // The free set, one bit per id; the agreement on a new id (comm/) ANDs
   // windows of these words across the members.
