@@ -13,6 +13,7 @@
 #include "core/p2p.h"
 #include "core/progress_hooks.h"
 #include "datatype/op.h"
+#include "rma/direct.h"
 #include "rma/events.h"
 
 namespace sonde::engine::rma {
@@ -65,23 +66,10 @@ bool in_window(const Window* w, uint64_t offset, uint64_t length) {
   return covered >= end;
 }
 
-uint8_t* address(const Window* w, uint64_t offset) {
-  if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return reinterpret_cast<uint8_t*>(uintptr_t(offset));
-  return static_cast<uint8_t*>(w->base) + offset;
-}
-
-void gather(const Window* w, const Segment* segs, uint64_t n, uint8_t* out) {
-  for (uint64_t i = 0; i < n; ++i) {
-    if (segs[i].length) std::memcpy(out, address(w, segs[i].offset), segs[i].length);
-    out += segs[i].length;
-  }
-}
-
-void scatter(const Window* w, const Segment* segs, uint64_t n, const uint8_t* in) {
-  for (uint64_t i = 0; i < n; ++i) {
-    if (segs[i].length) std::memcpy(address(w, segs[i].offset), in, segs[i].length);
-    in += segs[i].length;
-  }
+// Where segment offsets start: the window's base, address 0 for a
+// dynamic window (its offsets are addresses).
+uintptr_t memory_of(const Window* w) {
+  return w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : reinterpret_cast<uintptr_t>(w->base);
 }
 
 void note_error(Window* w, int origin, int code) {
@@ -89,12 +77,13 @@ void note_error(Window* w, int origin, int code) {
   if (it == w->origin_error.end() || it->second == MPI_SUCCESS) w->origin_error[origin] = code;
 }
 
-void answer(Window* w, int origin, Kind kind, uint64_t id, const uint8_t* data, uint64_t bytes, int arg = 0) {
+void answer(Window* w, int origin, Kind kind, uint64_t id, std::vector<uint8_t>* data = nullptr, int arg = 0) {
   Header h;
   h.kind = kind;
   h.id = id;
   h.arg = arg;
-  send_message(w, origin, h, {}, data, bytes);
+  if (data) send_message(w, origin, h, {}, data->data(), data->size(), data);
+  else send_message(w, origin, h, {}, nullptr, 0);
 }
 
 void grant_waiters(Window* w) {
@@ -108,12 +97,12 @@ void grant_waiters(Window* w) {
       ++w->shared_holders;
     }
     w->lock_waiters.pop_front();
-    answer(w, origin, Kind::kGrant, 0, nullptr, 0);
+    answer(w, origin, Kind::kGrant, 0);
   }
 }
 
 // The data operation of an access message at the target.
-void apply_access(Window* w, int origin, const Header& h, const Segment* segs, const uint8_t* data) {
+void apply_access(Window* w, int origin, const Header& h, const Segment* segs, const uint8_t* data, bool landed) {
   uint64_t total = 0;
   bool ok = true;
   for (uint64_t i = 0; i < h.segments; ++i) {
@@ -125,49 +114,42 @@ void apply_access(Window* w, int origin, const Header& h, const Segment* segs, c
     // The origin still waits for an answer: it gets zeros and the error.
     if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas) {
       std::vector<uint8_t> zeros(total);
-      answer(w, origin, Kind::kReply, h.id, zeros.data(), total, MPI_ERR_RMA_RANGE);
+      answer(w, origin, Kind::kReply, h.id, &zeros, MPI_ERR_RMA_RANGE);
     }
     return;
   }
-  std::vector<uint8_t> old;
-  if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas || h.kind == Kind::kAcc) {
-    old.resize(total);
-    gather(w, segs, h.segments, old.data());
-  }
   switch (h.kind) {
-    case Kind::kPut: scatter(w, segs, h.segments, data); break;
-    case Kind::kGet: answer(w, origin, Kind::kReply, h.id, old.data(), total); break;
-    case Kind::kCas:
-      answer(w, origin, Kind::kReply, h.id, old.data(), total);
-      if (std::memcmp(old.data(), data + total, total) == 0) scatter(w, segs, h.segments, data);
+    case Kind::kPut:
+      if (!landed) scatter_to(memory_of(w), segs, h.segments, data);
       break;
+    case Kind::kGet: {
+      std::vector<uint8_t> old(total);
+      gather_from(memory_of(w), segs, h.segments, old.data());
+      answer(w, origin, Kind::kReply, h.id, &old);
+      break;
+    }
+    case Kind::kCas:
     case Kind::kAcc:
     case Kind::kGetAcc: {
-      if (h.kind == Kind::kGetAcc) answer(w, origin, Kind::kReply, h.id, old.data(), total);
-      if (h.op == MPI_NO_OP) break;
-      if (h.op == MPI_REPLACE) {
-        scatter(w, segs, h.segments, data);
-        break;
-      }
-      size_t esize = packed_basic_size(Basic(h.basic));
-      int rc = esize ? reduce_packed(data, old.data(), int64_t(total / esize), Basic(h.basic), h.op) : MPI_ERR_TYPE;
-      if (rc) {
-        note_error(w, origin, rc);
-        break;
-      }
-      scatter(w, segs, h.segments, old.data());
+      // Under this rank's accumulate lock when node-local origins may
+      // apply accumulates to its memory directly (direct.h).
+      AccLock* lock = w->acc_lock.empty() ? nullptr : w->acc_lock[size_t(w->comm->rank)];
+      std::vector<uint8_t> old;
+      int rc = apply_accumulate(memory_of(w), segs, h.segments, h.kind, h.op, h.basic, data, old, lock);
+      if (h.kind != Kind::kAcc) answer(w, origin, Kind::kReply, h.id, &old);
+      if (rc) note_error(w, origin, rc);
       break;
     }
     default: break;
   }
 }
 
-void apply_reply(Window* w, int target, const Header& h, const uint8_t* data) {
+void apply_reply(Window* w, int target, const Header& h, const uint8_t* data, bool landed) {
   auto it = w->pending.find(h.id);
   if (it == w->pending.end()) return;
   Pending p = it->second;
   w->pending.erase(it);
-  if (p.result && p.type && h.data_bytes) unpack(*p.type, p.result, p.count, 0, data, h.data_bytes);
+  if (!landed && p.result && p.type && h.data_bytes) unpack(*p.type, p.result, p.count, 0, data, h.data_bytes);
   if (p.type) release_datatype(p.type);
   if (h.arg && w->ack_error[size_t(target)] == MPI_SUCCESS) w->ack_error[size_t(target)] = h.arg;
   if (p.request) {
@@ -178,7 +160,7 @@ void apply_reply(Window* w, int target, const Header& h, const uint8_t* data) {
 }
 
 // Applies one message from `source`.
-void apply(Window* w, int source, const uint8_t* msg, const uint8_t* body) {
+void apply(Window* w, int source, const uint8_t* msg, const uint8_t* body, bool landed) {
   Header h;
   std::memcpy(&h, msg, sizeof h);
   const auto* segs = reinterpret_cast<const Segment*>(body);
@@ -189,12 +171,12 @@ void apply(Window* w, int source, const uint8_t* msg, const uint8_t* body) {
     case Kind::kAcc:
     case Kind::kGet:
     case Kind::kGetAcc:
-    case Kind::kCas: apply_access(w, source, h, segs, data); break;
-    case Kind::kReply: apply_reply(w, source, h, data); break;
+    case Kind::kCas: apply_access(w, source, h, segs, data, landed); break;
+    case Kind::kReply: apply_reply(w, source, h, data, landed); break;
     case Kind::kFlush: {
       int err = w->origin_error[source];
       w->origin_error[source] = MPI_SUCCESS;
-      answer(w, source, Kind::kAck, 0, nullptr, 0, err);
+      answer(w, source, Kind::kAck, 0, nullptr, err);
       break;
     }
     case Kind::kAck:
@@ -211,13 +193,33 @@ void apply(Window* w, int source, const uint8_t* msg, const uint8_t* body) {
       else if (w->shared_holders > 0) --w->shared_holders;
       int err = w->origin_error[source];
       w->origin_error[source] = MPI_SUCCESS;
-      answer(w, source, Kind::kAck, 0, nullptr, 0, err);
+      answer(w, source, Kind::kAck, 0, nullptr, err);
       grant_waiters(w);
       break;
     }
     case Kind::kPost: ++w->posts[s]; break;
     case Kind::kComplete: ++w->completes; break;
   }
+}
+
+// Where a payload carrying only data can land directly: a put's single
+// range inside the window, an answer's result buffer. Starts the receive
+// there; false when it cannot.
+bool land_payload(Window* w, int source, const Header& h, const Segment* segs, Request** out) {
+  if (h.kind == Kind::kPut && h.segments == 1 && segs[0].length == h.data_bytes &&
+      in_window(w, segs[0].offset, segs[0].length)) {
+    void* dst = reinterpret_cast<void*>(memory_of(w) + segs[0].offset);
+    return start_recv(dst, int64_t(h.data_bytes), byte_type(), source, kTagPayload, w->comm, out) == MPI_SUCCESS;
+  }
+  if (h.kind == Kind::kReply) {
+    auto it = w->pending.find(h.id);
+    if (it == w->pending.end() || !it->second.type || !it->second.result ||
+        uint64_t(it->second.count) * uint64_t(it->second.type->size) != h.data_bytes)
+      return false;
+    const Pending& p = it->second;
+    return start_recv(p.result, p.count, p.type, source, kTagPayload, w->comm, out) == MPI_SUCCESS;
+  }
+  return false;
 }
 
 // Takes what the header receive holds: into the arrival queue, with a
@@ -233,12 +235,18 @@ int take_header(Window* w) {
   in.message.assign(w->header_buf.begin(), w->header_buf.begin() + std::min<uint64_t>(bytes, kInlineLimit));
   Header h;
   std::memcpy(&h, in.message.data(), sizeof h);
-  if (!h.inline_body) {
-    uint64_t body = h.segments * sizeof(Segment) + h.data_bytes;
-    in.message.resize(sizeof h + body);
-    int rc =
-        start_recv(in.message.data() + sizeof h, int64_t(body), byte_type(), source, kTagPayload, w->comm, &in.payload);
-    if (rc) in.payload = nullptr;
+  if (h.body != kBodyInline) {
+    const uint64_t seg_bytes = h.segments * sizeof(Segment);
+    const uint64_t here = h.body == kDataFollows ? sizeof h + seg_bytes : sizeof h;
+    const auto* segs = reinterpret_cast<const Segment*>(in.message.data() + sizeof h);
+    if (h.body == kDataFollows && land_payload(w, source, h, segs, &in.payload)) {
+      in.landed = true;
+    } else {
+      in.message.resize(sizeof h + seg_bytes + h.data_bytes);
+      if (start_recv(in.message.data() + here, int64_t(in.message.size() - here), byte_type(), source, kTagPayload,
+                     w->comm, &in.payload))
+        in.payload = nullptr;
+    }
   }
   w->incoming.push_back(std::move(in));
   return open_channel(w);
@@ -267,29 +275,39 @@ void target_segments(const Datatype& type, int64_t count, int64_t disp, std::vec
   }
 }
 
-int send_message(Window* w, int target, Header h, const std::vector<Segment>& segs, const uint8_t* data,
-                 uint64_t bytes) {
+int send_message(Window* w, int target, Header h, const std::vector<Segment>& segs, const uint8_t* data, uint64_t bytes,
+                 std::vector<uint8_t>* owned) {
   h.segments = segs.size();
   h.data_bytes = bytes;
-  const uint64_t body = segs.size() * sizeof(Segment) + bytes;
-  h.inline_body = sizeof h + body <= kInlineLimit;
-  auto* first = new std::vector<uint8_t>(sizeof h + (h.inline_body ? body : 0));
+  const uint64_t seg_bytes = segs.size() * sizeof(Segment);
+  if (sizeof h + seg_bytes + bytes <= kInlineLimit) h.body = kBodyInline;
+  else if (sizeof h + seg_bytes <= kInlineLimit && bytes) h.body = kDataFollows;
+  else h.body = kBodyFollows;
+  auto* first = new std::vector<uint8_t>(sizeof h + (h.body == kBodyFollows ? 0 : seg_bytes) +
+                                         (h.body == kBodyInline ? bytes : 0));
   std::memcpy(first->data(), &h, sizeof h);
-  std::vector<uint8_t>* second = first;
-  if (!h.inline_body) second = new std::vector<uint8_t>(body);
-  uint8_t* p = second->data() + (h.inline_body ? sizeof h : 0);
-  if (!segs.empty()) std::memcpy(p, segs.data(), segs.size() * sizeof(Segment));
-  if (bytes) std::memcpy(p + segs.size() * sizeof(Segment), data, bytes);
+  std::vector<uint8_t>* second = nullptr;
+  if (h.body != kBodyFollows && seg_bytes) std::memcpy(first->data() + sizeof h, segs.data(), seg_bytes);
+  if (h.body == kBodyInline) {
+    if (bytes) std::memcpy(first->data() + sizeof h + seg_bytes, data, bytes);
+  } else if (h.body == kDataFollows) {
+    second = owned && owned->data() == data && owned->size() == bytes ? new std::vector<uint8_t>(std::move(*owned))
+                                                                      : new std::vector<uint8_t>(data, data + bytes);
+  } else {
+    second = new std::vector<uint8_t>(seg_bytes + bytes);
+    if (seg_bytes) std::memcpy(second->data(), segs.data(), seg_bytes);
+    if (bytes) std::memcpy(second->data() + seg_bytes, data, bytes);
+  }
   Request* r = nullptr;
   int rc = start_send(first->data(), int64_t(first->size()), byte_type(), target, kTagHeader, w->comm,
                       SendMode::kStandard, &r);
   if (rc) {
     delete first;
-    if (second != first) delete second;
+    delete second;
     return rc;
   }
   w->sends.emplace_back(r, first);
-  if (second != first) {
+  if (second) {
     rc = start_send(second->data(), int64_t(second->size()), byte_type(), target, kTagPayload, w->comm,
                     SendMode::kStandard, &r);
     if (rc) {
@@ -330,7 +348,7 @@ int run_window(Window* w) {
     }
     Incoming taken = std::move(in);
     w->incoming.pop_front();
-    apply(w, taken.source, taken.message.data(), taken.message.data() + sizeof(Header));
+    apply(w, taken.source, taken.message.data(), taken.message.data() + sizeof(Header), taken.landed);
     ++moved;
   }
   return moved;

@@ -8,7 +8,10 @@
 //   the target segments and the data together;
 // - the payload channel (tag kTagPayload): when segments and data do not fit
 //   inline, the header announces them and they follow as one message from
-//   the same origin, received into a buffer of their size.
+//   the same origin. When the segments fit in the header's message the data
+//   travels alone, and lands where it belongs: a put's into the target's
+//   window when its segments are one range inside it, an answer's into the
+//   origin's result buffer; otherwise into a buffer of its size.
 // The target applies messages strictly in arrival order (a message whose
 // payload is still arriving holds the ones behind it), so operations from
 // one origin to one target take effect in the order they were issued:
@@ -63,9 +66,16 @@ struct Segment {
   uint64_t length = 0;
 };
 
+// Where a message's segments and data travel (Header::body).
+enum Body : uint8_t {
+  kBodyFollows = 0,  // segments and data in one message on the payload channel
+  kBodyInline = 1,   // segments and data in this message
+  kDataFollows = 2,  // segments in this message, the data alone on the payload channel
+};
+
 struct Header {
   Kind kind = Kind::kPut;
-  uint8_t inline_body = 1;  // segments and data follow in this message
+  uint8_t body = kBodyInline;
   uint16_t reserved = 0;
   int32_t op = MPI_REPLACE;  // kAcc/kGetAcc: a predefined operation
   int32_t basic = 0;         // kAcc/kGetAcc: the Basic of the elements
@@ -80,9 +90,10 @@ struct Header {
 void target_segments(const Datatype& type, int64_t count, int64_t disp, std::vector<Segment>& out);
 
 // Sends one message to `target` (a rank of w->comm): header, segments,
-// data. The bytes are copied out before this returns.
-int send_message(Window* w, int target, Header h, const std::vector<Segment>& segs, const uint8_t* data,
-                 uint64_t bytes);
+// data. The bytes are copied out before this returns; `owned`, when given,
+// holds the data and is moved from instead when the data travels alone.
+int send_message(Window* w, int target, Header h, const std::vector<Segment>& segs, const uint8_t* data, uint64_t bytes,
+                 std::vector<uint8_t>* owned = nullptr);
 
 // Posts the window's header receive (creation) and cancels it (free).
 int open_channel(Window* w);

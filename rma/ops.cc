@@ -1,13 +1,13 @@
 // One-sided data operations at the origin (rma.h): checks, target
 // segments, packing, and the message to the target (am.h).
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 
 #include "core/grequest.h"
 #include "core/lookup.h"
 #include "datatype/op.h"
 #include "rma/am.h"
+#include "rma/direct.h"
 #include "rma/events.h"
 #include "rma/rma.h"
 
@@ -99,14 +99,8 @@ int send_answered(Window* w, Header h, const std::vector<Segment>& segs, const u
   return MPI_SUCCESS;
 }
 
-// A shared window's target part in this process's mapping of the node's
-// segment: Put and Get copy there directly (Accumulate still goes to the
-// target, which applies accumulates one at a time). Null otherwise.
-uint8_t* shared_part(const Window* w, int target) {
-  return w->segment ? w->segment + w->offsets[size_t(target)] : nullptr;
-}
-
-// Put and Accumulate: the origin data packed and sent with header `h`;
+// Put and Accumulate: directly into a node-local target's memory where
+// direct.h can, else the origin data packed and sent with header `h`;
 // locally complete at once.
 int send_origin_data(Window* w, const Access& a, const Header& h, int operation, Request** request) {
   std::vector<Segment> segs;
@@ -114,22 +108,31 @@ int send_origin_data(Window* w, const Access& a, const Header& h, int operation,
   if (rc) return finish_request(rc, request);
   const uint64_t n = bytes_of(a.origin_count, a.origin_type);
   if (n != bytes_of(a.target_count, a.target_type)) return MPI_ERR_ARG;
+  if (h.kind == Kind::kPut && direct_put(w, a.target, segs, a.origin, a.origin_count, a.origin_type, n)) {
+    fire_issue(w, operation, a.origin, a.origin_count, a.origin_type, a.target, n, false, 0);
+    return finish_request(MPI_SUCCESS, request);
+  }
   std::vector<uint8_t> data(n);
   if (n) pack(*a.origin_type, a.origin, a.origin_count, 0, data.data(), n);
-  if (uint8_t* part = h.kind == Kind::kPut ? shared_part(w, a.target) : nullptr) {
-    const uint8_t* in = data.data();
-    for (const Segment& sg : segs) {
-      std::memcpy(part + sg.offset, in, sg.length);
-      in += sg.length;
-    }
-    std::atomic_thread_fence(std::memory_order_release);
+  if (h.kind == Kind::kAcc && direct_accumulate(w, a.target, segs, h.kind, h.op, h.basic, data.data(), nullptr, &rc)) {
+    if (rc) return rc;
   } else {
-    rc = send_message(w, a.target, h, segs, data.data(), n);
+    rc = send_message(w, a.target, h, segs, data.data(), n, &data);
     if (rc) return rc;
     w->dirty[size_t(a.target)] = 1;
   }
   fire_issue(w, operation, a.origin, a.origin_count, a.origin_type, a.target, n, false, 0);
   return finish_request(MPI_SUCCESS, request);
+}
+
+// The fetching accumulates through mapped memory: the old values go to
+// (result, count, type) at once. False when the target is not mapped.
+bool fetch_direct(Window* w, int target, const std::vector<Segment>& segs, Kind kind, int op, int basic,
+                  const uint8_t* data, void* result, int64_t count, Datatype* type, int* rc) {
+  std::vector<uint8_t> old;
+  if (!direct_accumulate(w, target, segs, kind, op, basic, data, &old, rc)) return false;
+  if (!*rc && !old.empty()) unpack(*type, result, count, 0, old.data(), old.size());
+  return true;
 }
 
 }  // namespace
@@ -146,15 +149,7 @@ int get(Window* w, void* origin, const Access& a, Request** request) {
   if (rc) return finish_request(rc, request);
   const uint64_t n = bytes_of(a.origin_count, a.origin_type);
   if (n != bytes_of(a.target_count, a.target_type)) return MPI_ERR_ARG;
-  if (const uint8_t* part = shared_part(w, a.target)) {
-    std::atomic_thread_fence(std::memory_order_acquire);
-    std::vector<uint8_t> data(n);
-    uint8_t* out = data.data();
-    for (const Segment& sg : segs) {
-      std::memcpy(out, part + sg.offset, sg.length);
-      out += sg.length;
-    }
-    if (n) unpack(*a.origin_type, origin, a.origin_count, 0, data.data(), n);
+  if (direct_get(w, a.target, segs, origin, a.origin_count, a.origin_type, n)) {
     fire_issue(w, PERUSE_GET, origin, a.origin_count, a.origin_type, a.target, n, false, 0);
     return finish_request(MPI_SUCCESS, request);
   }
@@ -191,6 +186,11 @@ int get_accumulate(Window* w, const Access& a, void* result, int64_t result_coun
   h.kind = Kind::kGetAcc;
   h.op = op;
   h.basic = int32_t(a.target_type->basic);
+  if (fetch_direct(w, a.target, segs, h.kind, h.op, h.basic, data.data(), result, result_count, result_type, &rc)) {
+    if (rc) return rc;
+    fire_issue(w, PERUSE_ACC, a.origin, a.origin_count, a.origin_type, a.target, target_bytes, false, 0);
+    return finish_request(MPI_SUCCESS, request);
+  }
   rc = send_answered(w, h, segs, data.data(), n, a.target, result, result_count, result_type, request);
   if (rc) return rc;
   fire_issue(w, PERUSE_ACC, a.origin, a.origin_count, a.origin_type, a.target, target_bytes, true, w->next_id - 1);
@@ -217,6 +217,11 @@ int compare_and_swap(Window* w, const void* origin, const void* compare, void* r
   pack(*type, compare, 1, 0, data.data() + n, n);
   Header h;
   h.kind = Kind::kCas;
+  if (fetch_direct(w, target, segs, h.kind, h.op, h.basic, data.data(), result, 1, type, &rc)) {
+    if (rc) return rc;
+    fire_issue(w, PERUSE_ACC, origin, 1, type, target, n, false, 0);
+    return MPI_SUCCESS;
+  }
   rc = send_answered(w, h, segs, data.data(), 2 * n, target, result, 1, type, nullptr);
   if (rc) return rc;
   fire_issue(w, PERUSE_ACC, origin, 1, type, target, n, true, w->next_id - 1);

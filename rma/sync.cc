@@ -29,8 +29,12 @@ bool pending_to(const Window* w, int target) {
 }
 
 // Sends `kind` (kFlush or kUnlock) to each target and waits for every
-// answer; returns the first error the answers carry.
-int round_trips(Window* w, const std::vector<int>& targets, Kind kind) {
+// answer; returns the first error the answers carry. A flush goes only to
+// targets that were sent operations since the last one: what went
+// directly (direct.h) is complete already, and a memory fence orders it.
+int round_trips(Window* w, std::vector<int> targets, Kind kind) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (kind == Kind::kFlush) std::erase_if(targets, [&](int t) { return !w->dirty[size_t(t)] && !pending_to(w, t); });
   std::vector<int> before(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     const int t = targets[i];
@@ -79,6 +83,7 @@ int fence(Window* w, int assert_flags) {
   int rc = round_trips(w, dirty_targets(w), Kind::kFlush);
   wait_until([&] { return w->pending.empty(); });
   int rc2 = coll::barrier(w->comm);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (w->fence_epoch) count_epoch();
   w->fence_epoch = (assert_flags & MPI_MODE_NOSUCCEED) == 0;
   return rc ? rc : rc2;
@@ -86,6 +91,7 @@ int fence(Window* w, int assert_flags) {
 
 int post(Window* w, const std::vector<int>& group_world, int assert_flags) {
   if (w->exposed) return MPI_ERR_RMA_SYNC;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   std::vector<int> ranks;
   if (!to_ranks(w, group_world, ranks)) return MPI_ERR_GROUP;
   w->exposure = ranks;
@@ -109,6 +115,7 @@ int start(Window* w, const std::vector<int>& group_world, int assert_flags) {
       --w->posts[size_t(r)];
     }
   }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   w->access = ranks;
   w->started = true;
   return MPI_SUCCESS;
@@ -116,6 +123,7 @@ int start(Window* w, const std::vector<int>& group_world, int assert_flags) {
 
 int complete(Window* w) {
   if (!w->started) return MPI_ERR_RMA_SYNC;
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // direct accesses before the notices
   wait_until([&] { return std::none_of(w->access.begin(), w->access.end(), [&](int t) { return pending_to(w, t); }); });
   int rc = MPI_SUCCESS;
   for (int r : w->access) {
@@ -132,6 +140,7 @@ int wait_exposure(Window* w) {
   if (!w->exposed) return MPI_ERR_RMA_SYNC;
   const int n = int(w->exposure.size());
   wait_until([&] { return w->completes >= n; });
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // the origins' direct accesses are visible
   w->completes -= n;
   w->exposure.clear();
   w->exposed = false;
@@ -161,6 +170,7 @@ int lock(Window* w, int type, int rank, int assert_flags) {
     wait_until([&] { return w->grants[r] > before; });
     w->nocheck[r] = 0;
   }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   w->locks[r] = type;
   return MPI_SUCCESS;
 }
@@ -192,6 +202,7 @@ int lock_all(Window* w, int assert_flags) {
     w->locks[size_t(r)] = MPI_LOCK_SHARED;
     w->nocheck[size_t(r)] = nocheck;
   }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   w->lock_all = true;
   return MPI_SUCCESS;
 }

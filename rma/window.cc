@@ -5,6 +5,8 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include "core/alloc_mem.h"
 #include "core/engine.h"
 #include "core/p2p.h"
+#include "core/remote_copy.h"
 #include "rma/am.h"
 
 namespace sonde::engine::rma {
@@ -79,6 +82,104 @@ int map_segment(Window* w, size_t bytes) {
   return MPI_SUCCESS;
 }
 
+// What each rank tells the others when a window is made.
+struct Record {
+  int64_t size = 0;
+  int64_t disp_unit = 1;
+  uint64_t base = 0;   // its memory's address in its own process (create, allocate)
+  uint64_t nonce = 0;  // MPI_Win_allocate in a segment: its name and the nonce at its head
+  char name[48] = {0};
+  int32_t failed = 0;  // its memory could not be allocated
+};
+
+// The head of an MPI_Win_allocate segment; the memory follows it.
+struct SegmentHead {
+  uint64_t nonce;
+  AccLock acc_lock;
+};
+constexpr size_t kHeadBytes = 64;
+static_assert(sizeof(SegmentHead) <= kHeadBytes);
+// Larger windows take MPI_Alloc_mem's memory (a segment's pages are
+// reserved when it is made).
+constexpr int64_t kMaxSegmentWindow = int64_t(1) << 30;
+
+// MPI_Win_allocate: this process's memory in a new segment whose name and
+// nonce go into `mine`. False when there is none (too large, no room).
+bool own_segment(Window* w, int64_t size, Record* mine) {
+  if (size > kMaxSegmentWindow) return false;
+  bool neighbours = false;  // another rank of the window on this node
+  for (int i = 0; i < w->comm->size; ++i)
+    if (i != w->comm->rank && on_this_node(w->comm->world[size_t(i)])) neighbours = true;
+  if (!neighbours) return false;
+  static unsigned serial = 0;
+  std::snprintf(mine->name, sizeof mine->name, "/sonde-wa-%d-%u-%u", int(getpid()), w->comm->context, ++serial);
+  const size_t len = kHeadBytes + size_t(size);
+  int fd = shm_open(mine->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    mine->name[0] = 0;
+    return false;
+  }
+  void* p = MAP_FAILED;
+  // posix_fallocate reserves the pages, so a full /dev/shm is an error
+  // here rather than a SIGBUS at the first store.
+  if (ftruncate(fd, off_t(len)) == 0 && posix_fallocate(fd, 0, off_t(len)) == 0)
+    p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    shm_unlink(mine->name);
+    mine->name[0] = 0;
+    return false;
+  }
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  mine->nonce = (uint64_t(getpid()) << 40) ^ (uint64_t(ts.tv_sec) << 20) ^ uint64_t(ts.tv_nsec) ^ serial;
+  auto* head = static_cast<SegmentHead*>(p);
+  head->nonce = mine->nonce;
+  w->mappings.emplace_back(static_cast<uint8_t*>(p), len);
+  w->base = static_cast<uint8_t*>(p) + kHeadBytes;
+  w->acc_lock[size_t(w->comm->rank)] = &head->acc_lock;
+  return true;
+}
+
+// Maps the segments of node-local ranks (their nonce proves it is theirs,
+// not a namesake's on another node) and notes the base addresses of those
+// whose memory can only be reached by single copy.
+void open_peers(Window* w, const std::vector<Record>& all) {
+  const size_t me = size_t(w->comm->rank);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Record& r = all[i];
+    if (i == me || !on_this_node(w->comm->world[i])) continue;
+    if (r.name[0]) {
+      const size_t len = kHeadBytes + size_t(r.size);
+      int fd = shm_open(r.name, O_RDWR, 0600);
+      struct stat st {};
+      void* p = MAP_FAILED;
+      if (fd >= 0 && fstat(fd, &st) == 0 && size_t(st.st_size) == len)
+        p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (fd >= 0) close(fd);
+      if (p != MAP_FAILED) {
+        auto* head = static_cast<SegmentHead*>(p);
+        if (head->nonce == r.nonce) {
+          w->mappings.emplace_back(static_cast<uint8_t*>(p), len);
+          w->mapped[i] = static_cast<uint8_t*>(p) + kHeadBytes;
+          w->acc_lock[i] = &head->acc_lock;
+          continue;
+        }
+        munmap(p, len);
+      }
+    }
+    w->remote_base[i] = r.base;
+  }
+}
+
+// The window's memory and mappings go (creation failed, or MPI_Win_free).
+void release_memory(Window* w) {
+  if (w->owns_memory) free_mem(w->base);
+  if (w->segment) munmap(w->segment, w->segment_bytes);
+  for (auto& [p, len] : w->mappings) munmap(p, len);
+  w->mappings.clear();
+}
+
 void reset(Window* w) {
   Window fresh;
   fresh.handle = w->handle;
@@ -127,46 +228,72 @@ int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit,
   w->nocheck.assign(n, 0);
   w->dirty.assign(n, 0);
 
-  // Everyone's size and displacement unit, so origins check ranges.
-  int64_t mine[2] = {size, disp_unit};
-  std::vector<int64_t> all(2 * n);
-  rc = coll::allgather(mine, 2, type_of(MPI_INT64_T), all.data(), 2, type_of(MPI_INT64_T), hidden);
+  w->mapped.assign(n, nullptr);
+  w->acc_lock.assign(n, nullptr);
+  w->remote_base.assign(n, 0);
+
+  // MPI_Win_allocate's memory: a segment node-local ranks can map, else
+  // MPI_Alloc_mem's.
+  Record mine;
+  mine.size = size;
+  mine.disp_unit = disp_unit;
+  if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !own_segment(w, size, &mine)) {
+    void* p = nullptr;
+    if (alloc_mem(size, &p) == MPI_SUCCESS) {
+      w->base = p;
+      w->owns_memory = true;
+    } else {
+      mine.failed = 1;
+    }
+  } else if (flavor == MPI_WIN_FLAVOR_CREATE) {
+    w->base = *base;
+  }
+  if (flavor != MPI_WIN_FLAVOR_DYNAMIC && flavor != MPI_WIN_FLAVOR_SHARED && w->base) {
+    mine.base = reinterpret_cast<uintptr_t>(w->base);
+    w->mapped[size_t(hidden->rank)] = static_cast<uint8_t*>(w->base);
+  }
+  // Everyone's record, so origins check ranges and find node-local memory.
+  std::vector<Record> all(n);
+  rc = coll::allgather(&mine, sizeof mine, byte_type(), all.data(), sizeof mine, byte_type(), hidden);
   if (!rc) {
     w->sizes.resize(n);
     w->disp_units.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      w->sizes[i] = all[2 * i];
-      w->disp_units[i] = all[2 * i + 1];
+      w->sizes[i] = all[i].size;
+      w->disp_units[i] = all[i].disp_unit;
+      if (all[i].failed) rc = MPI_ERR_NO_MEM;
     }
+    if (!rc && flavor != MPI_WIN_FLAVOR_DYNAMIC && flavor != MPI_WIN_FLAVOR_SHARED) open_peers(w, all);
+    // Every rank has opened the segments it could: their names can go.
+    const int rc2 = coll::barrier(hidden);
+    if (!rc) rc = rc2;
   }
-  if (!rc && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-    void* p = nullptr;
-    rc = alloc_mem(size, &p);
-    if (!rc) {
-      w->base = p;
-      w->owns_memory = true;
-      *base = p;
-    }
-  } else if (!rc && flavor == MPI_WIN_FLAVOR_SHARED) {
+  if (mine.name[0]) shm_unlink(mine.name);
+  if (!rc && flavor == MPI_WIN_FLAVOR_ALLOCATE) *base = w->base;
+  if (!rc && flavor == MPI_WIN_FLAVOR_SHARED) {
     w->offsets.resize(n);
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
       w->offsets[i] = total;
       total += w->sizes[i];
     }
-    rc = map_segment(w, size_t(total));
+    // The ranks' accumulate locks follow the parts, one cache line each
+    // (zero, unheld, as the segment starts).
+    const size_t locks_at = (size_t(total) + 63) & ~size_t(63);
+    rc = map_segment(w, locks_at + n * 64);
     if (!rc) {
       w->base = w->segment + w->offsets[size_t(hidden->rank)];
       *base = size ? w->base : nullptr;
       if (!size) w->base = nullptr;
+      for (size_t i = 0; i < n; ++i) {
+        w->mapped[i] = w->segment + w->offsets[i];
+        w->acc_lock[i] = reinterpret_cast<AccLock*>(w->segment + locks_at + 64 * i);
+      }
     }
-  } else if (!rc && flavor == MPI_WIN_FLAVOR_CREATE) {
-    w->base = *base;
   }
   if (!rc) rc = open_channel(w);
   if (rc) {
-    if (w->owns_memory) free_mem(w->base);
-    if (w->segment) munmap(w->segment, w->segment_bytes);
+    release_memory(w);
     e.free_comm(hidden);
     window_table().release(h);
     return rc;
@@ -195,8 +322,7 @@ int free(Window* w) {
   auto& live = live_windows();
   live.erase(std::find(live.begin(), live.end(), w));
   windows_changed();
-  if (w->owns_memory) free_mem(w->base);
-  if (w->segment) munmap(w->segment, w->segment_bytes);
+  release_memory(w);
   engine().free_comm(w->comm);
   int h = w->handle;
   reset(w);

@@ -9,6 +9,7 @@
 // user's receive. Callers hold the engine lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -36,6 +37,7 @@ struct Incoming {
   int source = 0;                // rank in the window's communicator
   std::vector<uint8_t> message;  // header, segments, data
   Request* payload = nullptr;    // the separate payload still arriving, or null
+  bool landed = false;           // the data went where it belongs (a put's window range, an answer's result)
 };
 
 // An operation of this process waiting for its target's answer (a get's
@@ -46,6 +48,13 @@ struct Pending {
   int64_t count = 0;
   Datatype* type = nullptr;
   Request* request = nullptr;  // the user's request (MPI_Rget and friends), or null
+};
+
+// The word at the head of a rank's segment (or in the shared segment's
+// tail) that accumulates to its memory hold while they read, combine and
+// write, from whichever process applies them (direct.h).
+struct AccLock {
+  std::atomic<uint32_t> held{0};
 };
 
 struct Window {
@@ -65,6 +74,19 @@ struct Window {
   uint8_t* segment = nullptr;
   size_t segment_bytes = 0;
   std::vector<int64_t> offsets;
+
+  // Direct access to node-local targets (direct.h), per rank of the window:
+  // its memory mapped into this process (a part of the shared segment, or
+  // the segment of its MPI_Win_allocate memory), or null; the word in that
+  // segment that serializes accumulates to its memory, or null; its base
+  // address in its own process (MPI_Win_create, MPI_Win_allocate) for
+  // single copy, 0 when there is none or the path was refused.
+  std::vector<uint8_t*> mapped;
+  std::vector<AccLock*> acc_lock;
+  std::vector<uint64_t> remote_base;
+  // MPI_Win_allocate memory in a segment: this process's own mapping, and
+  // the mappings of other ranks' segments, to unmap at MPI_Win_free.
+  std::vector<std::pair<uint8_t*, size_t>> mappings;
 
   // What MPI_Win_get_attr's predefined keys point to.
   MPI_Aint attr_size = 0;
