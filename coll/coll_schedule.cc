@@ -13,6 +13,7 @@
 #include "core/engine.h"
 #include "core/p2p.h"
 #include "core/progress_hooks.h"
+#include "core/stamp.h"
 
 namespace sonde::engine::coll {
 using namespace detail;
@@ -164,7 +165,10 @@ Schedule::Schedule(Comm* c, int kind)
       local_tag_(c->inter ? coll_tag(kind, ++c->local_comm->coll_seq) : user_tag_),
       tag(user_tag_),
       p(c->peers()),
-      r(c->rank) {}
+      r(c->rank) {
+  c->coll_since = stamp_now();
+  if (c->inter) c->local_comm->coll_since = c->coll_since;
+}
 
 void skip_sequence(Comm* c) {
   ++c->coll_seq;

@@ -65,6 +65,7 @@ struct ProbeWait {
   int source = 0;
   int tag = 0;
   const char* call = nullptr;  // null: no record
+  uint64_t since = 0;          // core/stamp.h: when it began to wait (or was seen polling)
 };
 // The calling thread's blocking probe (MPI_Probe, MPI_Mprobe) while it
 // waits: set on entry to its wait, cleared when it returns.

@@ -125,6 +125,7 @@ void for_each_comm(void (*f)(const CommView&, void*), void* arg) {
     v.world = c->world.data();
     v.world_count = static_cast<int>(c->world.size());
     v.coll_seq = c->coll_seq;
+    v.coll_since = c->coll_since;
     f(v, arg);
   });
 }
@@ -155,6 +156,7 @@ void for_each_pending(void (*f)(const RequestView&, void*), void* arg) {
     v.type = r.type ? r.type->name.c_str() : "";
     v.synchronous = r.mode == SendMode::kSync;
     v.stage = v.send ? send_stage(r) : (r.is_linked() ? Stage::kPosted : Stage::kArriving);
+    v.since = r.since;
     f(v, arg);
   });
 }
@@ -170,6 +172,7 @@ void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg) {
       v.source = m.source;
       v.tag = m.tag;
       v.bytes = m.header.total;
+      v.since = m.since;
       f(v, arg);
     });
   });

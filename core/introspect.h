@@ -87,6 +87,7 @@ struct CommView {
   const int* world = nullptr;
   int world_count = 0;
   uint32_t coll_seq = 0;
+  uint64_t coll_since = 0;  // core/stamp.h: when the latest collective started (0: none)
 };
 void for_each_comm(void (*f)(const CommView&, void*), void* arg);
 
@@ -111,6 +112,7 @@ struct RequestView {
   const char* type = "";
   bool synchronous = false;  // MPI_Ssend / MPI_Issend
   Stage stage = Stage::kPosted;
+  uint64_t since = 0;  // core/stamp.h: when it entered its stage (0: unknown)
 };
 void for_each_pending(void (*f)(const RequestView&, void*), void* arg);
 
@@ -121,6 +123,7 @@ struct MessageView {
   int source = 0;
   int tag = 0;
   uint64_t bytes = 0;
+  uint64_t since = 0;  // core/stamp.h: when it arrived
 };
 void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg);
 

@@ -34,7 +34,8 @@ struct Comm {
   std::string name;
   int errhandler = MPI_ERRORS_ARE_FATAL;
   bool live = false;
-  uint32_t coll_seq = 0;  // collectives started on this communicator
+  uint32_t coll_seq = 0;    // collectives started on this communicator
+  uint64_t coll_since = 0;  // core/stamp.h: when the latest of them started
   // Nonblocking operations still running on this communicator (collectives
   // count themselves in and out); MPI_Comm_free keeps its context matching
   // while this is not zero.
@@ -110,6 +111,10 @@ struct Request : matching::PostedEntry {
   uint8_t cancel_state = 0;
   bool peruse_spec_ready = false;  // PERUSE: peruse_spec below is built (reset() clears it)
   int error = MPI_SUCCESS;
+  // core/stamp.h: when it entered its stage (posted; queued or announced
+  // send; synchronous send waiting for its acknowledgement; rendezvous
+  // data arriving). Snapshots read it only while the request is pending.
+  uint64_t since = 0;
 
   // The user's arguments.
   void* buf = nullptr;
@@ -157,8 +162,9 @@ struct Message : matching::UnexpectedEntry {
   bool claimed = false;         // taken by MPI_Mprobe/Improbe, awaiting MPI_Mrecv
   Request* receiver = nullptr;  // matched while still arriving
   Comm* comm = nullptr;
-  uint64_t uid = 0;  // PERUSE unique_id, fixed at MSG_ARRIVED
-  EngineSink sink;   // contiguous into `data`
+  uint64_t uid = 0;    // PERUSE unique_id, fixed at MSG_ARRIVED
+  uint64_t since = 0;  // core/stamp.h: when it arrived
+  EngineSink sink;     // contiguous into `data`
 };
 
 }  // namespace sonde::engine

@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "core/engine_internal.h"
+#include "core/stamp.h"
 
 namespace sonde::engine {
 
@@ -99,6 +100,7 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
     if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_END, c, sid, r->peer, r->tag);
     if (!found) {
       FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
+      r->since = stamp_now();
       c->queues.post(r);
       return MPI_SUCCESS;
     }
@@ -140,6 +142,7 @@ void Engine::match_message(Request* r, Message* m) {
   if (!m->all_arrived) {
     // Payload still streaming into the message buffer: finish on arrival.
     m->receiver = r;
+    r->since = stamp_now();
     return;
   }
   xfer_begin(r);  // copy out of the unexpected buffer
@@ -192,6 +195,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     return;
   }
   r->world_peer = peer;
+  r->since = stamp_now();  // the data is on its way
   uint64_t n = std::min<uint64_t>(h.total, r->bytes);
   setup_sink(r, h.total);
   if (!settings_.single_copy) {
@@ -292,6 +296,7 @@ Message* Engine::new_message(int peer, const PacketHeader& h, Comm* comm) {
   m->source = h.source;
   m->tag = h.tag;
   m->bytes = h.total;
+  m->since = stamp_now();
   m->sink.message = m;
   m->sink.request = nullptr;
   if (h.payload > m->capacity) {

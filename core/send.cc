@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/engine_internal.h"
+#include "core/stamp.h"
 
 namespace sonde::engine {
 
@@ -101,6 +102,7 @@ int Engine::issue_send(Request* r) {
     r->item.header = h;
     r->item.payload = data;
     r->item.handed = 0;
+    r->since = stamp_now();
     t->enqueue(r->world_peer, &r->item);
     return MPI_SUCCESS;
   }
@@ -116,6 +118,7 @@ int Engine::issue_send(Request* r) {
   r->item.payload = data;
   r->item.header = h;
   r->item.handed = 0;
+  r->since = stamp_now();
   if (!t->try_send_now(r->world_peer, h, nullptr)) t->enqueue(r->world_peer, &r->item);
   return MPI_SUCCESS;
 }
@@ -152,7 +155,11 @@ void SendPart::on_handed() {
     case PacketType::kEagerSync:
       FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);
       r->handed = true;
-      if (r->matched) engine().complete(r);
+      if (r->matched) {
+        engine().complete(r);
+      } else {
+        r->since = stamp_now();  // now waiting for the acknowledgement
+      }
       break;
     case PacketType::kData:
       FIRE_REQ(PERUSE_COMM_REQ_XFER_END, r);

@@ -15,6 +15,7 @@
 #include "core/current_call.h"
 #include "core/introspect.h"
 #include "core/process.h"
+#include "core/stamp.h"
 
 namespace sonde::engine {
 namespace {
@@ -92,11 +93,19 @@ struct Config {
   char out[kPathMax] = {};      // DIR/rank-R
   char tmp[kPathMax] = {};      // DIR/rank-R.tmp
   uint64_t served = 0;          // the last request number answered
+  StampPoint base;              // at install: with the serving time, ticks per ns
   volatile sig_atomic_t stopping = 0;
 };
 
 Text g_text;
 Config g_config;
+StampPoint g_now;  // when the snapshot being written was taken
+
+// " KEY=microseconds since `since`", or nothing for an unstamped entry.
+void age(Text& t, const char* key, uint64_t since) {
+  const int64_t us = stamp_age_us(since, g_config.base, g_now);
+  if (us >= 0) t.kv(key, us);
+}
 
 void coll_suffix(Text& t, int tag) {
   int kind = 0;
@@ -133,6 +142,7 @@ void probe_record(Text& t, const ProbeWait& p, bool blocking) {
   t.str(" call=");
   t.name(p.call);
   t.kv("blocking", blocking);
+  age(t, "age_us", p.since);
   t.str("\n");
 }
 
@@ -162,6 +172,7 @@ void write_engine_state(Text& t) {
           if (i) t.str(",");
           t.num(c.world[i]);
         }
+        age(t, "coll_age_us", c.coll_since);
         t.str("\n");
       },
       &t);
@@ -194,6 +205,7 @@ void write_engine_state(Text& t) {
         t.str(" stage=");
         t.str(stage_name(r.stage));
         coll_suffix(t, r.tag);
+        age(t, "age_us", r.since);
         t.str("\n");
       },
       &ctx);
@@ -212,6 +224,7 @@ void write_engine_state(Text& t) {
         t.kv("tag", m.tag);
         t.kv("bytes", int64_t(m.bytes));
         coll_suffix(t, m.tag);
+        age(t, "age_us", m.since);
         t.str("\n");
       },
       &ctx);
@@ -257,6 +270,7 @@ void serve() {
   if (g_config.has_dir && !to_file) return;
   Text& t = g_text;
   t.reset();
+  g_now = StampPoint::now();
   t.str("sonde-snapshot 1\nseq ");
   t.unum(to_file ? seq : 0);
   t.str("\nrank ");
@@ -321,6 +335,7 @@ void install_snapshot_handler(int world_rank) {
   if (sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP) return;
   g_config.rank = world_rank;
   g_config.stopping = 0;
+  g_config.base = StampPoint::now();
   const char* dir = std::getenv("SONDE_SNAPSHOT_DIR");
   g_config.has_dir = dir && *dir && build_path(g_config.request, dir, "request", -1, "") &&
                      build_path(g_config.out, dir, "rank-", world_rank, "") &&

@@ -22,11 +22,11 @@
 //   call NAME                  (the MPI call in progress, "-" in user code,
 //                               "finalized" once the engine is down)
 //   arrivals N                 (moves with every message that arrives)
-//   comm ctx=C handle=0xH name=NAME rank=R size=S inter=0|1 coll=N world=W0,W1,...
-//   recv id=0xI ctx=C src=S tag=T count=N type=NAME stage=posted|arriving [coll=CALL#SEQ]
-//   send id=0xI ctx=C dest=D tag=T count=N bytes=B sync=0|1 stage=STAGE [coll=CALL#SEQ]
-//   unexp id=0xI ctx=C src=S tag=T bytes=B [coll=CALL#SEQ]
-//   probe ctx=C src=S tag=T call=NAME blocking=0|1
+//   comm ctx=C handle=0xH name=NAME rank=R size=S inter=0|1 coll=N world=W0,W1,... [coll_age_us=A]
+//   recv id=0xI ctx=C src=S tag=T count=N type=NAME stage=posted|arriving [coll=CALL#SEQ] [age_us=A]
+//   send id=0xI ctx=C dest=D tag=T count=N bytes=B sync=0|1 stage=STAGE [coll=CALL#SEQ] [age_us=A]
+//   unexp id=0xI ctx=C src=S tag=T bytes=B [coll=CALL#SEQ] [age_us=A]
+//   probe ctx=C src=S tag=T call=NAME blocking=0|1 [age_us=A]
 //                              (a probe finding nothing: blocking=1 while
 //                               MPI_Probe/MPI_Mprobe waits; blocking=0 for an
 //                               Iprobe/Improbe loop, core/current_call.h)
@@ -37,6 +37,12 @@
 // STAGE is eager-queued, rendezvous-wait, transfer or sync-ack; coll= marks
 // a collective's internal traffic with its call and sequence number (mod
 // 2^24) on that communicator; comm's coll= counts collectives started.
+// Ages (core/stamp.h), in microseconds up to the snapshot: age_us= since
+// the entry entered its state (a receive posted, or its data began to
+// arrive; a send queued or announced, or a synchronous send's data out
+// and its acknowledgement awaited; a message arrived; a probe began to
+// wait, or an Iprobe loop was first seen polling in vain); coll_age_us=
+// since the communicator's latest collective started on this rank.
 //
 // Under MPI_THREAD_MULTIPLE, call and probe are those of the thread that
 // serves the request (one waiting inside MPI); other threads' operations

@@ -6,6 +6,7 @@
 #include "binding/c/abi.h"
 #include "core/engine.h"
 #include "core/p2p.h"
+#include "core/stamp.h"
 
 using namespace sonde::engine;
 
@@ -50,7 +51,10 @@ static Message* probe_loop(Comm* c, int source, int tag, bool block, const char*
       const int moved = e.progress();
       if (e.fruitless(moved)) {
         e.watch_peer(c, source);  // an Iprobe loop finding nothing: watch the peers' liveness
-        t_probe_polling = {c->context, source, tag, fn};
+        // The loop's age counts from the first pass seen polling in vain.
+        const ProbeWait& was = t_probe_polling;
+        const bool same = was.call == fn && was.context == c->context && was.source == source && was.tag == tag;
+        t_probe_polling = {c->context, source, tag, fn, same ? was.since : stamp_now()};
       }
       if (moved != 0) m = e.probe(c, source, tag);
     }
@@ -59,7 +63,7 @@ static Message* probe_loop(Comm* c, int source, int tag, bool block, const char*
   }
   Message* m = e.probe(c, source, tag);
   if (m) return m;
-  t_probe_wait = {c->context, source, tag, fn};
+  t_probe_wait = {c->context, source, tag, fn, stamp_now()};
   while (!(m = e.probe(c, source, tag))) {
     if (e.wait_pass(idle)) e.watch_peer(c, source);  // watch the peers' liveness
   }

@@ -36,8 +36,28 @@ def expect(cond, what):
         sys.exit("report check failed: " + what)
 
 
+def check_ages(r):
+    """Every entry was there before the job stalled (an Iprobe loop's record
+    excepted: it may be noticed later), so its age, measured by its rank
+    from when it entered its state, is at least the stall less one watch
+    period; the collective a rank waits in, likewise, as its time in the call."""
+    floor = r["stalled_seconds"] - 0.5
+    for x in r["ranks"]:
+        for key in ("recvs", "sends", "unexpected"):
+            for e in x[key]:
+                if e["stage"] == "polling":
+                    continue
+                expect(e["age"] >= floor, f"rank {x['rank']}'s {key} entry is {e['age']} s old, "
+                       f"stalled {r['stalled_seconds']} s")
+        c = x.get("collective")
+        if c:
+            expect(c["age"] is not None and c["age"] >= floor,
+                   f"rank {x['rank']} in {c['call']} #{c['seq']} for {c['age']} s")
+
+
 def main():
     case, report = sys.argv[1], load(sys.argv[2])
+    check_ages(report)
     if case == "ssend":
         for n in (0, 1):
             x = rank(report, n)

@@ -145,3 +145,64 @@ TEST_CASE("the JSON report escapes names and lists every rank") {
   CHECK(json.find("{\"sonde\":\"snapshot\"") == 0);
   CHECK(rank_list({5, 0, 1, 2, 7, 8}) == "0-2, 5, 7, 8");
 }
+
+TEST_CASE("ages measured by the rank are kept; entries without one count from their first snapshot") {
+  const std::string text = rank_text(0, "MPI_Allreduce", 4,
+                                     "recv id=0x10 ctx=0 src=1 tag=-82 count=1 type=MPI_INT stage=posted "
+                                     "coll=MPI_Allreduce#4 age_us=2500000\n"
+                                     "unexp id=0x30 ctx=0 src=2 tag=8 bytes=4 age_us=7000000\n"
+                                     "send id=0x20 ctx=0 dest=1 tag=3 count=1 bytes=4 sync=1 stage=sync-ack\n");
+  std::string with_coll_age = text;
+  with_coll_age.replace(with_coll_age.find("world=0,1,2"), 11, "world=0,1,2 coll_age_us=2600000");
+  std::vector<RankSnapshot> ranks{parse_rank_snapshot(0, with_coll_age)};
+  EntryAges ages;
+  ages.stamp(ranks, 10.0);
+  CHECK(ranks[0].recvs[0].age == doctest::Approx(2.5));
+  CHECK(ranks[0].unexpected[0].age == doctest::Approx(7.0));
+  CHECK(ranks[0].sends[0].age == 0);  // first seen now
+  std::vector<RankSnapshot> later{parse_rank_snapshot(0, with_coll_age)};
+  ages.stamp(later, 13.0);
+  CHECK(later[0].recvs[0].age == doctest::Approx(2.5));  // the rank's own, not ours
+  CHECK(later[0].sends[0].age == doctest::Approx(3.0));
+  double in_for = 0;
+  const SnapshotEntry* in = current_collective(later[0], &in_for);
+  REQUIRE(in != nullptr);
+  CHECK(in->coll_call == "MPI_Allreduce");
+  CHECK(in_for == doctest::Approx(2.6));
+  // A collective that is not the communicator's latest has no known age.
+  std::vector<RankSnapshot> behind{
+      parse_rank_snapshot(0, rank_text(0, "MPI_Allreduce", 5,
+                                       "recv id=0x10 ctx=0 src=1 tag=-82 count=1 "
+                                       "type=MPI_INT stage=posted coll=MPI_Allreduce#4\n"))};
+  CHECK(current_collective(behind[0], &in_for) != nullptr);
+  CHECK(in_for == -1);
+}
+
+TEST_CASE("ranks of a host whose daemon did not answer are named by host") {
+  std::vector<RankSnapshot> ranks;
+  ranks.push_back(
+      parse_rank_snapshot(0, rank_text(0, "MPI_Ssend", 0,
+                                       "send id=0x1 ctx=0 dest=1 tag=5 count=1 bytes=4 sync=1 stage=sync-ack\n")));
+  ranks[0].host = "h0";
+  for (int r : {1, 2}) {
+    RankSnapshot s;
+    s.rank = r;
+    s.condition = RankCondition::kHostSilent;
+    s.host = "h1";
+    ranks.push_back(s);
+  }
+  HangAnalysis a = analyze_hang(ranks);
+  CHECK(has_edge(a, 0, 1, "send"));
+  CHECK(a.cycles.empty());
+  const Finding* f = finding(a, "host-silent");
+  REQUIRE(f != nullptr);
+  CHECK(f->json.find("\"host\":\"h1\"") != std::string::npos);
+  CHECK(f->json.find("\"ranks\":[1,2],\"waiting\":[0]") != std::string::npos);
+  // Named once, with its host (not again as a rank waited on).
+  int named = 0;
+  for (const auto& g : a.findings) named += g.kind == "host-silent";
+  CHECK(named == 1);
+  const std::string json = report_json(ranks, a, "snapshot", 0);
+  CHECK(json.find("\"state\":\"host-silent\"") != std::string::npos);
+  CHECK(json.find("\"host\":\"h0\"") != std::string::npos);
+}

@@ -64,6 +64,31 @@ TEST_CASE("flags and their values") {
   CHECK(parse({"-h", "-n", "nonsense"}).help);
 }
 
+TEST_CASE("--snapshot PID goes alone, with --json at most") {
+  Options o = parse({"--snapshot", "1234"});
+  CHECK(o.snapshot_pid == 1234);
+  CHECK_FALSE(o.report_json);
+  CHECK(o.apps.empty());
+  o = parse({"--json", "--snapshot=77"});
+  CHECK(o.snapshot_pid == 77);
+  CHECK(o.report_json);
+  CHECK(parse({"--snapshot", "5", "--json"}).report_json);
+  // A program's own --snapshot argument is the program's.
+  o = parse({"prog", "--snapshot", "5"});
+  CHECK(o.snapshot_pid == 0);
+  CHECK(o.apps.at(0).argv == std::vector<std::string>{"prog", "--snapshot", "5"});
+  for (auto bad : std::vector<std::vector<std::string>>{{"--snapshot"},
+                                                        {"--snapshot", "x"},
+                                                        {"--snapshot", "0"},
+                                                        {"--snapshot", "-3"},
+                                                        {"--snapshot", "99999999999"},
+                                                        {"--snapshot", "5", "prog"},
+                                                        {"--snapshot", "5", "-n", "2"},
+                                                        {"-n", "2", "--snapshot", "5"},
+                                                        {"--snapshot", "5", "--snapshot", "6"}})
+    CHECK_THROWS_AS(parse(bad), UsageError);
+}
+
 TEST_CASE("MPMD: blocks separated by ':' are numbered in order") {
   Options o = parse({"-n",  "2",  "--tag-output", "./a",   "x",    ":",   "-n", "3", "-env", "V",
                      "1 2", "-x", "W=w",          "-wdir", "/tmp", "./b", "-n", "9", ":",    "c"});

@@ -49,6 +49,13 @@ enum class Msg : uint8_t {
   // mpiexec -> the daemon of rank 0, when rank 0 runs on another host:
   // bytes of mpiexec's stdin for rank 0; empty: end of input.
   kStdin,
+  // Snapshots (snapshot.h) across hosts: mpiexec asks every daemon
+  // (kSnapshotRequest: request number, bound in ms, the snapshot signal);
+  // each asks its running ranks and answers within the bound (kSnapshot:
+  // request number, count, then per rank of its host: rank, running,
+  // ready, answered, text).
+  kSnapshotRequest,
+  kSnapshot,
 };
 
 class ProtocolError : public std::runtime_error {

@@ -1,8 +1,12 @@
 // Snapshots and hang reports in the launcher (hang_monitor.h).
 #include "tools/mpiexec/hang_monitor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+
+#include "tools/mpiexec/output.h"
 
 namespace sonde::mpiexec {
 namespace {
@@ -19,6 +23,9 @@ std::string signature(const std::vector<RankSnapshot>& ranks) {
   }
   return s;
 }
+
+// An asker (mpiexec --snapshot) that stops reading loses its report.
+constexpr int kReplyStallMs = 5000;
 
 double seconds_between(HangMonitor::Clock::time_point a, HangMonitor::Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -47,12 +54,16 @@ std::vector<RankSnapshot> HangMonitor::take() {
   std::vector<RankSnapshot> ranks;
   for (const auto& a : answers) {
     RankSnapshot r;
-    if (!a.running || !a.ready) {
+    if (a.host_silent) {
+      r.rank = a.rank;
+      r.condition = RankCondition::kHostSilent;
+    } else if (!a.running || !a.ready) {
       r.rank = a.rank;
       r.condition = a.running ? RankCondition::kNoMpi : RankCondition::kExited;
     } else {
       r = parse_rank_snapshot(a.rank, a.answered ? a.text : "");
     }
+    r.host = a.host;
     ranks.push_back(std::move(r));
   }
   std::sort(ranks.begin(), ranks.end(), [](const auto& x, const auto& y) { return x.rank < y.rank; });
@@ -66,7 +77,18 @@ bool HangMonitor::tick(Clock::time_point now) {
   const auto after = Clock::now();
   next_ = after + period();
   const std::string sig = signature(ranks);
-  if (!watched_ || sig != last_signature_) {
+  // A running rank never seen listening is still starting (MPI_Init can
+  // take seconds across hosts): no stall accrues before every rank has
+  // answered once.
+  bool starting = false;
+  for (const auto& r : ranks) {
+    if (r.condition == RankCondition::kNoMpi) {
+      starting = starting || !listened_.count(r.rank);
+    } else if (r.condition != RankCondition::kExited) {
+      listened_.insert(r.rank);
+    }
+  }
+  if (!watched_ || sig != last_signature_ || starting) {
     watched_ = true;
     last_signature_ = sig;
     last_change_ = after;
@@ -78,12 +100,13 @@ bool HangMonitor::tick(Clock::time_point now) {
   return true;
 }
 
-void HangMonitor::report(const std::string& what) {
+void HangMonitor::report(const std::string& what, std::optional<SnapshotReply> reply) {
   std::vector<RankSnapshot> ranks = take();
-  print(ranks, what, watched_ ? seconds_between(last_change_, Clock::now()) : 0);
+  print(ranks, what, watched_ ? seconds_between(last_change_, Clock::now()) : 0, reply);
 }
 
-void HangMonitor::print(const std::vector<RankSnapshot>& ranks, const std::string& what, double stalled) {
+void HangMonitor::print(const std::vector<RankSnapshot>& ranks, const std::string& what, double stalled,
+                        std::optional<SnapshotReply> reply) {
   HangAnalysis a = analyze_hang(ranks);
   if (what == "snapshot") {
     // A busy job waits in cycles for a moment all the time: only a stall
@@ -94,6 +117,12 @@ void HangMonitor::print(const std::vector<RankSnapshot>& ranks, const std::strin
       f.text = "waiting in a cycle at this moment: " + f.text.substr(f.text.find(": ") + 2);
       f.json = "{\"kind\":\"cycle\"" + f.json.substr(f.json.find(','));
     }
+  }
+  if (reply) {
+    // The asker's copy, unprefixed, in the form it asked for.
+    const std::string text = reply->json ? report_json(ranks, a, what, stalled) : report_words(ranks, a, what, stalled);
+    write_output(reply->fd, text, kReplyStallMs);
+    close(reply->fd);
   }
   std::string text = json_ ? report_json(ranks, a, what, stalled) : report_words(ranks, a, what, stalled);
   if (!json_) {

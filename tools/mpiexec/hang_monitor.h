@@ -3,6 +3,10 @@
 // every S/4 (at least 0.1 s, at most 2 s apart) and, when no rank's
 // arrival counter or collective count has moved for S seconds, prints the
 // hang report and asks the job to end as --timeout would (docs/launch.md).
+// The S seconds count only once every running rank has answered a
+// snapshot at least once: a rank still starting (or one whose program
+// keeps the snapshot signal) holds the watch off, and --timeout alone
+// applies.
 // The ranks are asked only while one of these is on: a job run without
 // them is never signalled.
 #pragma once
@@ -11,11 +15,13 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "tools/mpiexec/hang_report.h"
 #include "tools/mpiexec/snapshot.h"
+#include "tools/mpiexec/snapshot_request.h"
 
 namespace sonde::mpiexec {
 
@@ -34,12 +40,15 @@ class HangMonitor {
   // progress for hang_seconds (the report is printed).
   bool tick(Clock::time_point now);
   // Takes a snapshot now and prints it: `what` is "snapshot" or "timeout".
-  void report(const std::string& what);
+  // With `reply`, the report also goes there (in the form it asks for),
+  // and the descriptor is closed.
+  void report(const std::string& what, std::optional<SnapshotReply> reply = std::nullopt);
 
  private:
   Clock::duration period() const;
   std::vector<RankSnapshot> take();
-  void print(const std::vector<RankSnapshot>& ranks, const std::string& what, double stalled);
+  void print(const std::vector<RankSnapshot>& ranks, const std::string& what, double stalled,
+             std::optional<SnapshotReply> reply = std::nullopt);
 
   std::string program_name_;
   double hang_seconds_;
@@ -50,6 +59,7 @@ class HangMonitor {
   Clock::time_point start_, next_, last_change_;
   std::string last_signature_;
   bool watched_ = false;
+  std::set<int> listened_;  // ranks that have answered (or been reported silent) once
 };
 
 }  // namespace sonde::mpiexec

@@ -58,6 +58,10 @@ SnapshotEntry entry_of(const std::map<std::string, std::string>& f, bool send) {
   e.type = unescape(str(f, "type"));
   e.stage = str(f, "stage");
   e.sync = num(f, "sync") != 0;
+  if (f.count("age_us")) {
+    e.age = static_cast<double>(num(f, "age_us")) / 1e6;
+    e.age_from_rank = true;
+  }
   const std::string coll = str(f, "coll");
   if (size_t hash = coll.find('#'); hash != std::string::npos) {
     e.coll_call = coll.substr(0, hash);
@@ -114,6 +118,7 @@ RankSnapshot parse_rank_snapshot(int rank, const std::string& text) {
       c.size = static_cast<int>(num(f, "size"));
       c.inter = num(f, "inter") != 0;
       c.coll = static_cast<uint32_t>(num(f, "coll"));
+      if (f.count("coll_age_us")) c.coll_age = static_cast<double>(num(f, "coll_age_us")) / 1e6;
       std::istringstream ws(str(f, "world"));
       std::string w;
       while (std::getline(ws, w, ',')) c.world.push_back(std::atoi(w.c_str()));
@@ -139,6 +144,7 @@ RankSnapshot parse_rank_snapshot(int rank, const std::string& text) {
 void EntryAges::stamp(std::vector<RankSnapshot>& ranks, double now) {
   std::map<std::string, double> seen;
   auto age = [&](const RankSnapshot& r, SnapshotEntry& e, const char* kind) {
+    if (e.age_from_rank) return;
     const std::string key = std::to_string(r.rank) + kind + e.id + ":" + std::to_string(e.ctx) + ":" +
                             std::to_string(e.peer) + ":" + std::to_string(e.tag);
     auto it = first_seen_.find(key);
@@ -152,6 +158,20 @@ void EntryAges::stamp(std::vector<RankSnapshot>& ranks, double now) {
     for (auto& e : r.unexpected) age(r, e, "u");
   }
   first_seen_ = std::move(seen);
+}
+
+const SnapshotEntry* current_collective(const RankSnapshot& r, double* seconds) {
+  const SnapshotEntry* in = nullptr;
+  for (const auto* list : {&r.recvs, &r.sends})
+    for (const auto& e : *list)
+      if (!in && !e.coll_call.empty()) in = &e;
+  *seconds = -1;
+  if (in) {
+    // The communicator's latest collective is the one the age is of.
+    const SnapshotComm* c = r.comm(in->ctx);
+    if (c && c->coll % (1u << 24) == in->coll_seq) *seconds = c->coll_age;
+  }
+  return in;
 }
 
 std::string comm_label(const RankSnapshot& r, uint32_t ctx) {
@@ -247,7 +267,9 @@ void add_edges(const std::vector<RankSnapshot>& ranks, const RankSnapshot& r, st
     for (int m : c->world) {
       if (m == r.rank) continue;
       const RankSnapshot* other = find_rank(ranks, m);
-      if (!other || other->condition == RankCondition::kSilent || other->condition == RankCondition::kNoMpi) continue;
+      if (!other || other->condition == RankCondition::kSilent || other->condition == RankCondition::kNoMpi ||
+          other->condition == RankCondition::kHostSilent)
+        continue;
       const SnapshotComm* oc = other->comm(ctx);
       const uint32_t started = oc ? oc->coll : 0;
       if ((started % (1u << 24)) < seq) edges.push_back({r.rank, m, "collective", call, ctx, 0, 0, seq});

@@ -28,7 +28,8 @@ struct SnapshotComm {
   std::string name;  // "" if unnamed
   int rank = 0, size = 0;
   bool inter = false;
-  uint32_t coll = 0;  // collectives started
+  uint32_t coll = 0;     // collectives started
+  double coll_age = -1;  // seconds since the latest started (-1: unknown)
   std::vector<int> world;
 };
 
@@ -41,22 +42,28 @@ struct SnapshotEntry {
   uint64_t bytes = 0;
   std::string type, stage;
   bool sync = false;
-  std::string coll_call;   // a collective's internal traffic: its call ...
-  uint32_t coll_seq = 0;   // ... and sequence number; else empty and 0
-  double age = 0;          // seconds since a snapshot first saw it
+  std::string coll_call;  // a collective's internal traffic: its call ...
+  uint32_t coll_seq = 0;  // ... and sequence number; else empty and 0
+  // Seconds since it entered its state, as the rank measured it; entries
+  // without the rank's age (age_from_rank false) count from the first
+  // snapshot that saw them.
+  double age = 0;
+  bool age_from_rank = false;
   std::string probe_call;  // a probe (stage "probe": blocking, "polling":
                            // an Iprobe/Improbe loop): its call; else empty
 };
 
 // kNoMpi: running, but not listening for snapshots (before MPI_Init, or
-// its program keeps the signal); kSilent: listening but did not answer.
-enum class RankCondition { kInCall, kUserCode, kFinalized, kExited, kNoMpi, kSilent };
+// its program keeps the signal); kSilent: listening but did not answer;
+// kHostSilent: across hosts, its host's daemon did not answer in time.
+enum class RankCondition { kInCall, kUserCode, kFinalized, kExited, kNoMpi, kSilent, kHostSilent };
 
 struct RankSnapshot {
   int rank = 0;
   RankCondition condition = RankCondition::kSilent;
   std::string call;  // kInCall: the MPI call
   long pid = 0;
+  std::string host;  // where it runs ("" if unknown)
   uint64_t arrivals = 0;
   std::vector<SnapshotComm> comms;
   std::vector<SnapshotEntry> recvs, sends, unexpected;  // recvs: receives and probes
@@ -66,6 +73,10 @@ struct RankSnapshot {
 
 // Parses one rank's text; a text that is not a snapshot gives kSilent.
 RankSnapshot parse_rank_snapshot(int rank, const std::string& text);
+
+// The collective a rank is in (the first collective traffic it has
+// pending), or null; *seconds: how long it has been in it (-1: unknown).
+const SnapshotEntry* current_collective(const RankSnapshot& r, double* seconds);
 
 // First-seen times of entries across successive snapshots (their ages).
 class EntryAges {
@@ -87,7 +98,7 @@ struct WaitEdge {
 
 struct Finding {
   std::string kind;  // deadlock, skipped-collective, tag-mismatch, source-mismatch,
-                     // user-code, exited, finalized, silent
+                     // user-code, exited, finalized, silent, host-silent
   std::string text;  // in words
   std::string json;  // the finding's fields, a JSON object
 };

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "tools/mpiexec/hang_report.h"
+#include "tools/mpiexec/snapshot.h"
 
 namespace sonde::mpiexec {
 namespace {
@@ -25,6 +26,10 @@ std::string seconds(double s) {
   std::snprintf(buf, sizeof buf, "%.1f s", s);
   return buf;
 }
+
+// How long mpiexec waits for a rank's, and for a host daemon's, answer.
+std::string rank_bound() { return std::to_string(kSnapshotBound.count() / 1000) + " s"; }
+std::string host_bound() { return std::to_string((kSnapshotBound + kRelayGrace).count() / 1000) + " s"; }
 
 std::string json_number(double v) {
   char buf[32];
@@ -48,6 +53,7 @@ const char* condition_name(RankCondition c) {
     case RankCondition::kExited: return "exited";
     case RankCondition::kNoMpi: return "no-mpi";
     case RankCondition::kSilent: return "silent";
+    case RankCondition::kHostSilent: return "host-silent";
   }
   return "?";
 }
@@ -60,7 +66,9 @@ std::string where(const RankSnapshot* r) {
     case RankCondition::kFinalized: return "finalized";
     case RankCondition::kExited: return "exited";
     case RankCondition::kNoMpi: return "not in MPI (not initialized, or keeps the snapshot signal)";
-    case RankCondition::kSilent: return "not answering within 2 s";
+    case RankCondition::kSilent: return "not answering within " + rank_bound();
+    case RankCondition::kHostSilent:
+      return "unknown: the daemon on " + r->host + " did not answer within " + host_bound();
   }
   return "?";
 }
@@ -160,11 +168,31 @@ void add_findings(const std::vector<RankSnapshot>& ranks, HangAnalysis& a) {
     a.findings.push_back(f);
   }
   mismatches(ranks, a);
+  // Hosts whose daemon did not answer: their ranks by host.
+  std::map<std::string, std::vector<int>> silent_hosts;
+  for (const auto& r : ranks)
+    if (r.condition == RankCondition::kHostSilent) silent_hosts[r.host].push_back(r.rank);
+  for (const auto& [host, members] : silent_hosts) {
+    std::set<int> waiting;
+    for (const auto& e : a.edges)
+      if (std::find(members.begin(), members.end(), e.to) != members.end()) waiting.insert(e.from);
+    Finding f;
+    f.kind = "host-silent";
+    f.text = "host " + host + " did not answer within " + host_bound() + ": the state of rank" +
+             (members.size() > 1 ? "s " : " ") + rank_list(members) + " is unknown";
+    if (!waiting.empty())
+      f.text += "; rank" + std::string(waiting.size() > 1 ? "s " : " ") + rank_list({waiting.begin(), waiting.end()}) +
+                (waiting.size() > 1 ? " wait" : " waits") + " for " + (members.size() > 1 ? "them" : "it");
+    f.json = "{\"kind\":\"host-silent\",\"host\":" + json_string(host) + ",\"ranks\":" + ints(members) +
+             ",\"waiting\":" + ints({waiting.begin(), waiting.end()}) + "}";
+    a.findings.push_back(f);
+  }
   for (int t : a.waited_on) {
     std::vector<int> waiting;
     for (const auto& e : a.edges)
       if (e.to == t) waiting.push_back(e.from);
     const RankSnapshot* r = find_rank(ranks, t);
+    if (r && r->condition == RankCondition::kHostSilent) continue;  // named with its host above
     Finding f;
     f.kind = r ? condition_name(r->condition) : "silent";
     f.text = "rank " + std::to_string(t) + " is " + where(r) +
@@ -184,8 +212,17 @@ std::string report_words(const std::vector<RankSnapshot>& ranks, const HangAnaly
   if (what == "hang") o << "hang report: no rank made progress for " << seconds(stalled) << "\n";
   else if (what == "timeout") o << "the job reached its --timeout; its ranks' state:\n";
   else o << "snapshot of " << ranks.size() << " rank(s)\n";
+  // Across hosts each rank's line names its host.
+  std::set<std::string> hosts;
+  for (const auto& r : ranks)
+    if (!r.host.empty()) hosts.insert(r.host);
+  const bool multihost = hosts.size() > 1;
   for (const auto& r : ranks) {
-    o << "  rank " << r.rank << ": " << where(&r) << "\n";
+    o << "  rank " << r.rank << (multihost ? " (" + r.host + ")" : "") << ": " << where(&r) << "\n";
+    double in_for = -1;
+    if (const SnapshotEntry* in = current_collective(r, &in_for))
+      o << "    in " << in->coll_call << " #" << in->coll_seq << " on " << comm_label(r, in->ctx)
+        << (in_for >= 0 ? " for " + seconds(in_for) : "") << "\n";
     for (const auto& e : r.recvs)
       if (!e.probe_call.empty())
         o << "    " << e.probe_call << (e.stage == "polling" ? " loop" : "") << " for a message from "
@@ -219,7 +256,8 @@ std::string report_json(const std::vector<RankSnapshot>& ranks, const HangAnalys
   for (size_t i = 0; i < ranks.size(); ++i) {
     const RankSnapshot& r = ranks[i];
     o << (i ? "," : "") << "{\"rank\":" << r.rank << ",\"state\":" << json_string(condition_name(r.condition))
-      << ",\"call\":" << json_string(r.call) << ",\"pid\":" << r.pid << ",\"arrivals\":" << r.arrivals;
+      << ",\"call\":" << json_string(r.call) << ",\"pid\":" << r.pid << ",\"host\":" << json_string(r.host)
+      << ",\"arrivals\":" << r.arrivals;
     auto entries = [&](const char* key, const std::vector<SnapshotEntry>& list, const char* peer) {
       o << ",\"" << key << "\":[";
       for (size_t k = 0; k < list.size(); ++k) {
@@ -237,14 +275,13 @@ std::string report_json(const std::vector<RankSnapshot>& ranks, const HangAnalys
     entries("sends", r.sends, "dest");
     entries("unexpected", r.unexpected, "source");
     // The collective it is in: the first collective traffic pending.
-    const SnapshotEntry* in = nullptr;
-    for (const auto* list : {&r.recvs, &r.sends})
-      for (const auto& e : *list)
-        if (!in && !e.coll_call.empty()) in = &e;
+    double in_for = -1;
+    const SnapshotEntry* in = current_collective(r, &in_for);
     if (in)
       o << ",\"collective\":{\"comm\":" << json_string(comm_label(r, in->ctx)) << ",\"ctx\":" << in->ctx
         << ",\"call\":" << json_string(in->coll_call) << ",\"seq\":" << in->coll_seq
-        << ",\"completed\":" << (in->coll_seq > 0 ? in->coll_seq - 1 : 0) << "}";
+        << ",\"completed\":" << (in->coll_seq > 0 ? in->coll_seq - 1 : 0)
+        << ",\"age\":" << (in_for >= 0 ? json_number(in_for) : "null") << "}";
     else o << ",\"collective\":null";
     o << ",\"comms\":[";
     for (size_t k = 0; k < r.comms.size(); ++k) {

@@ -18,6 +18,7 @@
 
 #include "tools/mpiexec/cleanup.h"
 #include "tools/mpiexec/placement.h"
+#include "tools/mpiexec/snapshot.h"
 #include "tools/mpiexec/spawn.h"
 
 namespace sonde::mpiexec {
@@ -246,6 +247,7 @@ void HostDaemon::start(const JobMessage& job) {
   layout.this_node = node;
   for (const auto& app : apps) layout.apps.push_back({app.first, app.size});
   pmix_->register_job(layout);
+  snapshot_dir_ = snapshot_dir(tmpdir_);
 
   // This host's ranks, bound from this host's topology.
   std::vector<cpu_set_t> masks = host_binding_masks(job.binding, mine, job.report_bindings, job.launcher, hostname_);
@@ -262,6 +264,7 @@ void HostDaemon::start(const JobMessage& job) {
     std::vector<std::string> env = job.env;
     for (const auto& e : apps[app].env) set_entry(env, e);
     for (const auto& e : pmix_->client_env(r.rank)) set_entry(env, e);
+    set_entry(env, "SONDE_SNAPSHOT_DIR=" + snapshot_dir_);
     for (const auto& e : rank_identity_env(job.job_id, r.rank, job.size, i, local_size)) {
       set_entry(env, e);
     }
@@ -472,6 +475,13 @@ void HostDaemon::handle(Msg type, const std::string& payload) {
       write_stdin();
       break;
     }
+    case Msg::kSnapshotRequest: {
+      const uint32_t seq = in.u32();
+      const uint32_t bound_ms = in.u32();
+      const int sig = in.i32();
+      answer_snapshot(seq, std::chrono::milliseconds(std::min<uint32_t>(bound_ms, 60000)), sig);
+      break;
+    }
     case Msg::kSignal: signal_all(in.i32()); break;
     case Msg::kTerminate: terminate_ranks(); break;
     case Msg::kShutdown:
@@ -481,6 +491,21 @@ void HostDaemon::handle(Msg type, const std::string& payload) {
       break;
     default: break;  // heartbeats
   }
+}
+
+void HostDaemon::answer_snapshot(uint32_t seq, std::chrono::milliseconds bound, int sig) {
+  std::vector<SnapshotAnswer> answers;
+  if (!snapshot_dir_.empty() && sig > 0 && sig < NSIG) {
+    std::vector<SnapshotTarget> targets;
+    for (const auto& r : ranks_) targets.push_back({r->rank, r->pid, r->running});
+    answers = collect_snapshot(snapshot_dir_, seq, targets, bound, sig);
+  }
+  Writer w;
+  w.u32(seq).u32(static_cast<uint32_t>(answers.size()));
+  for (const auto& a : answers) {
+    w.i32(a.rank).u8(a.running ? 1 : 0).u8(a.ready ? 1 : 0).u8(a.answered ? 1 : 0).str(a.text);
+  }
+  ch_->send(Msg::kSnapshot, w);
 }
 
 void HostDaemon::reap() {

@@ -5,8 +5,10 @@
 // which host it is, receives the job, hosts a PMIx server for the ranks of
 // its host, forks them with their binding and environment, and from then on
 // only reports: their output, their exits (with whether they connected to
-// and finalized with PMIx), aborts, and its share of every PMIx fence, which
-// mpiexec gathers from all hosts and hands back. Decisions (which failure
+// and finalized with PMIx), aborts, its share of every PMIx fence, which
+// mpiexec gathers from all hosts and hands back, and its ranks' snapshots
+// when mpiexec asks (snapshot.h: it takes them as mpiexec does on one
+// host, blocking its loop for at most the bound mpiexec gives). Decisions (which failure
 // ends the job, the exit status) are mpiexec's; the daemon obeys kSignal,
 // kTerminate and kShutdown.
 //
@@ -91,12 +93,15 @@ class HostDaemon final : public ClientEvents {
   void lost(const std::string& why);
   void report_failure(int code, const std::string& message);
   void write_stdin();
+  // Takes request `seq` of this host's ranks and sends the answers.
+  void answer_snapshot(uint32_t seq, std::chrono::milliseconds bound, int sig);
   Rank* find(int rank);
 
   HostdOptions opt_;
   int signal_fd_;
   std::unique_ptr<Channel> ch_;
   std::string hostname_, job_id_, tmpdir_;
+  std::string snapshot_dir_;  // the ranks' SONDE_SNAPSHOT_DIR
   std::unique_ptr<PmixHost> pmix_;
   std::vector<std::unique_ptr<Rank>> ranks_;  // this host's, in rank order
   int running_ = 0;

@@ -120,11 +120,13 @@ int Job::run() {
 
   snapshot_dir_ = snapshot_dir(spec_.tmpdir);
   monitor_ = std::make_unique<HangMonitor>(spec_.program_name, spec_.hang_report_seconds, spec_.report_json,
-                                           [this](uint64_t seq) {
+                                           [this, host = std::string(host)](uint64_t seq) {
                                              std::vector<SnapshotTarget> targets;
                                              for (int i = 0; i < static_cast<int>(ranks_.size()); ++i)
                                                targets.push_back({i, ranks_[i]->pid, ranks_[i]->running});
-                                             return collect_snapshot(snapshot_dir_, seq, targets);
+                                             auto answers = collect_snapshot(snapshot_dir_, seq, targets);
+                                             for (auto& a : answers) a.host = host;
+                                             return answers;
                                            });
   const std::vector<std::string> base = inherited_environment();
   for (int r = 0; r < spec_.ranks && !failed(); ++r) {
@@ -255,7 +257,7 @@ void Job::loop() {
     if (fds[0].revents != 0) {
       signalfd_siginfo si;
       while (read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-        handle_signal(static_cast<int>(si.ssi_signo));
+        handle_signal(si);
       }
     }
     for (size_t k = 2; k < fds.size(); ++k) {
@@ -265,7 +267,8 @@ void Job::loop() {
   }
 }
 
-void Job::handle_signal(int sig) {
+void Job::handle_signal(const signalfd_siginfo& si) {
+  const int sig = static_cast<int>(si.ssi_signo);
   switch (sig) {
     case SIGCHLD: reap(); break;
     case SIGINT:
@@ -282,7 +285,7 @@ void Job::handle_signal(int sig) {
       }
       break;
     case SIGUSR1:
-      if (phase_ == Phase::kRunning) monitor_->report("snapshot");
+      if (phase_ == Phase::kRunning) monitor_->report("snapshot", open_snapshot_reply(si));
       break;
     case SIGUSR2: forward(sig); break;
     default: break;

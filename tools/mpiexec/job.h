@@ -8,6 +8,7 @@
 // after one more second we stop waiting.
 #pragma once
 
+#include <sys/signalfd.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -89,7 +90,9 @@ class Job final : public ClientEvents {
   void loop();
   void reap();
   void on_rank_exit(int rank, int wait_status);
-  void handle_signal(int sig);
+  // SIGUSR1 from `mpiexec --snapshot` also answers its sender
+  // (snapshot_request.h).
+  void handle_signal(const signalfd_siginfo& si);
   void forward(int sig);
   void begin_termination();
   void read_stream(int rank, int which);

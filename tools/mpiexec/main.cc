@@ -23,6 +23,7 @@
 #include "tools/mpiexec/multihost.h"
 #include "tools/mpiexec/options.h"
 #include "tools/mpiexec/profile.h"
+#include "tools/mpiexec/snapshot_request.h"
 #include "tools/mpiexec/spawn.h"
 
 namespace {
@@ -193,13 +194,8 @@ int run_multihost(const std::string& name, const Options& opt, std::vector<Place
   spec.report_bindings = opt.report_bindings;
   spec.tag_output = opt.tag_output;
   spec.timeout_seconds = opt.timeout_seconds;
-  if (opt.hang_report_seconds > 0 || opt.report_json) {
-    std::fprintf(stderr,
-                 "%s: --hang-report and --json need a job on one host; across hosts, SIGUSR1 to %s "
-                 "makes every rank print its own state on stderr\n",
-                 name.c_str(), name.c_str());
-    return 2;
-  }
+  spec.hang_report_seconds = opt.hang_report_seconds;
+  spec.report_json = opt.report_json;
   int sfd = handled_signal_fd();
   if (sfd < 0) {
     std::fprintf(stderr, "%s: signalfd: %s\n", name.c_str(), std::strerror(errno));
@@ -227,7 +223,7 @@ int main(int argc, char** argv) {
   try {
     opt = parse_options(std::vector<std::string>(argv + 1, argv + argc), read_file);
     apply_timeout_environment(opt, std::getenv("MPIEXEC_TIMEOUT"));
-    if (!opt.help) {
+    if (!opt.help && opt.snapshot_pid == 0) {
       placement = placement_of(opt);
       add_profile(opt);
       finish_apps(opt);
@@ -240,6 +236,7 @@ int main(int argc, char** argv) {
     std::fputs(usage(name).c_str(), stdout);
     return 0;
   }
+  if (opt.snapshot_pid > 0) return request_snapshot(name, opt.snapshot_pid, opt.report_json);
   if (!placement.empty()) return run_multihost(name, opt, std::move(placement));
 
   JobSpec spec;

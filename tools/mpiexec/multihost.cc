@@ -135,6 +135,8 @@ int MultiHostJob::run() {
     }
     hosts_.push_back(std::move(h));
   }
+  monitor_ = std::make_unique<HangMonitor>(spec_.program_name, spec_.hang_report_seconds, spec_.report_json,
+                                           [this](uint64_t seq) { return collect_snapshot_across_hosts(seq); });
   for (size_t n = 0; n < hosts_.size() && !failed_; ++n) {
     try {
       launch(n, endpoints);
@@ -285,7 +287,8 @@ void MultiHostJob::reap_agents() {
   }
 }
 
-void MultiHostJob::handle_signal(int sig) {
+void MultiHostJob::handle_signal(const signalfd_siginfo& si) {
+  const int sig = static_cast<int>(si.ssi_signo);
   switch (sig) {
     case SIGCHLD: reap_agents(); break;
     case SIGINT:
@@ -306,6 +309,8 @@ void MultiHostJob::handle_signal(int sig) {
       }
       break;
     case SIGUSR1:
+      if (phase_ == Phase::kRunning) monitor_->report("snapshot", open_snapshot_reply(si));
+      break;
     case SIGUSR2: {
       Writer w;
       w.i32(sig);
@@ -341,7 +346,13 @@ void MultiHostJob::loop() {
   for (;;) {
     auto now = Clock::now();
     if (failed_ && (phase_ == Phase::kRunning || phase_ == Phase::kStarting)) begin_termination();
+    if (phase_ == Phase::kRunning && !failed_ && monitor_->tick(now)) {
+      fail(124, "no rank made progress for --hang-report " + format_seconds(spec_.hang_report_seconds) +
+                    " s; ending the job");
+      continue;
+    }
     if ((phase_ == Phase::kRunning || phase_ == Phase::kStarting) && has_timeout && now >= timeout_at) {
+      if (phase_ == Phase::kRunning) monitor_->report("timeout");
       fail(124, "the job ran longer than --timeout " + format_seconds(spec_.timeout_seconds) + " s; ending it");
       continue;
     }
@@ -421,6 +432,7 @@ void MultiHostJob::loop() {
       next = std::min(next, timeout_at);
     }
     if (phase_ == Phase::kStarting) next = std::min(next, launch_limit);
+    if (phase_ == Phase::kRunning && monitor_->next_tick()) next = std::min(next, *monitor_->next_tick());
     if (give_up_at_) next = std::min(next, *give_up_at_);
     if (drain_until) next = std::min(next, *drain_until);
     if (shutdown_until) next = std::min(next, *shutdown_until);
@@ -434,7 +446,7 @@ void MultiHostJob::loop() {
     if (fds[0].revents != 0) {
       signalfd_siginfo si;
       while (read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-        handle_signal(static_cast<int>(si.ssi_signo));
+        handle_signal(si);
       }
     }
     if (fds[1].revents != 0) accept_hellos();

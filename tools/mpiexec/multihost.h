@@ -6,8 +6,11 @@
 // ranks' exits (job.h): the first failure decides the exit status and ends
 // the job everywhere. A daemon that disconnects, falls silent longer than
 // the heartbeat limit, or whose agent exits, ends the job with status 1.
+// Snapshots and hang reports (hang_monitor.h) work as on one host: mpiexec
+// asks every daemon for its ranks' answers (multihost_snapshot.cc).
 #pragma once
 
+#include <sys/signalfd.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -19,6 +22,7 @@
 
 #include "tools/mpiexec/apps.h"
 #include "tools/mpiexec/control.h"
+#include "tools/mpiexec/hang_monitor.h"
 #include "tools/mpiexec/hosts.h"
 #include "tools/mpiexec/output.h"
 
@@ -34,6 +38,8 @@ struct MultiHostSpec {
   bool report_bindings = false;
   bool tag_output = false;
   double timeout_seconds = 0;
+  double hang_report_seconds = 0;  // hang_monitor.h
+  bool report_json = false;
   std::string job_id;
 };
 
@@ -95,7 +101,9 @@ class MultiHostJob {
   // Stops waiting for the host's ranks; returns how many were still running.
   int forget_ranks(size_t node);
   void reap_agents();
-  void handle_signal(int sig);
+  // SIGUSR1 from `mpiexec --snapshot` also answers its sender
+  // (snapshot_request.h).
+  void handle_signal(const signalfd_siginfo& si);
   void broadcast(Msg type, const Writer& w = Writer());
   void begin_termination();
   void emit(int fd, const std::string& bytes);
@@ -133,6 +141,18 @@ class MultiHostJob {
   // -1 once it has ended (or when it stays here).
   int stdin_fd_ = -1;
   void relay_stdin();
+  // Snapshots: request `seq` goes to every daemon; their answers are
+  // awaited (other messages handled meanwhile) until all have come or
+  // kSnapshotBound + kRelayGrace has passed. One answer per rank.
+  std::vector<SnapshotAnswer> collect_snapshot_across_hosts(uint64_t seq);
+  void on_snapshot(size_t node, Reader& in);
+  std::unique_ptr<HangMonitor> monitor_;
+  struct SnapshotWait {
+    uint32_t seq = 0;
+    std::vector<bool> asked, answered;      // by node
+    std::map<int, SnapshotAnswer> answers;  // by rank
+  };
+  std::optional<SnapshotWait> snapshot_;
   bool failed_ = false;
   int exit_code_ = 0;
   double heartbeat_limit_;

@@ -180,6 +180,7 @@ void MultiHostJob::handle(size_t node, Msg type, const std::string& payload) {
       }
       break;
     }
+    case Msg::kSnapshot: on_snapshot(node, in); break;
     case Msg::kFailure: {
       int code = in.i32();
       std::string message = in.str();

@@ -1,6 +1,7 @@
 #include "tools/mpiexec/options.h"
 
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -127,8 +128,48 @@ std::vector<std::string> app_file_words(const std::string& text, const std::stri
   return out;
 }
 
+namespace {
+
+// `--snapshot PID [--json]` (either order, --snapshot=PID too): nothing
+// else goes with it. False if `args` does not start that way.
+bool parse_snapshot_request(const std::vector<std::string>& args, Options& o) {
+  auto is_snapshot = [](const std::string& a) {
+    return a == "--snapshot" || a == "-snapshot" || a.rfind("--snapshot=", 0) == 0;
+  };
+  if (args.empty() || !(is_snapshot(args[0]) || (args[0] == "--json" && args.size() > 1 && is_snapshot(args[1]))))
+    return false;
+  std::string pid;
+  bool have_pid = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json" || a == "-json") {
+      o.report_json = true;
+    } else if (is_snapshot(a) && !have_pid) {
+      if (a.find('=') != std::string::npos) {
+        pid = a.substr(a.find('=') + 1);
+      } else if (i + 1 < args.size()) {
+        pid = args[++i];
+      }
+      have_pid = true;
+    } else {
+      throw UsageError("--snapshot PID takes only --json, not '" + a + "'");
+    }
+  }
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(pid.c_str(), &end, 10);
+  if (pid.empty() || *end != '\0' || errno != 0 || v <= 0 || v > INT_MAX) {
+    throw UsageError("--snapshot needs the process id of a running mpiexec, not '" + pid + "'");
+  }
+  o.snapshot_pid = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
+
 Options parse_options(const std::vector<std::string>& args, const FileReader& read_file) {
   Options o;
+  if (parse_snapshot_request(args, o)) return o;
   // Blocks are separated by a lone ':' (MPI standard, section 11.8.4).
   std::vector<std::vector<std::string>> blocks(1);
   for (const auto& a : args) {
@@ -275,6 +316,8 @@ Options parse_options(const std::vector<std::string>& args, const FileReader& re
         job_wide(flag);
         if (has_inline) throw UsageError("--json takes no value");
         o.report_json = true;
+      } else if (name == "snapshot") {
+        throw UsageError("--snapshot PID goes alone (with --json at most): mpiexec --snapshot PID [--json]");
       } else if (name == "h" || name == "help") {
         o.help = true;
         return o;
@@ -337,6 +380,9 @@ std::string usage(const std::string& p) {
          "       [--bind-to B] [--report-bindings] [--tag-output] [--timeout S] program [args...]\n"
          "       [: [-n N] [--host H[:N],...] [-env NAME VALUE] [-x NAME[=VALUE]] [-wdir DIR]\n"
          "          program [args...]]...\n"
+         "       " +
+         p +
+         " --snapshot PID [--json]\n"
          "\n"
          "Starts N ranks (default 1) of program on this host, oversubscribing cores\n"
          "if needed, with a PMIx server for them to wire up through. With --host or\n"
@@ -399,6 +445,10 @@ std::string usage(const std::string& p) {
          "SIGINT, SIGTERM, SIGHUP and SIGUSR2 are forwarded to the ranks. SIGUSR1\n"
          "prints a snapshot of every rank's state (its MPI call, posted receives,\n"
          "unexpected messages, pending sends, collectives) without stopping the job.\n"
+         "From another shell, `" +
+         p +
+         " --snapshot PID [--json]` (PID: the job's\n"
+         "mpiexec) prints that snapshot on its own stdout as well.\n"
          "\n"
          "Output: each rank's stdout and stderr go out in whole lines, so lines of\n"
          "different ranks never mix. A line without its newline yet waits for it, but\n"

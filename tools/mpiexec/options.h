@@ -27,6 +27,9 @@ struct Options {
   double timeout_seconds = 0;      // 0: no limit
   double hang_report_seconds = 0;  // --hang-report S: 0 off
   bool report_json = false;        // --json: snapshots and hang reports as JSON
+  // --snapshot PID [--json]: ask the mpiexec PID of a running job for a
+  // snapshot and print it (snapshot_request.h); nothing else is run.
+  int snapshot_pid = 0;
   bool help = false;
   bool ranks_given = false;  // every block gave -n
   // Several hosts: --host a:2,b (repeatable, lists add up), -hostfile FILE,

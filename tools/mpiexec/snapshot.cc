@@ -47,7 +47,7 @@ std::string snapshot_dir(const std::string& tmpdir) {
 
 std::vector<SnapshotAnswer> collect_snapshot(const std::string& dir, uint64_t seq,
                                              const std::vector<SnapshotTarget>& targets,
-                                             std::chrono::milliseconds bound) {
+                                             std::chrono::milliseconds bound, int sig) {
   const std::string request = dir + "/request", tmp = dir + "/request.tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
@@ -57,9 +57,8 @@ std::vector<SnapshotAnswer> collect_snapshot(const std::string& dir, uint64_t se
   std::vector<SnapshotAnswer> answers;
   for (const auto& t : targets) {
     const bool ready = t.running && access((dir + "/ready-" + std::to_string(t.rank)).c_str(), F_OK) == 0;
-    answers.push_back({t.rank, t.running, ready, false, {}});
+    answers.push_back({t.rank, t.running, ready, false, {}, {}, false});
   }
-  const int sig = snapshot_signal();
   const auto give_up = std::chrono::steady_clock::now() + bound;
   auto next_signal = std::chrono::steady_clock::now();
   for (;;) {

@@ -11,6 +11,11 @@
 // `bound` is reported as silent; silent ranks get the signal again every
 // kResignal, since a rank inside MPI but not waiting answers only at its
 // next wait or when the signal lands in its own code.
+//
+// Across hosts each sonde-hostd does this for its own ranks when mpiexec
+// asks (control.h: kSnapshotRequest) and sends the answers back; mpiexec
+// waits kSnapshotBound + kRelayGrace for every daemon and reports the
+// ranks of a host whose daemon has not answered by then as such.
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +29,7 @@ namespace sonde::mpiexec {
 
 inline constexpr auto kSnapshotBound = std::chrono::milliseconds(2000);
 inline constexpr auto kResignal = std::chrono::milliseconds(100);
+inline constexpr auto kRelayGrace = std::chrono::milliseconds(2000);
 
 struct SnapshotTarget {
   int rank = 0;
@@ -37,17 +43,23 @@ struct SnapshotAnswer {
   bool ready = false;  // DIR/ready-R exists: the rank listens for the signal
   bool answered = false;
   std::string text;  // the rank's snapshot text when answered
+  std::string host;  // the host the rank runs on ("" if unknown)
+  // Across hosts: the rank's daemon did not answer within the bound (its
+  // ranks' state is unknown).
+  bool host_silent = false;
 };
 
 // DIR under the job's private temporary directory (created, mode 0700).
 std::string snapshot_dir(const std::string& tmpdir);
 
-// Takes request `seq` (greater than any before) of the ranks in `targets`.
-std::vector<SnapshotAnswer> collect_snapshot(const std::string& dir, uint64_t seq,
-                                             const std::vector<SnapshotTarget>& targets,
-                                             std::chrono::milliseconds bound = kSnapshotBound);
-
 // The snapshot signal the ranks listen for.
 int snapshot_signal();
+
+// Takes request `seq` (greater than any before) of the ranks in `targets`,
+// signalling them with `sig`. Returns within `bound` (plus one poll).
+std::vector<SnapshotAnswer> collect_snapshot(const std::string& dir, uint64_t seq,
+                                             const std::vector<SnapshotTarget>& targets,
+                                             std::chrono::milliseconds bound = kSnapshotBound,
+                                             int sig = snapshot_signal());
 
 }  // namespace sonde::mpiexec
