@@ -6,7 +6,11 @@
  * time per call (the slowest rank's, as the caller of a collective sees
  * it). Bytes: the whole vector (bcast, reduce, allreduce) or one rank's
  * block (allgather, alltoall). Plain MPI: bench/compare.sh builds it against Sonde, MPICH
- * and Open MPI. */
+ * and Open MPI.
+ * Environment: BENCH_TRIALS (default 7), BENCH_BYTES (bytes moved per trial,
+ * which sets the iterations per size), BENCH_MAX_ITERS (at most this many
+ * calls per trial, default 20000; compare.sh lowers it when the ranks
+ * outnumber the cores, where every call may wait for a time slice). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +46,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int trials = env_int("BENCH_TRIALS", 7);
   const long budget = env_int("BENCH_BYTES", 64 << 20); /* bytes moved per trial, roughly */
+  const int max_iters = env_int("BENCH_MAX_ITERS", 20000);
   const int counts[] = {1, 128, 8192, 131072};           /* doubles: 8 B, 1 KiB, 64 KiB, 1 MiB */
   const int ncounts = (int)(sizeof counts / sizeof counts[0]);
   const size_t max_elems = (size_t)counts[ncounts - 1] * (size_t)size;
@@ -55,7 +60,7 @@ int main(int argc, char** argv) {
       const int n = counts[c];
       const long bytes = k == BARRIER ? 0 : (long)n * 8;
       int iters = (int)(budget / (bytes + 4096));
-      if (iters > 20000) iters = 20000;
+      if (iters > max_iters) iters = max_iters;
       if (iters < 5) iters = 5;
       for (int t = 0; t < trials + 1 && t < 64; ++t) {
         MPI_Barrier(MPI_COMM_WORLD);

@@ -11,6 +11,15 @@
 # --baseline-prefix: a second Sonde install (an older commit, installed with
 # `bazel run //:install -- DIR` from its checkout) run in the same interleaved
 # rounds; adds a "baseline" column and the ratio Sonde / baseline.
+# Ranks beyond the cores: a rank that busy-polls keeps its core until the
+# scheduler's time slice ends, so one collective can cost milliseconds.
+# Sonde's ranks and Open MPI's (mpirun sets mpi_yield_when_idle when
+# oversubscribed) yield when idle; Debian's MPICH 4.0.2 is ch4:ucx, which has
+# no yield setting (MPIR_CVAR_POLLS_BEFORE_YIELD belongs to ch3's nemesis and
+# is ignored). So oversubscribed runs default to BENCH_TRIALS=3 and (coll.c)
+# BENCH_MAX_ITERS=100 calls per trial, and every run is limited to
+# BENCH_RUN_TIMEOUT seconds (default 900; 0 = none): a run past it is killed
+# and its rows are missing from that round.
 # match_worst sweeps queue depth (BENCH_DEPTHS, default 64 256 1024 4096 16384)
 # over four patterns (posted / unexpected side, half the receives
 # MPI_ANY_SOURCE or none): one row per pattern and depth, in us per message.
@@ -62,24 +71,31 @@ for b in "${benches[@]}"; do
 done
 
 bind=core
-[ "$np" -le "$(nproc)" ] || bind=none
+run_timeout=${BENCH_RUN_TIMEOUT:-900}
+limit=()
+[ "$run_timeout" -gt 0 ] && limit=(timeout --kill-after=10 "$run_timeout")
+if [ "$np" -gt "$(nproc)" ]; then
+  bind=none
+  export BENCH_MAX_ITERS=${BENCH_MAX_ITERS:-100} BENCH_TRIALS=${BENCH_TRIALS:-3}
+fi
 run() {  # impl bench -> lines "name size value"
   local impl=$1 b=$2
   case $impl in
-    sonde) "$prefix/bin/mpiexec" --bind-to $bind -n "$np" "$work/$b.sonde" ;;
-    base) "$baseline/bin/mpiexec" --bind-to $bind -n "$np" "$work/$b.base" ;;
-    mpich) mpiexec.mpich -bind-to $bind -n "$np" "$work/$b.mpich" ;;
+    sonde) "${limit[@]}" "$prefix/bin/mpiexec" --bind-to $bind -n "$np" "$work/$b.sonde" ;;
+    base) "${limit[@]}" "$baseline/bin/mpiexec" --bind-to $bind -n "$np" "$work/$b.base" ;;
+    mpich) "${limit[@]}" mpiexec.mpich -bind-to $bind -n "$np" "$work/$b.mpich" ;;
     ompi)
       local osc=()
       [ "$b" = rma ] && osc=(--mca osc "${BENCH_OMPI_OSC:-rdma}")
-      mpirun.openmpi --oversubscribe --bind-to $bind --mca pml ob1 --mca btl self,vader "${osc[@]}" -n "$np" "$work/$b.ompi" ;;
+      "${limit[@]}" mpirun.openmpi --oversubscribe --bind-to $bind --mca pml ob1 --mca btl self,vader "${osc[@]}" -n "$np" "$work/$b.ompi" ;;
   esac
 }
 
 for b in "${benches[@]}"; do
   for ((r = 0; r < rounds; r++)); do
     for impl in "${impls[@]}"; do
-      run $impl "$b" | awk -v impl=$impl '{print impl, $1, $2, $3}' >> "$work/results"
+      run $impl "$b" | awk -v impl=$impl '{print impl, $1, $2, $3}' >> "$work/results" ||
+        echo "compare.sh: $impl $b round $r stopped (BENCH_RUN_TIMEOUT=$run_timeout s)" >&2
     done
   done
 done
@@ -102,8 +118,8 @@ print(f"{'benchmark':<24} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'op
 for b, s in keys:
     med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi", "base") if rows.get((b, s, i))}
     peers = [med[i] for i in ("mpich", "ompi") if i in med]
-    best = max(peers) if b in higher_is_better else min(peers)
-    ratio = med["sonde"] / best if best else nan
+    best = (max(peers) if b in higher_is_better else min(peers)) if peers else 0
+    ratio = med["sonde"] / best if best and "sonde" in med else nan
     line = (f"{b:<24} {s:>8} {unit.get(b, 'us/msg' if b.startswith('match_worst') else 'us'):>7} {med.get('sonde', nan):>9.3f} "
             f"{med.get('mpich', nan):>9.3f} {med.get('ompi', nan):>9.3f}")
     if has_base:
