@@ -32,21 +32,32 @@ Task barrier_task(Schedule& s) {
 
 // ---- bcast -----------------------------------------------------------------
 
-// Binomial tree: log2 p rounds, the whole message on every edge.
+// Binomial tree: log2 p rounds, the whole message on every edge; children
+// nearest the root's side of the tree first.
 Task bcast_binomial(Schedule& s, void* buf, int64_t count, Datatype* type, int root) {
   const int p = s.p, r = s.r;
-  const int lrank = (r - root + p) % p;
-  int mask = 1;
-  for (; mask < p; mask <<= 1) {
-    if (lrank & mask) {
-      s.recv(buf, count, type, (r - mask + p) % p);
-      SONDE_CO_TRY(co_await s.round());
-      break;
-    }
+  const int lrank = (r - root + p) % p, low = binomial_low(lrank, p);
+  if (low < p) {
+    s.recv(buf, count, type, (r - low + p) % p);
+    SONDE_CO_TRY(co_await s.round());
   }
-  for (int m = mask >> 1; m > 0; m >>= 1)
+  for (int m = low >> 1; m > 0; m >>= 1)
     if (lrank + m < p) s.send(buf, count, type, (r + m) % p);
   co_return co_await s.round();
+}
+
+// The same tree, blocking, as plain code (run_now): what MPI_Bcast runs
+// below the large-message switch.
+int bcast_binomial_now(Schedule& s, void* buf, int64_t count, Datatype* type, int root) {
+  const int p = s.p, r = s.r;
+  const int lrank = (r - root + p) % p, low = binomial_low(lrank, p);
+  if (low < p) {
+    s.recv(buf, count, type, (r - low + p) % p);
+    if (const int rc = s.wait_round(); rc != MPI_SUCCESS) return rc;
+  }
+  for (int m = low >> 1; m > 0; m >>= 1)
+    if (lrank + m < p) s.send(buf, count, type, (r + m) % p);
+  return s.wait_round();
 }
 
 // Van de Geijn: binomial scatter of p pieces, then a ring allgather. Each
@@ -98,12 +109,16 @@ Task bcast_scatter_allgather(Schedule& s, void* buf, int64_t count, Datatype* ty
   co_return MPI_SUCCESS;
 }
 
+// With 2 ranks the scatter gains nothing: the single edge carries n either way.
+bool bcast_is_small(int64_t nbytes, int p) { return nbytes < kBcastLarge || p <= 2; }
+
+// A plain function choosing the algorithm's Task (one coroutine frame per
+// call, not two).
 Task bcast_task(Schedule& s, void* buf, int64_t count, Datatype* type, int root) {
   const int64_t nbytes = count * type->size;
-  if (s.p == 1 || nbytes == 0) co_return MPI_SUCCESS;
-  // With 2 ranks the scatter gains nothing: the single edge carries n either way.
-  if (nbytes < kBcastLarge || s.p <= 2) co_return co_await bcast_binomial(s, buf, count, type, root);
-  co_return co_await bcast_scatter_allgather(s, buf, count, type, root);
+  if (s.p == 1 || nbytes == 0) return finished(MPI_SUCCESS);
+  if (bcast_is_small(nbytes, s.p)) return bcast_binomial(s, buf, count, type, root);
+  return bcast_scatter_allgather(s, buf, count, type, root);
 }
 
 // ---- intercommunicators (see coll_internal.h) --------------------------------------
@@ -171,6 +186,11 @@ int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Re
   if (comm->inter)
     return launch(comm, kBcast, request, [=](Schedule& s) { return inter_bcast(s, buf, count, type, root); },
                   MPI_OP_NULL, {type});
+  if (!request && bcast_is_small(count * type->size, comm->size)) {
+    return run_now(comm, kBcast, [=](Schedule& s) {
+      return s.p == 1 || count * type->size == 0 ? MPI_SUCCESS : bcast_binomial_now(s, buf, count, type, root);
+    });
+  }
   return launch(comm, kBcast, request, [=](Schedule& s) { return bcast_task(s, buf, count, type, root); }, MPI_OP_NULL,
                 {type});
 }

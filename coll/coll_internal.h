@@ -181,6 +181,35 @@ void finish_flight(Flight* f);
 // a round is outstanding. Returns t's result.
 int run_blocking(Schedule& s, Task t);
 
+// A Task that is already over, yielding rc: what a function choosing among
+// algorithms returns when there is nothing to do.
+Task finished(int rc);
+
+// The blocking form of an algorithm written as plain code (no coroutine, no
+// frame): `body(schedule)` starts each round's transfers and completes the
+// round on the spot with Schedule::wait_round. Small blocking broadcasts and
+// reductions take this path; their messages, tags and PERUSE events are the
+// Task versions'.
+template <class Body>
+int run_now(Comm* comm, Kind kind, Body body) {
+  try {
+    Schedule s(comm, kind);
+    return body(s);
+  } catch (const std::bad_alloc&) {
+    return MPI_ERR_NO_MEM;
+  }
+}
+
+// Binomial trees over ranks relative to a root (lrank): the lowest set bit
+// of lrank, or for lrank 0 the first power of two >= p. lrank's parent is
+// lrank - low; its children are lrank + m for m = 1, 2, 4, ... below low
+// (and below p - lrank).
+inline int binomial_low(int lrank, int p) {
+  int mask = 1;
+  while (mask < p && !(lrank & mask)) mask <<= 1;
+  return mask;
+}
+
 // One entry for both forms: `make(schedule)` builds the collective's Task;
 // `op` is a reduction's operation.
 // `types`: the datatypes a nonblocking collective uses until it completes

@@ -140,16 +140,23 @@ void finish_flight(Flight* f) {
   engine().complete(q);
 }
 
+// Progresses the engine until s's round has completed.
+static void progress_until_ready(Schedule& s) {
+  int idle = 0;
+  while (!s.ready()) {
+    if (progress() == 0) engine().idle(idle);
+    else idle = 0;
+  }
+}
+
+Task finished(int rc) { co_return rc; }
+
 int run_blocking(Schedule& s, Task t) {
   s.waiting = t.handle();
-  int idle = 0;
   for (;;) {
     std::exchange(s.waiting, {}).resume();
     if (t.done()) return t.result();
-    while (!s.ready()) {
-      if (progress() == 0) engine().idle(idle);
-      else idle = 0;
-    }
+    progress_until_ready(s);
   }
 }
 
@@ -206,6 +213,11 @@ bool Schedule::ready() const {
   for (const Request* q : pending_)
     if (!q->complete) return false;
   return true;
+}
+
+int Schedule::wait_round() {
+  if (!ready()) progress_until_ready(*this);
+  return retire();
 }
 
 int Schedule::retire() {

@@ -166,6 +166,10 @@ class Schedule {
   Round round() { return Round{this}; }
 
   bool ready() const;
+  // The blocking form of `co_await round()`, for algorithms written as
+  // plain code: progresses the engine until every transfer started since
+  // the last round has completed; returns the first error class among them.
+  int wait_round();
 
   // Intercommunicators: the group the following transfers address (and p,
   // its size). Local transfers travel on the hidden intracommunicator over

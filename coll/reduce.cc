@@ -78,6 +78,32 @@ Task reduce_tree(Schedule& s, const void* input, void* rbuf, int64_t count, Data
   co_return MPI_SUCCESS;
 }
 
+// The commutative tree, blocking, as plain code (run_now): what MPI_Reduce
+// runs with a commutative op below the large-vector switch. Same tree,
+// messages and order of combination as reduce_tree.
+int reduce_tree_now(Schedule& s, const void* input, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
+  const int p = s.p, r = s.r;
+  if (p == 1) return copy(input, count, type, rbuf, count, type);
+  const int lrank = (r - root + p) % p, low = binomial_low(lrank, p);
+  TypedScratch acc_store, tmp_store;
+  const void* acc = input;
+  if (low > 1 && lrank + 1 < p) {
+    // The root's partials accumulate where its result belongs.
+    void* acc_w = r == root ? rbuf : acc_store.allocate(count, type);
+    if (const int rc = copy(input, count, type, acc_w, count, type); rc != MPI_SUCCESS) return rc;
+    void* tmp = tmp_store.allocate(count, type);
+    for (int m = 1; m < low && lrank + m < p; m <<= 1) {
+      s.recv(tmp, count, type, (lrank + m + root) % p);
+      if (const int rc = s.wait_round(); rc != MPI_SUCCESS) return rc;
+      if (const int rc = reduce_local(tmp, acc_w, count, *type, op); rc != MPI_SUCCESS) return rc;
+    }
+    acc = acc_w;
+  }
+  if (lrank == 0) return MPI_SUCCESS;  // the root: its result is in rbuf
+  s.send(acc, count, type, (lrank - low + root) % p);
+  return s.wait_round();
+}
+
 // ---- allreduce ---------------------------------------------------------------
 
 // Real rank of a rank in the power-of-two group left after folding: the
@@ -234,12 +260,18 @@ Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Da
   co_return MPI_SUCCESS;
 }
 
+// Rabenseifner's reduce: commutative ops on large vectors with p > 2.
+bool reduce_by_halving(int64_t count, const Datatype* type, MPI_Op op, int p) {
+  return p > 2 && op_is_commutative(op) && count >= pof2_below(p) && count * type->size >= kReduceLarge;
+}
+
+// A plain function choosing the algorithm's Task (one coroutine frame per
+// call, not two).
 Task reduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
-  if (count == 0 || type->size == 0) co_return MPI_SUCCESS;
+  if (count == 0 || type->size == 0) return finished(MPI_SUCCESS);
   const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  if (s.p > 2 && op_is_commutative(op) && count >= pof2_below(s.p) && count * type->size >= kReduceLarge)
-    co_return co_await reduce_halving(s, input, rbuf, count, type, op, root);
-  co_return co_await reduce_tree(s, input, rbuf, count, type, op, root);
+  if (reduce_by_halving(count, type, op, s.p)) return reduce_halving(s, input, rbuf, count, type, op, root);
+  return reduce_tree(s, input, rbuf, count, type, op, root);
 }
 
 // ---- reduce_scatter(_block) --------------------------------------------------
@@ -399,6 +431,12 @@ int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op o
   if (comm->inter)
     return launch(comm, kReduce, request,
                   [=](Schedule& s) { return inter_reduce(s, sbuf, rbuf, count, type, op, root); }, op, {type});
+  if (!request && op_is_commutative(op) && !reduce_by_halving(count, type, op, comm->size)) {
+    return run_now(comm, kReduce, [=](Schedule& s) {
+      if (count == 0 || type->size == 0) return MPI_SUCCESS;
+      return reduce_tree_now(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, root);
+    });
+  }
   return launch(comm, kReduce, request, [=](Schedule& s) { return reduce_task(s, sbuf, rbuf, count, type, op, root); },
                 op, {type});
 }

@@ -220,8 +220,10 @@ PostedEntry* MatchQueues::match_arrival(int32_t source, int32_t tag, SearchObser
         break;
       }
     }
-  } else {
-    // The patterns that accept (source, tag); the oldest front wins.
+  } else if (!posted_half(tag).empty()) {
+    // The patterns that accept (source, tag); the oldest front wins. (An
+    // empty half has nothing to find: a stream of unexpected messages
+    // costs no lookups here.)
     auto consider = [&](int32_t want_source, int32_t want_tag) {
       Bucket* b = index_->find(want_source, want_tag);
       if (!b || b->posted.empty()) return;

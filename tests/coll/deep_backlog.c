@@ -4,7 +4,7 @@
  * unexpected, past the point where the match queues index them), and rounds
  * of nonblocking collectives are started together and completed in reverse
  * order, with blocking ones in between. Covers a non-commutative user op, a
- * strided derived datatype, a truncated broadcast, MPI_IN_PLACE and more requests in one round than
+ * strided derived datatype, a truncated broadcast and reduce, MPI_IN_PLACE and more requests in one round than
  * a schedule keeps in place (coll/coll_schedule.h). */
 #include "check.h"
 
@@ -147,6 +147,24 @@ int main(int argc, char **argv) {
         if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
         if (cls != MPI_ERR_TRUNCATE) mismatch(0, cls, MPI_ERR_TRUNCATE);
         if (two[0] != 11 || two[1] != 12) mismatch(1, two[0], 11);
+      }
+      int one = 1, total = 0; /* still in step */
+      check_rc(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, pair), "MPI_Allreduce");
+      if (total != 2) mismatch(2, total, 2);
+    }
+    /* A reduce whose contribution is longer than the root's scratch: the
+     * root reports MPI_ERR_TRUNCATE, the sender returns at once. */
+    for (int waiting = 0; waiting < 2; ++waiting) {
+      begin_case("truncated reduce, message %s", waiting ? "waiting" : "arriving");
+      int four[4] = {1, 2, 3, 4}, two[2] = {5, 6}, sum[2] = {JUNK, JUNK}, token = 0;
+      if (rank == 1) {
+        check_rc(MPI_Reduce(four, NULL, 4, MPI_INT, MPI_SUM, 0, pair), "MPI_Reduce");
+        if (waiting) check_rc(MPI_Send(&token, 1, MPI_INT, 0, 6, pair), "MPI_Send");
+      } else {
+        if (waiting) check_rc(MPI_Recv(&token, 1, MPI_INT, 1, 6, pair, MPI_STATUS_IGNORE), "MPI_Recv");
+        int rc = MPI_Reduce(two, sum, 2, MPI_INT, MPI_SUM, 0, pair), cls = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+        if (cls != MPI_ERR_TRUNCATE) mismatch(0, cls, MPI_ERR_TRUNCATE);
       }
       int one = 1, total = 0; /* still in step */
       check_rc(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, pair), "MPI_Allreduce");
