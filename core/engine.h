@@ -237,6 +237,8 @@ class Engine final : public transport::Delivery {
   // of `kind` and talks to world rank `peer`; otherwise on_protocol_error's
   // handler runs (and the process exits if it returns).
   Request* named_request(int peer, uint64_t cookie, RequestKind kind, const transport::PacketHeader& h);
+  static const char* unexpected_now(const Request& r, const transport::PacketHeader& h);
+  void ask_stream(Request* r, int peer, uint64_t send_cookie);
   std::function<void(const std::string&)> protocol_error_;
   Settings settings_;
   bool settings_loaded_ = false;

@@ -110,6 +110,9 @@ struct Request : matching::PostedEntry {
   // (eager, handed over) and waits for the answer before completing again.
   uint8_t cancel_state = 0;
   bool peruse_spec_ready = false;  // PERUSE: peruse_spec below is built (reset() clears it)
+  // Receive: it asked its sender to stream the data (kCts sent), so kData
+  // naming it is expected.
+  bool stream_asked = false;
   int error = MPI_SUCCESS;
   // core/stamp.h: when it entered its stage (posted; queued or announced
   // send; synchronous send waiting for its acknowledgement; rendezvous

@@ -81,6 +81,7 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
     r->xfer_started = false;
     r->complete = false;
     r->cancelled = false;
+    r->stream_asked = false;
     r->error = MPI_SUCCESS;
     r->status_bytes = 0;
     r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
@@ -200,7 +201,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
   setup_sink(r, h.total);
   if (!settings_.single_copy) {
     // Single copy turned off at run time (MPI_T cvar sonde_shm_single_copy): stream.
-    send_control(peer, PacketType::kCts, h.send_cookie, cookie_of(r));
+    ask_stream(r, peer, h.send_cookie);
     return;
   }
   // A network transport reads with RMA and reports fragments and the end
@@ -235,7 +236,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     // happens, puts the same bytes in the same place).
     single_copy_state_[size_t(peer)] = -1;
     r->coop_waiting = 0;
-    send_control(peer, PacketType::kCts, h.send_cookie, cookie_of(r));
+    ask_stream(r, peer, h.send_cookie);
     return;
   }
   if (scattered && n > 0) {
@@ -254,7 +255,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     }
     // Scattered on both sides: the sender packs into the transport and we
     // unpack from it, two copies and no staging buffer.
-    send_control(peer, PacketType::kCts, h.send_cookie, cookie_of(r));
+    ask_stream(r, peer, h.send_cookie);
     return;
   }
   if (n == 0) {
@@ -275,7 +276,7 @@ void Engine::pull(Request* r, int peer, const PacketHeader& h) {
     complete(r);
     return;
   }
-  send_control(peer, PacketType::kCts, h.send_cookie, cookie_of(r));
+  ask_stream(r, peer, h.send_cookie);
 }
 
 // ---------------------------------------------------------------- arrivals
@@ -449,16 +450,67 @@ void Engine::payload_done_watched(Request* r, uint32_t w) {
   complete_as<true, false>(r, w);
 }
 
+// What is wrong with packet h naming r (a live, incomplete request of the
+// packet's kind talking to its sender) in r's protocol state, or null: each
+// control packet answers one step of one protocol, and only a request in
+// that step may take it (a duplicate or early answer would queue a send
+// twice, a cooperative write longer than the send would read past its
+// buffer, data beyond what the receive announced would overflow it).
+const char* Engine::unexpected_now(const Request& r, const PacketHeader& h) {
+  switch (h.type) {
+    case PacketType::kCts:
+    case PacketType::kFin:
+    case PacketType::kCtsWrite:
+      // Answers to a rendezvous announcement that has left (an RTS still
+      // queued here cannot have been answered; after a kCts the send
+      // streams, and nothing but its data follows).
+      if (r.item.header.type != PacketType::kRts || r.item.is_linked()) return "announced no rendezvous";
+      if (h.type == PacketType::kCtsWrite && r.coop_waiting != 0) return "is already being written";
+      if (h.type == PacketType::kCtsWrite && h.total > r.bytes) return "has fewer bytes than the write asks for";
+      return nullptr;
+    case PacketType::kSyncAck:
+      if (r.item.header.type != PacketType::kEagerSync || r.matched) return "waits for no synchronous match";
+      return nullptr;
+    case PacketType::kData:
+      if (!r.stream_asked) return "asked for no stream";
+      // Straight into the user's buffer when it holds the whole message
+      // (setup_sink): no more than the message's size.
+      if (r.sink.contiguous && h.payload > r.status_bytes) return "expects fewer bytes";
+      return nullptr;
+    case PacketType::kWriteDone:
+      if (r.is_linked()) return "is not matched yet";  // still in the posted queue
+      return nullptr;
+    default: return nullptr;
+  }
+}
+
+// The receive r asks its sender to stream the data (its rendezvous cannot
+// be pulled).
+void Engine::ask_stream(Request* r, int peer, uint64_t send_cookie) {
+  r->stream_asked = true;
+  send_control(peer, PacketType::kCts, send_cookie, cookie_of(r));
+}
+
 Request* Engine::named_request(int peer, uint64_t cookie, RequestKind kind, const PacketHeader& h) {
   Request* r = cookie >> 32 ? nullptr : tables_.requests.lookup(int(cookie));
   // Every packet that names a request comes before that request completes
   // (a send completes on its kFin or kSyncAck, a receive on its data).
-  if (r && r->kind == kind && r->world_peer == peer && !r->complete) return r;
-  char what[200];
-  std::snprintf(what, sizeof what,
-                "malformed packet from rank %d: packet type %u names request 0x%" PRIx64
-                ", not a live, incomplete %s of ours talking to that rank",
-                peer, unsigned(h.type), cookie, kind == RequestKind::kSend ? "send" : "receive");
+  const char* wrong = nullptr;
+  if (r && r->kind == kind && r->world_peer == peer && !r->complete) {
+    wrong = unexpected_now(*r, h);
+    if (!wrong) return r;
+  }
+  char what[300];
+  if (wrong) {
+    std::snprintf(what, sizeof what,
+                  "malformed packet from rank %d: packet type %u names request 0x%" PRIx64 ", a %s of ours that %s",
+                  peer, unsigned(h.type), cookie, kind == RequestKind::kSend ? "send" : "receive", wrong);
+  } else {
+    std::snprintf(what, sizeof what,
+                  "malformed packet from rank %d: packet type %u names request 0x%" PRIx64
+                  ", not a live, incomplete %s of ours talking to that rank",
+                  peer, unsigned(h.type), cookie, kind == RequestKind::kSend ? "send" : "receive");
+  }
   if (protocol_error_) protocol_error_(what);
   std::fprintf(stderr, "sonde: %s\n", what);
   std::fflush(stderr);
@@ -470,6 +522,9 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
     case PacketType::kCts: {
       auto* r = named_request(peer, h.send_cookie, RequestKind::kSend, h);
       r->coop_waiting = 0;  // streaming replaces any single-copy exchange
+      // Streaming from now on (run_deferred queues the data): a second kCts
+      // is refused.
+      r->item.header.type = PacketType::kData;
       PacketHeader d{};
       d.type = PacketType::kData;
       d.payload = r->bytes;
@@ -511,6 +566,7 @@ void Engine::deliver_control(int peer, const PacketHeader& h) {
         // read from: have it stream instead.
         single_copy_state_[size_t(peer)] = -1;
         r->coop_waiting = 0;
+        r->stream_asked = true;
         deferred_.push_back({Deferred::kControl, peer, r, [&] {
                                PacketHeader cts{};
                                cts.type = PacketType::kCts;
@@ -560,6 +616,7 @@ int Engine::receive_message(Request* r, Message* m) {
   r->xfer_started = false;
   r->active = true;
   r->complete = false;
+  r->stream_asked = false;
   r->error = MPI_SUCCESS;
   r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
   match_message(r, m);

@@ -24,6 +24,7 @@ void Request::reset() {
   persistent = active = complete = user_freed = cancelled = handed = matched = xfer_started = false;
   cancel_state = 0;
   peruse_spec_ready = false;
+  stream_asked = false;
   error = MPI_SUCCESS;
   since = 0;
   buf = nullptr;

@@ -12,6 +12,7 @@ namespace sonde::dynamic {
 namespace {
 
 constexpr std::string_view kPrefix = "sonde.";
+static_assert(kMaxNspace == PMIX_MAX_NSLEN, "proc_list.h's namespace bound is PMIx's");
 
 Error failure(const char* what, pmix_status_t rc) {
   Status s = Status::kFailed;

@@ -13,14 +13,9 @@
 #include <string_view>
 #include <vector>
 
-namespace sonde::dynamic {
+#include "pmi/proc_list.h"  // Proc, and the text forms of process lists
 
-// A process anywhere: its PMIx namespace and its rank there.
-struct Proc {
-  std::string nspace;
-  int rank = 0;
-  bool operator==(const Proc& o) const { return rank == o.rank && nspace == o.nspace; }
-};
+namespace sonde::dynamic {
 
 enum class Status {
   kOk,

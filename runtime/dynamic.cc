@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "core/engine.h"
 #include "core/lookup.h"
 #include "core/p2p.h"
+#include "pmi/proc_list.h"
 #include "runtime/lifecycle.h"
 #include "runtime/errors.h"
 #include "runtime/remapped_transport.h"
@@ -51,29 +53,14 @@ Comm*& parent_slot() {
 
 int connections = 0;  // connections this process took part in (key names)
 
-std::string encode(const std::vector<Proc>& procs) {
-  std::string out;
-  for (const auto& p : procs) out += p.nspace + ":" + std::to_string(p.rank) + " ";
-  return out;
-}
-
-bool decode(const std::string& text, std::vector<Proc>* procs) {
-  procs->clear();
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    start = end + 1;
-    if (item.empty()) continue;
-    size_t colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0) return false;
-    char* rest = nullptr;
-    long r = std::strtol(item.c_str() + colon + 1, &rest, 10);
-    if (*rest != '\0' || r < 0) return false;
-    procs->push_back({item.substr(0, colon), int(r)});
-  }
-  return !procs->empty();
+// Process lists as other processes write them (pmi/proc_list.h); a
+// malformed one is refused, never half taken.
+std::string encode(const std::vector<Proc>& procs) { return dynamic::format_procs(procs); }
+bool decode(std::string_view text, std::vector<Proc>* procs, const char* what) {
+  std::string why = dynamic::parse_procs(text, procs);
+  if (why.empty()) return true;
+  std::fprintf(stderr, "sonde: %s: %s\n", what, why.c_str());
+  return false;
 }
 
 std::vector<Proc> procs_of(const std::vector<int>& ids) {
@@ -237,10 +224,7 @@ int connect_to_parents() {
   const char* v = std::getenv("SONDE_SPAWN_PARENTS");
   if (v == nullptr || my_nspace().empty()) return MPI_SUCCESS;
   std::vector<Proc> parents;
-  if (!decode(v, &parents)) {
-    std::fprintf(stderr, "sonde: MPI_Init: malformed SONDE_SPAWN_PARENTS\n");
-    return MPI_ERR_OTHER;
-  }
+  if (!decode(v, &parents, "MPI_Init: SONDE_SPAWN_PARENTS")) return MPI_ERR_OTHER;
   unsetenv("SONDE_SPAWN_PARENTS");  // not for programs this one starts
   Engine& e = engine();
   Comm* out = nullptr;
@@ -314,40 +298,40 @@ namespace {
 int swap_groups(const std::string& port, bool acceptor, const std::vector<Proc>& mine, std::vector<Proc>* theirs,
                 std::string* conn) {
   static int nonce_counter = 0;
-  std::string value;
   if (acceptor) {
-    const std::string nonce = std::to_string(getpid()) + "." + std::to_string(nonce_counter++);
-    if (auto err = dynamic::publish(port + "#a", nonce + "|" + encode(mine))) {
+    const std::string nonce = dynamic::make_nonce(long(getpid()), nonce_counter++);
+    if (auto err = dynamic::publish(port + "#a", dynamic::format_offer(nonce, mine))) {
       std::fprintf(stderr, "sonde: MPI_Comm_accept: %s\n", err.text.c_str());
       return err.status == dynamic::Status::kNotSupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_PORT;
     }
+    std::string value;
     dynamic::Error err = dynamic::lookup(port + "#c" + nonce, true, &value);
     dynamic::unpublish(port + "#a");
     if (err) return MPI_ERR_PORT;
     *conn = port + "#" + nonce;
-  } else {
-    for (;;) {
-      std::string offer;
-      if (auto err = dynamic::lookup(port + "#a", true, &offer)) {
-        std::fprintf(stderr, "sonde: MPI_Comm_connect: %s\n", err.text.c_str());
-        return err.status == dynamic::Status::kNotSupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_PORT;
-      }
-      size_t bar = offer.find('|');
-      if (bar == std::string::npos) return MPI_ERR_PORT;
-      const std::string nonce = offer.substr(0, bar);
-      dynamic::Error err = dynamic::publish(port + "#c" + nonce, encode(mine));
-      if (err.status == dynamic::Status::kDuplicate) {
-        // Another connector took this accept; wait for the next one.
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        continue;
-      }
-      if (err) return MPI_ERR_PORT;
-      value = offer.substr(bar + 1);
-      *conn = port + "#" + nonce;
-      break;
-    }
+    return decode(value, theirs, "MPI_Comm_accept: the connector's group") ? MPI_SUCCESS : MPI_ERR_PORT;
   }
-  return decode(value, theirs) ? MPI_SUCCESS : MPI_ERR_PORT;
+  for (;;) {
+    std::string offer;
+    if (auto err = dynamic::lookup(port + "#a", true, &offer)) {
+      std::fprintf(stderr, "sonde: MPI_Comm_connect: %s\n", err.text.c_str());
+      return err.status == dynamic::Status::kNotSupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_PORT;
+    }
+    std::string nonce;
+    if (std::string why = dynamic::parse_offer(offer, &nonce, theirs); !why.empty()) {
+      std::fprintf(stderr, "sonde: MPI_Comm_connect: the acceptor's offer: %s\n", why.c_str());
+      return MPI_ERR_PORT;
+    }
+    dynamic::Error err = dynamic::publish(port + "#c" + nonce, encode(mine));
+    if (err.status == dynamic::Status::kDuplicate) {
+      // Another connector took this accept; wait for the next one.
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    if (err) return MPI_ERR_PORT;
+    *conn = port + "#" + nonce;
+    return MPI_SUCCESS;
+  }
 }
 
 int accept_or_connect(const std::string& port, int root, Comm* comm, bool acceptor, Comm** out) {
@@ -368,7 +352,7 @@ int accept_or_connect(const std::string& port, int root, Comm* comm, bool accept
   if (int cls = std::atoi(blob.c_str())) return cls;
   const std::string conn = blob.substr(a + 1, b - a - 1);
   std::vector<Proc> theirs;
-  if (!decode(blob.substr(b + 1), &theirs)) return MPI_ERR_INTERN;
+  if (!decode(std::string_view(blob).substr(b + 1), &theirs, "connecting to another job")) return MPI_ERR_INTERN;
   comm = e.tables().comms.lookup(handle);
   rc = connect_groups(comm, theirs, acceptor, conn, out);
   if (!acceptor && comm->rank == root) dynamic::unpublish(port + "#c" + conn.substr(conn.rfind('#') + 1));
@@ -446,7 +430,7 @@ int join(int fd, Comm** out) {
   std::string theirs;
   if (!write_all(fd, encode({me})) || !read_msg(fd, &theirs)) return MPI_ERR_ARG;
   std::vector<Proc> other;
-  if (!decode(theirs, &other) || other.size() != 1) return MPI_ERR_ARG;
+  if (!decode(theirs, &other, "MPI_Comm_join: the other process's name") || other.size() != 1) return MPI_ERR_ARG;
   const bool low = me.nspace < other[0].nspace || (me.nspace == other[0].nspace && me.rank < other[0].rank);
   const std::string conn = "join:" + encode(low ? std::vector<Proc>{me, other[0]} : std::vector<Proc>{other[0], me});
   return connect_groups(e.self(), other, low, conn, out);

@@ -14,31 +14,9 @@
 #include "tests/engine/engine_fixture.h"
 
 using namespace sonde::engine;
-using sonde::engine::testing::Rejected;
-using sonde::engine::testing::started_engine;
+using namespace sonde::engine::testing;
 
 namespace {
-
-Datatype* bytes_type() { return &engine().tables().datatypes.predefined(1); }  // MPI_CHAR
-
-PacketHeader control(PacketType type, uint64_t send_cookie, uint64_t recv_cookie) {
-  PacketHeader h{};
-  h.type = type;
-  h.send_cookie = send_cookie;
-  h.recv_cookie = recv_cookie;
-  if (type == PacketType::kCtsWrite) h.payload = 8;
-  return h;
-}
-
-// The rejection message for `h` from rank 0, or "" when it was taken.
-std::string rejection(const PacketHeader& h) {
-  try {
-    engine().on_header(0, h);
-  } catch (const Rejected& r) {
-    return r.what;
-  }
-  return "";
-}
 
 const PacketType kSendSide[] = {PacketType::kCts, PacketType::kFin, PacketType::kSyncAck, PacketType::kCtsWrite};
 const PacketType kRecvSide[] = {PacketType::kData, PacketType::kWriteDone};

@@ -25,7 +25,9 @@ bool host_lost(int err) {
   return err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH || err == EHOSTDOWN || err == ENETDOWN;
 }
 
-std::string format(const sockaddr_storage& a) {
+}  // namespace
+
+std::string Liveness::format_address(const sockaddr_storage& a) {
   char ip[INET6_ADDRSTRLEN] = {};
   if (a.ss_family == AF_INET) {
     auto* in = reinterpret_cast<const sockaddr_in*>(&a);
@@ -39,8 +41,11 @@ std::string format(const sockaddr_storage& a) {
   return s + "]:" + std::to_string(ntohs(in6->sin6_port));
 }
 
-bool parse(const std::string& s, sockaddr_storage* out, socklen_t* len) {
+bool Liveness::parse_address(const std::string& s, sockaddr_storage* out, socklen_t* len) {
   std::memset(out, 0, sizeof *out);
+  // Anything strtoul or inet_pton tolerate beyond what format_address
+  // writes (signs, spaces, leading zeros, other spellings of an IPv6
+  // address) is refused by the comparison at the end.
   size_t colon = s.rfind(':');
   if (colon == std::string::npos || colon + 1 >= s.size()) return false;
   char* end = nullptr;
@@ -58,15 +63,17 @@ bool parse(const std::string& s, sockaddr_storage* out, socklen_t* len) {
     in6->sin6_family = AF_INET6;
     in6->sin6_port = htons(uint16_t(port));
     *len = sizeof(sockaddr_in6);
-    return true;
+  } else {
+    auto* in = reinterpret_cast<sockaddr_in*>(out);
+    if (inet_pton(AF_INET, s.substr(0, colon).c_str(), &in->sin_addr) != 1) return false;
+    in->sin_family = AF_INET;
+    in->sin_port = htons(uint16_t(port));
+    *len = sizeof(sockaddr_in);
   }
-  auto* in = reinterpret_cast<sockaddr_in*>(out);
-  if (inet_pton(AF_INET, s.substr(0, colon).c_str(), &in->sin_addr) != 1) return false;
-  in->sin_family = AF_INET;
-  in->sin_port = htons(uint16_t(port));
-  *len = sizeof(sockaddr_in);
-  return true;
+  return format_address(*out) == s;
 }
+
+namespace {
 
 int socket_error(int fd) {
   int err = 0;
@@ -119,7 +126,7 @@ bool Liveness::listen(const sockaddr* ip, socklen_t len) {
     return false;
   }
   listener_ = fd;
-  address_ = format(a);
+  address_ = format_address(a);
   return true;
 }
 
@@ -128,7 +135,7 @@ void Liveness::watch(int peer, const std::string& address, double now) {
   if (w.state != State::kNone) return;
   w.state = State::kConnecting;
   w.deadline = now + timeout_s_;
-  if (!parse(address, &w.to, &w.to_len)) {
+  if (!parse_address(address, &w.to, &w.to_len)) {
     w.state = State::kClosed;  // nothing to watch
     w.reason = "unusable liveness address \"" + address + "\"";
     w.report = true;

@@ -60,7 +60,8 @@ class Liveness {
   // address is not a usable IP (the unspecified address): liveness is then
   // off for this process.
   bool listen(const sockaddr* ip, socklen_t len);
-  // "a.b.c.d:port" or "[v6%scope]:port" for peers; empty if not listening.
+  // "a.b.c.d:port" or "[v6%scope]:port" for peers (format_address);
+  // empty if not listening.
   const std::string& address() const { return address_; }
 
   // Starts watching `peer` through another process's address(): a
@@ -89,6 +90,14 @@ class Liveness {
     unsigned user_timeout_ms;
   };
   static Keepalive keepalive_settings(double timeout_s);
+
+  // A listening address as address() writes it, and the pure decode step
+  // of watch(): another process's text, published at wire-up, accepted
+  // exactly as format_address writes it (an IPv4 or IPv6 address, a port
+  // in 1..65535) and refused otherwise (fuzzed:
+  // tests/fuzz/liveness_address_fuzz.cc).
+  static std::string format_address(const sockaddr_storage& a);
+  static bool parse_address(const std::string& s, sockaddr_storage* out, socklen_t* len);
 
  private:
   struct Watch {
