@@ -163,10 +163,21 @@ typedef struct MPI_Status {
 #define MPI_COMPLEX16 SONDE_HANDLE(SONDE_KIND_DATATYPE, 60)
 #define MPI_2REAL SONDE_HANDLE(SONDE_KIND_DATATYPE, 61)
 #define MPI_2DOUBLE_PRECISION SONDE_HANDLE(SONDE_KIND_DATATYPE, 62)
-/* Optional types this platform does not have (quad precision, 16-byte integers). */
+/* Optional Fortran types that Sonde does not provide (the standard lets an
+   implementation leave them out):
+   each is MPI_DATATYPE_NULL (as in MPICH for types its compilers lack), so
+   a binding that compares against it sees them as absent. There is no
+   quad-precision real or 16-byte integer here, no half-precision real, and
+   no sized LOGICAL (MPI_LOGICAL is Fortran's default 4-byte LOGICAL). */
 #define MPI_REAL16 MPI_DATATYPE_NULL
 #define MPI_COMPLEX32 MPI_DATATYPE_NULL
 #define MPI_INTEGER16 MPI_DATATYPE_NULL
+#define MPI_REAL2 MPI_DATATYPE_NULL
+#define MPI_COMPLEX4 MPI_DATATYPE_NULL
+#define MPI_LOGICAL1 MPI_DATATYPE_NULL
+#define MPI_LOGICAL2 MPI_DATATYPE_NULL
+#define MPI_LOGICAL4 MPI_DATATYPE_NULL
+#define MPI_LOGICAL8 MPI_DATATYPE_NULL
 #define SONDE_PREDEFINED_DATATYPES 63 /* indexes 1..62 */
 
 /* Datatype constructors and queries (MPICH's values). */
@@ -226,6 +237,16 @@ typedef struct MPI_Status {
 #define MPI_KEYVAL_INVALID (-1)
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)1)
+/* Fortran's view of a status (MPI 4.1 section 19.3.5): MPI_F_STATUS_SIZE
+   MPI_Fints, the public fields at MPI_F_SOURCE, MPI_F_TAG and MPI_F_ERROR;
+   MPI_Status_c2f and MPI_Status_f2c convert. The IGNORE values are
+   sentinels that no status array has; converting them is MPI_ERR_ARG. */
+#define MPI_F_STATUS_SIZE 6
+#define MPI_F_SOURCE 0
+#define MPI_F_TAG 1
+#define MPI_F_ERROR 2
+#define MPI_F_STATUS_IGNORE ((MPI_Fint *)1)
+#define MPI_F_STATUSES_IGNORE ((MPI_Fint *)1)
 #define MPI_ARGV_NULL ((char **)0)
 #define MPI_ARGVS_NULL ((char ***)0)
 #define MPI_ERRCODES_IGNORE ((int *)0)
@@ -2062,9 +2083,15 @@ SONDE_API int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 SONDE_API int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 /* ---- Language bindings (MPI 4.1 chapter 19) ---------------------------- */
-/* Size-specific types and Fortran handle conversions (a Fortran handle is the C handle) */
+/* Size-specific and Fortran 90 parameterized types; Fortran handle conversions (a Fortran handle is the C handle) */
 SONDE_API int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 SONDE_API int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+SONDE_API int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+SONDE_API int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+SONDE_API int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 
 SONDE_API MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
 SONDE_API MPI_Fint PMPI_Comm_c2f(MPI_Comm comm);
@@ -2106,6 +2133,12 @@ SONDE_API MPI_Fint MPI_Session_c2f(MPI_Session session);
 SONDE_API MPI_Fint PMPI_Session_c2f(MPI_Session session);
 SONDE_API MPI_Session MPI_Session_f2c(MPI_Fint session);
 SONDE_API MPI_Session PMPI_Session_f2c(MPI_Fint session);
+
+/* Status conversions (MPI_F_STATUS_SIZE MPI_Fints) */
+SONDE_API int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+SONDE_API int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+SONDE_API int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+SONDE_API int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 
 /* ---- END GENERATED ---------------------------------------------------- */
 

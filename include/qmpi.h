@@ -444,6 +444,9 @@ enum QMPI_Functions_enum {
   MPI_ERRHANDLER_SET_T,
   MPI_ERRHANDLER_GET_T,
   MPI_TYPE_MATCH_SIZE_T,
+  MPI_TYPE_CREATE_F90_INTEGER_T,
+  MPI_TYPE_CREATE_F90_REAL_T,
+  MPI_TYPE_CREATE_F90_COMPLEX_T,
   MPI_COMM_C2F_T,
   MPI_COMM_F2C_T,
   MPI_TYPE_C2F_T,
@@ -464,6 +467,8 @@ enum QMPI_Functions_enum {
   MPI_WIN_F2C_T,
   MPI_SESSION_C2F_T,
   MPI_SESSION_F2C_T,
+  MPI_STATUS_C2F_T,
+  MPI_STATUS_F2C_T,
   MPI_LAST_FUNC_T
 };
 
@@ -884,6 +889,9 @@ typedef int (QMPI_Errhandler_create_t)(QMPI_Context context, int tool_id, MPI_Ha
 typedef int (QMPI_Errhandler_set_t)(QMPI_Context context, int tool_id, MPI_Comm comm, MPI_Errhandler errhandler);
 typedef int (QMPI_Errhandler_get_t)(QMPI_Context context, int tool_id, MPI_Comm comm, MPI_Errhandler *errhandler);
 typedef int (QMPI_Type_match_size_t)(QMPI_Context context, int tool_id, int typeclass, int size, MPI_Datatype *datatype);
+typedef int (QMPI_Type_create_f90_integer_t)(QMPI_Context context, int tool_id, int r, MPI_Datatype *newtype);
+typedef int (QMPI_Type_create_f90_real_t)(QMPI_Context context, int tool_id, int p, int r, MPI_Datatype *newtype);
+typedef int (QMPI_Type_create_f90_complex_t)(QMPI_Context context, int tool_id, int p, int r, MPI_Datatype *newtype);
 typedef MPI_Fint (QMPI_Comm_c2f_t)(QMPI_Context context, int tool_id, MPI_Comm comm);
 typedef MPI_Comm (QMPI_Comm_f2c_t)(QMPI_Context context, int tool_id, MPI_Fint comm);
 typedef MPI_Fint (QMPI_Type_c2f_t)(QMPI_Context context, int tool_id, MPI_Datatype datatype);
@@ -904,6 +912,8 @@ typedef MPI_Fint (QMPI_Win_c2f_t)(QMPI_Context context, int tool_id, MPI_Win win
 typedef MPI_Win (QMPI_Win_f2c_t)(QMPI_Context context, int tool_id, MPI_Fint win);
 typedef MPI_Fint (QMPI_Session_c2f_t)(QMPI_Context context, int tool_id, MPI_Session session);
 typedef MPI_Session (QMPI_Session_f2c_t)(QMPI_Context context, int tool_id, MPI_Fint session);
+typedef int (QMPI_Status_c2f_t)(QMPI_Context context, int tool_id, const MPI_Status *c_status, MPI_Fint *f_status);
+typedef int (QMPI_Status_f2c_t)(QMPI_Context context, int tool_id, const MPI_Fint *f_status, MPI_Status *c_status);
 
 /* ---- END GENERATED ---------------------------------------------------- */
 

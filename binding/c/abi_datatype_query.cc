@@ -71,7 +71,8 @@ int contents(const char* fn, MPI_Datatype datatype, MPI_Count max_integers, MPI_
   Datatype* t = find_datatype(datatype);
   if (!t) return raise(nullptr, MPI_ERR_TYPE, fn);
   const Envelope& e = t->envelope;
-  if (t->predefined) return raise(nullptr, MPI_ERR_ARG, fn);  // MPI_COMBINER_NAMED has no contents
+  // MPI_COMBINER_NAMED has no contents; the predefined F90 types have theirs.
+  if (e.combiner == MPI_COMBINER_NAMED) return raise(nullptr, MPI_ERR_ARG, fn);
   if (!counts && !e.counts.empty()) return raise(nullptr, MPI_ERR_TYPE, fn);
   if (max_integers < MPI_Count(e.ints.size()) || max_addresses < MPI_Count(e.aints.size()) ||
       max_counts < MPI_Count(e.counts.size()) || max_datatypes < MPI_Count(e.types.size()))

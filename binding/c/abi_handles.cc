@@ -4,7 +4,20 @@
 // identity. Like MPICH's, they are real functions (with PMPI_ twins), legal
 // before MPI_Init and after MPI_Finalize; a handle that names nothing
 // converts to one that names nothing, and calls using it fail as usual.
+//
+// A status converts as its bytes: MPI_Status is MPI_F_STATUS_SIZE MPI_Fints
+// long and starts with MPI_SOURCE, MPI_TAG and MPI_ERROR, which are
+// therefore at MPI_F_SOURCE, MPI_F_TAG and MPI_F_ERROR of the Fortran
+// array; the private fields (count, cancelled) travel with them.
+#include <cstddef>
+#include <cstring>
+
 #include "binding/c/abi.h"
+
+static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint), "MPI_F_STATUS_SIZE");
+static_assert(offsetof(MPI_Status, MPI_SOURCE) == MPI_F_SOURCE * sizeof(MPI_Fint), "MPI_F_SOURCE");
+static_assert(offsetof(MPI_Status, MPI_TAG) == MPI_F_TAG * sizeof(MPI_Fint), "MPI_F_TAG");
+static_assert(offsetof(MPI_Status, MPI_ERROR) == MPI_F_ERROR * sizeof(MPI_Fint), "MPI_F_ERROR");
 
 extern "C" {
 
@@ -57,5 +70,25 @@ MPI_Fint PMPI_Session_c2f(MPI_Session handle) { return MPI_Fint(handle); }
 SONDE_WEAK_ALIAS(Session_c2f)
 MPI_Session PMPI_Session_f2c(MPI_Fint handle) { return MPI_Session(handle); }
 SONDE_WEAK_ALIAS(Session_f2c)
+
+// Legal at any time like the handle conversions; the IGNORE sentinels and
+// null pointers are MPI_ERR_ARG.
+int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
+  SONDE_ENTER_ANYTIME("MPI_Status_c2f");
+  if (!c_status || c_status == MPI_STATUS_IGNORE || !f_status || f_status == MPI_F_STATUS_IGNORE)
+    return sonde::engine::raise(nullptr, MPI_ERR_ARG, fn);
+  std::memcpy(f_status, c_status, sizeof(MPI_Status));
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Status_c2f)
+
+int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
+  SONDE_ENTER_ANYTIME("MPI_Status_f2c");
+  if (!f_status || f_status == MPI_F_STATUS_IGNORE || !c_status || c_status == MPI_STATUS_IGNORE)
+    return sonde::engine::raise(nullptr, MPI_ERR_ARG, fn);
+  std::memcpy(c_status, f_status, sizeof(MPI_Status));
+  return MPI_SUCCESS;
+}
+SONDE_WEAK_ALIAS(Status_f2c)
 
 }  // extern "C"

@@ -421,6 +421,9 @@ int sonde_qmpi_impl_MPI_Errhandler_create(MPI_Handler_function *function, MPI_Er
 int sonde_qmpi_impl_MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
 int sonde_qmpi_impl_MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 int sonde_qmpi_impl_MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int sonde_qmpi_impl_MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int sonde_qmpi_impl_MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int sonde_qmpi_impl_MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 MPI_Fint sonde_qmpi_impl_MPI_Comm_c2f(MPI_Comm comm);
 MPI_Comm sonde_qmpi_impl_MPI_Comm_f2c(MPI_Fint comm);
 MPI_Fint sonde_qmpi_impl_MPI_Type_c2f(MPI_Datatype datatype);
@@ -441,6 +444,8 @@ MPI_Fint sonde_qmpi_impl_MPI_Win_c2f(MPI_Win win);
 MPI_Win sonde_qmpi_impl_MPI_Win_f2c(MPI_Fint win);
 MPI_Fint sonde_qmpi_impl_MPI_Session_c2f(MPI_Session session);
 MPI_Session sonde_qmpi_impl_MPI_Session_f2c(MPI_Fint session);
+int sonde_qmpi_impl_MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int sonde_qmpi_impl_MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 }
 
 #define PMPI_Send sonde_qmpi_impl_MPI_Send
@@ -860,6 +865,9 @@ MPI_Session sonde_qmpi_impl_MPI_Session_f2c(MPI_Fint session);
 #define PMPI_Errhandler_set sonde_qmpi_impl_MPI_Errhandler_set
 #define PMPI_Errhandler_get sonde_qmpi_impl_MPI_Errhandler_get
 #define PMPI_Type_match_size sonde_qmpi_impl_MPI_Type_match_size
+#define PMPI_Type_create_f90_integer sonde_qmpi_impl_MPI_Type_create_f90_integer
+#define PMPI_Type_create_f90_real sonde_qmpi_impl_MPI_Type_create_f90_real
+#define PMPI_Type_create_f90_complex sonde_qmpi_impl_MPI_Type_create_f90_complex
 #define PMPI_Comm_c2f sonde_qmpi_impl_MPI_Comm_c2f
 #define PMPI_Comm_f2c sonde_qmpi_impl_MPI_Comm_f2c
 #define PMPI_Type_c2f sonde_qmpi_impl_MPI_Type_c2f
@@ -880,3 +888,5 @@ MPI_Session sonde_qmpi_impl_MPI_Session_f2c(MPI_Fint session);
 #define PMPI_Win_f2c sonde_qmpi_impl_MPI_Win_f2c
 #define PMPI_Session_c2f sonde_qmpi_impl_MPI_Session_c2f
 #define PMPI_Session_f2c sonde_qmpi_impl_MPI_Session_f2c
+#define PMPI_Status_c2f sonde_qmpi_impl_MPI_Status_c2f
+#define PMPI_Status_f2c sonde_qmpi_impl_MPI_Status_f2c
