@@ -1,7 +1,8 @@
 /* MPI_Comm_spawn_multiple with two commands (this program with argv "a",
  * 1 process, and with argv "b", 2 processes): the children form one world
  * of 3 with MPI_APPNUM 0 and 1, see the parents as one intercommunicator
- * and report their command back. MPI_UNIVERSE_SIZE is set. Then a spawn of
+ * and report their command back. MPI_UNIVERSE_SIZE is set, in the children
+ * at least parents plus children. Then a spawn of
  * a program that does not exist fails with MPI_ERR_SPAWN in every error
  * code, and the job goes on. */
 #include "tests/integration/itest.h"
@@ -58,6 +59,12 @@ int main(int argc, char** argv) {
     int flag = 0;
     CHECK_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag));
     CHECK(itest_size == 3, "children's world has %d", itest_size);
+    /* The universe holds the parents and the children at least. */
+    int parents = 0, *usize = NULL, uflag = 0;
+    MPI_Comm_remote_size(parent, &parents);
+    CHECK_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &uflag));
+    CHECK(uflag && *usize >= itest_size + parents, "children's MPI_UNIVERSE_SIZE %d, %d parents", uflag ? *usize : -1,
+          parents);
     int mine[2] = {argc > 1 ? argv[1][0] : '?', flag ? *appnum : -1};
     CHECK_OK(MPI_Send(mine, 2, MPI_INT, 0, 0, parent));
     CHECK_OK(MPI_Comm_disconnect(&parent));

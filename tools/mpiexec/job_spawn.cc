@@ -2,6 +2,7 @@
 // MPI_Comm_spawn_multiple). The children form a new namespace on this host;
 // they become slots of this job after its own ranks, so their output, exit
 // status and snapshots are handled like any rank's.
+#include <algorithm>
 #include <pmix.h>
 #include <unistd.h>
 
@@ -46,7 +47,10 @@ void Job::spawn(const std::vector<SpawnApp>& apps, SpawnDone done) {
   layout.job_id = spec_.job_id;
   layout.tmpdir = spec_.tmpdir;
   layout.size = total;
-  layout.universe = static_cast<int>(std::thread::hardware_concurrency());
+  // The universe holds at least every process the job has started, these
+  // children included, so a child never sees a universe smaller than
+  // its own world plus its parents.
+  layout.universe = std::max(static_cast<int>(std::thread::hardware_concurrency()), first + total);
   layout.nodes.push_back({host, {}});
   int next = 0;
   for (const auto& app : apps) {
