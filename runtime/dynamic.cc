@@ -230,6 +230,7 @@ int connect_to_parents() {
   Comm* out = nullptr;
   int rc = connect_groups(e.world(), parents, false, my_nspace(), &out);
   if (rc) return rc;
+  out->name = "MPI_COMM_PARENT";  // the standard's name for it, until the program renames it
   parent_slot() = out;
   return MPI_SUCCESS;
 }

@@ -104,6 +104,10 @@ int main(int argc, char** argv) {
     MPI_Comm_test_inter(parent, &is_inter);
     MPI_Comm_remote_size(parent, &remote);
     CHECK(is_inter, "the parent communicator is not an intercommunicator");
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    CHECK_OK(MPI_Comm_get_name(parent, name, &len));
+    CHECK(strcmp(name, "MPI_COMM_PARENT") == 0, "the parent communicator is named '%s'", name);
     exchange(parent, 0);
     MPI_Comm again;
     CHECK_OK(MPI_Comm_get_parent(&again));
