@@ -74,12 +74,24 @@ int apply_accumulate(uintptr_t mem, const Segment* segs, uint64_t nsegs, Kind ki
   return rc;
 }
 
+namespace {
+
+// Target t's window memory, mapped here (*mem) or reachable by single copy
+// at *remote (within the single-copy piece limit); false when neither.
+bool reachable(const Window& w, size_t t, size_t nsegs, uint8_t** mem, uint64_t* remote) {
+  *mem = w.mapped.empty() ? nullptr : w.mapped[t];
+  *remote = w.remote_base.empty() ? 0 : w.remote_base[t];
+  return *mem || (*remote && nsegs <= kSingleCopyMaxSegments);
+}
+
+}  // namespace
+
 bool direct_put(Window* w, int target, const std::vector<Segment>& segs, const void* buf, int64_t count, Datatype* type,
                 uint64_t n) {
   const size_t t = size_t(target);
-  uint8_t* mem = w->mapped.empty() ? nullptr : w->mapped[t];
-  const uint64_t remote = w->remote_base.empty() ? 0 : w->remote_base[t];
-  if (!mem && (!remote || segs.size() > kSingleCopyMaxSegments)) return false;
+  uint8_t* mem = nullptr;
+  uint64_t remote = 0;
+  if (!reachable(*w, t, segs.size(), &mem, &remote)) return false;
   if (n == 0) return true;
   std::vector<uint8_t> packed;
   const uint8_t* src = nullptr;
@@ -110,9 +122,9 @@ bool direct_put(Window* w, int target, const std::vector<Segment>& segs, const v
 bool direct_get(Window* w, int target, const std::vector<Segment>& segs, void* buf, int64_t count, Datatype* type,
                 uint64_t n) {
   const size_t t = size_t(target);
-  uint8_t* mem = w->mapped.empty() ? nullptr : w->mapped[t];
-  const uint64_t remote = w->remote_base.empty() ? 0 : w->remote_base[t];
-  if (!mem && (!remote || segs.size() > kSingleCopyMaxSegments)) return false;
+  uint8_t* mem = nullptr;
+  uint64_t remote = 0;
+  if (!reachable(*w, t, segs.size(), &mem, &remote)) return false;
   if (n == 0) return true;
   std::vector<uint8_t> packed;
   uint8_t* dst = nullptr;

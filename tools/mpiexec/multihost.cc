@@ -253,6 +253,19 @@ int MultiHostJob::forget_ranks(size_t node) {
   return lost;
 }
 
+void MultiHostJob::serve_host(size_t node, short revents) {
+  Host& h = hosts_[node];
+  bool ok = true;
+  if ((revents & POLLOUT) != 0) ok = h.ch->flush();
+  if (ok && (revents & (POLLIN | POLLHUP | POLLERR)) != 0) ok = h.ch->fill();
+  try {
+    while (auto m = h.ch->next()) handle(node, m->first, m->second);
+  } catch (const ProtocolError& e) {
+    host_lost(node, std::string("bad message: ") + e.what());
+  }
+  if (!ok) host_lost(node, "its connection closed");
+}
+
 void MultiHostJob::host_lost(size_t node, const std::string& why) {
   Host& h = hosts_[node];
   if (h.gone) return;
@@ -471,17 +484,7 @@ void MultiHostJob::loop() {
         if (!ok) hello_done.push_back(i);
         continue;
       }
-      size_t node = static_cast<size_t>(owners[k - 3]);
-      Host& h = hosts_[node];
-      bool ok = true;
-      if ((fds[k].revents & POLLOUT) != 0) ok = h.ch->flush();
-      if (ok && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) != 0) ok = h.ch->fill();
-      try {
-        while (auto m = h.ch->next()) handle(node, m->first, m->second);
-      } catch (const ProtocolError& e) {
-        host_lost(node, std::string("bad message: ") + e.what());
-      }
-      if (!ok) host_lost(node, "its connection closed");
+      serve_host(static_cast<size_t>(owners[k - 3]), fds[k].revents);
     }
     std::sort(hello_done.rbegin(), hello_done.rend());
     for (size_t i : hello_done) unnamed_.erase(unnamed_.begin() + static_cast<std::ptrdiff_t>(i));

@@ -98,6 +98,10 @@ class MultiHostJob {
   // The host's connection is gone: its ranks with it (a failure while the
   // job runs).
   void host_lost(size_t node, const std::string& why);
+  // Serves a daemon's connection after poll() set `revents` on it: writes
+  // what is queued, reads and handles its messages; a bad message or a
+  // closed connection loses the host.
+  void serve_host(size_t node, short revents);
   // Stops waiting for the host's ranks; returns how many were still running.
   int forget_ranks(size_t node);
   void reap_agents();

@@ -53,18 +53,7 @@ std::vector<SnapshotAnswer> MultiHostJob::collect_snapshot_across_hosts(uint64_t
       throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
     }
     for (size_t k = 0; k < fds.size(); ++k) {
-      if (fds[k].revents == 0) continue;
-      const size_t node = owners[k];
-      Host& h = hosts_[node];
-      bool ok = true;
-      if ((fds[k].revents & POLLOUT) != 0) ok = h.ch->flush();
-      if (ok && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) != 0) ok = h.ch->fill();
-      try {
-        while (auto m = h.ch->next()) handle(node, m->first, m->second);
-      } catch (const ProtocolError& e) {
-        host_lost(node, std::string("bad message: ") + e.what());
-      }
-      if (!ok) host_lost(node, "its connection closed");
+      if (fds[k].revents != 0) serve_host(owners[k], fds[k].revents);
     }
   }
   SnapshotWait done = std::move(*snapshot_);
