@@ -30,27 +30,7 @@ die() {
 }
 
 # Every process on every fake host is gone within a few seconds.
-expect_hosts_empty() {
-  local left=""
-  for _ in $(seq 50); do
-    left=""
-    for ((i = 0; i < MH_N; i++)); do left+=$(ip netns pids "$(mh_ns "$i")" 2>/dev/null | tr '\n' ' '); done
-    [[ -z ${left// /} ]] && return 0
-    sleep 0.1
-  done
-  die "processes left on the fake hosts: $left"
-}
-
-# pid of the process called NAME on host I, once it runs.
-proc_pid() {
-  for _ in $(seq 600); do
-    for p in $(ip netns pids "$(mh_ns "$1")" 2>/dev/null); do
-      if [[ $(cat /proc/"$p"/comm 2>/dev/null) == "$2" ]]; then echo "$p"; return 0; fi
-    done
-    sleep 0.1
-  done
-  return 1
-}
+expect_hosts_empty() { mh_wait_hosts_empty 50 || die "processes left on the fake hosts"; }
 
 # The hosts named in the report: rank -> host.
 check_hosts() {  # REPORT-FILE-LINE-PREFIX WANT (e.g. 0:h0,1:h1)
@@ -92,7 +72,7 @@ case "$scenario" in
       "$bin/random_traffic" 11 5 "$stop" >"$out" 2>"$err" &
     job=$!
     MH_PIDS+=($job)
-    pid=$(proc_pid 0 mpiexec) || die "no mpiexec"
+    pid=$(mh_proc_pid 0 mpiexec) || die "no mpiexec"
     # Let the ranks get into MPI (each is asked once it listens).
     sleep 3
     for i in $(seq 1 20); do
@@ -133,12 +113,12 @@ PY
       "$bin/hang_cases" ssend >"$out" 2>"$err" &
     job=$!
     MH_PIDS+=($job)
-    pid=$(proc_pid 0 mpiexec) || die "no mpiexec"
+    pid=$(mh_proc_pid 0 mpiexec) || die "no mpiexec"
     for _ in $(seq 1 1200); do
       [[ $(grep -c '^hang_cases: rank . ready$' "$err") -ge 2 ]] && break
       sleep 0.1
     done
-    hostd=$(proc_pid 1 sonde-hostd) || die "no daemon on h1"
+    hostd=$(mh_proc_pid 1 sonde-hostd) || die "no daemon on h1"
     kill -STOP "$hostd"
     "$mpiexec" --snapshot "$pid" --json >"$MH_DIR/asked.json" || { kill -CONT "$hostd"; die "--snapshot failed"; }
     kill -CONT "$hostd"

@@ -150,3 +150,30 @@ mh_lossy() {
 # after about this many seconds of retransmission (tcp_retries2 per host),
 # instead of ~15 minutes: what a cluster would tune to notice a dead link.
 mh_tcp_give_up_fast() { ip netns exec "$(mh_ns "$1")" sysctl -q -w net.ipv4.tcp_retries2=4; }
+
+# mh_wait_hosts_empty [TRIES]: returns once no process is left on any fake
+# host (checked every 0.1 s, TRIES times, default 50); otherwise lists what
+# is left on stderr and returns 1.
+mh_wait_hosts_empty() {
+  local left=""
+  for _ in $(seq "${1:-50}"); do
+    left=""
+    for ((i = 0; i < MH_N; i++)); do left+=$(ip netns pids "$(mh_ns "$i")" 2>/dev/null | tr '\n' ' '); done
+    [[ -z ${left// /} ]] && return 0
+    sleep 0.1
+  done
+  for p in $left; do echo "left: $p $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" >&2; done
+  return 1
+}
+
+# mh_proc_pid I NAME: pid of the process called NAME on host I, once it runs
+# (up to 60 s; returns 1 if it never does).
+mh_proc_pid() {
+  for _ in $(seq 600); do
+    for p in $(ip netns pids "$(mh_ns "$1")" 2>/dev/null); do
+      if [[ $(cat /proc/"$p"/comm 2>/dev/null) == "$2" ]]; then echo "$p"; return 0; fi
+    done
+    sleep 0.1
+  done
+  return 1
+}

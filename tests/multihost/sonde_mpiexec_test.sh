@@ -52,28 +52,7 @@ expect_failed() {
 
 # Every rank and daemon is gone from every host (they get a few seconds,
 # or $1 tenths of a second).
-expect_hosts_empty() {
-  local left=""
-  for _ in $(seq "${1:-50}"); do
-    left=""
-    for ((i = 0; i < MH_N; i++)); do left+=$(ip netns pids "$(mh_ns "$i")" 2>/dev/null | tr '\n' ' '); done
-    [[ -z ${left// /} ]] && return 0
-    sleep 0.1
-  done
-  for p in $left; do echo "left: $p $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" >&2; done
-  die "processes left on the fake hosts"
-}
-
-# proc_pid I NAME: pid of the process called NAME on host I, once it runs.
-proc_pid() {
-  for _ in $(seq 600); do
-    for p in $(ip netns pids "$(mh_ns "$1")" 2>/dev/null); do
-      if [[ $(cat /proc/"$p"/comm 2>/dev/null) == "$2" ]]; then echo "$p"; return 0; fi
-    done
-    sleep 0.1
-  done
-  return 1
-}
+expect_hosts_empty() { mh_wait_hosts_empty "${1:-50}" || die "processes left on the fake hosts"; }
 
 case "$scenario" in
   layout)
@@ -134,7 +113,7 @@ case "$scenario" in
     # the rank dies with it, mpiexec notices the connection close and ends
     # the job.
     mh_setup 2
-    ( pid=$(proc_pid 1 sonde-hostd) || exit 0
+    ( pid=$(mh_proc_pid 1 sonde-hostd) || exit 0
       for _ in $(seq 1800); do grep -qF "traffic flowing" "$out" 2>/dev/null && break; sleep 0.1; done
       kill -KILL "$pid" ) &
     MH_PIDS+=($!)
@@ -222,7 +201,7 @@ case "$scenario" in
   signals)
     # SIGTERM to mpiexec reaches ranks on every host; they die of it.
     mh_setup 2
-    ( p=$(proc_pid 0 mpiexec) && proc_pid 1 sleep >/dev/null && kill -TERM "$p" ) &
+    ( p=$(mh_proc_pid 0 mpiexec) && mh_proc_pid 1 sleep >/dev/null && kill -TERM "$p" ) &
     MH_PIDS+=($!)
     job 60 --host h0,h1 sh -c 'sleep 60'
     expect_failed 143
