@@ -14,12 +14,13 @@
 using namespace sonde::engine;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static std::vector<Datatype*> predefined = [] {
+  // Built once and kept for the process's life (reachable, not leaked).
+  static const std::vector<Datatype*>& predefined = *[] {
     // The caller provides a slot for every predefined index (unused ones
     // stay empty, size 0).
-    std::vector<Datatype*> v(SONDE_PREDEFINED_DATATYPES);
-    for (auto& slot : v) slot = new Datatype;
-    init_predefined_datatypes(v);
+    auto* v = new std::vector<Datatype*>(SONDE_PREDEFINED_DATATYPES);
+    for (auto& slot : *v) slot = new Datatype;
+    init_predefined_datatypes(*v);
     return v;
   }();
   if (size < 3) return 0;

@@ -58,6 +58,12 @@ PY
 # A process that SIGUSR1 would kill is refused and left alive.
 sleep 300 &
 sleeper=$!
+# Until the child has become sleep: the shell's child before its exec may
+# hold SIGUSR1 blocked, and would rightly be taken for a process that keeps it.
+for _ in $(seq 1 100); do
+  [[ $(cat "/proc/$sleeper/comm" 2>/dev/null) == sleep ]] && break
+  sleep 0.05
+done
 "$mpiexec" --snapshot "$sleeper" >/dev/null 2>"$dir/sleep.err"
 [[ $? == 1 ]] || fail "--snapshot of a sleep"
 sleep 0.2

@@ -19,7 +19,8 @@
  *     Each attempt runs on its own communicator (late_sender_<D>ms_<A> /
  *     late_receiver_<D>ms_<A>); OUT/truth.log has, per attempt, what the
  *     program measured itself (one host, one clock): for the late sender
- *     rank 1's time inside MPI_Wait; for the late receiver the time from
+ *     rank 1's time from just before it tells rank 0 to go until its
+ *     MPI_Wait returns (never shorter than D); for the late receiver the time from
  *     rank 0's MPI_Send to rank 1's MPI_Recv, and the message's time
  *     between rank 1 seeing it and receiving it. A descheduled rank
  *     stretches a wait beyond D, so a case is tried again (up to
@@ -229,10 +230,12 @@ static int late_sender(FILE *truth, int rank, int d, int attempt, char *big) {
   } else if (rank == 1) {
     MPI_Request r;
     MPI_Irecv(big, 8, MPI_BYTE, 0, 1, c, &r);
-    MPI_Send(NULL, 0, MPI_BYTE, 0, 5, c);
+    /* Read before the send that starts 0's delay, so the measurement can
+     * never come out shorter than D; it is longer by the 0-byte send. */
     t[0] = now_ns();
+    MPI_Send(NULL, 0, MPI_BYTE, 0, 5, c);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
-    t[1] = now_ns() - t[0]; /* blocked in MPI_Wait */
+    t[1] = now_ns() - t[0]; /* blocked in MPI_Send and MPI_Wait */
     MPI_Send(&t[1], 1, MPI_LONG_LONG, 0, 2, c);
   }
   int ok = rank == 0 ? faithful(t[1], d) : 0;
