@@ -4,7 +4,7 @@
  * same addresses) with other contents and sends again, several rounds and
  * sizes; rank 1 checks every byte. MPI_Free_mem drops the transport's
  * cached registrations of that memory (Transport::forget_memory); the
- * transport test (ofi_transport_test) counts the registrations, this checks
+ * transport test (ofi_rma_read_test) counts the registrations, this checks
  * the path through the MPI calls, on every round. */
 #include <mpi.h>
 #include <stdio.h>
