@@ -3,8 +3,10 @@
 #include "core/engine.h"
 
 #include <sched.h>
+#include <time.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +36,12 @@ uint64_t env_u64(const char* name, uint64_t fallback, Settings& s) {
   return x;
 }
 
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- life cycle
@@ -43,6 +51,8 @@ void Engine::load_settings() {
   settings_loaded_ = true;
   settings_.eager_limit = env_u64("SONDE_EAGER_LIMIT", settings_.eager_limit, settings_);
   settings_.spin_before_yield = int(env_u64("SONDE_SPIN", uint64_t(settings_.spin_before_yield), settings_));
+  settings_.idle_sleep_after_ms = int(
+      std::min<uint64_t>(env_u64("SONDE_IDLE_SLEEP_MS", uint64_t(settings_.idle_sleep_after_ms), settings_), INT_MAX));
   settings_.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings_) != 0;
   settings_.coop_threshold = env_u64("SONDE_COOP_THRESHOLD", settings_.coop_threshold, settings_);
   settings_.fast_boxes = env_u64("SONDE_SHM_FAST_BOXES", 1, settings_) != 0;
@@ -149,14 +159,33 @@ void Engine::idle(int& idle_passes) {
   // the message path.
   if (__builtin_expect(g_snapshot_pending != 0, 0)) serve_pending_snapshot();
   if (++idle_passes < settings_.spin_before_yield) return;
-  // Oversubscribed ranks must give the CPU to the peer they wait for.
-  if (thread_level_ == MPI_THREAD_MULTIPLE) {
-    EngineLock::unlock();
-    sched_yield();
-    EngineLock::lock();
+  // When this wait began to yield (per thread: each thread has its own
+  // wait). The counter stays at spin_before_yield + 1 from then on, so a
+  // wait of any length never overflows it.
+  thread_local uint64_t yielding_since_ns = 0;
+  const uint64_t now = monotonic_ns();
+  if (idle_passes == settings_.spin_before_yield) {
+    yielding_since_ns = now;
+  } else {
+    idle_passes = settings_.spin_before_yield + 1;
+  }
+  const int after_ms = settings_.idle_sleep_after_ms;
+  const bool sleep = after_ms > 0 && now - yielding_since_ns >= uint64_t(after_ms) * 1000000u;
+  // Oversubscribed ranks must give the CPU to the peer they wait for; a
+  // rank that has waited long gives it to everyone.
+  const bool unlock = thread_level_ == MPI_THREAD_MULTIPLE;
+  if (unlock) EngineLock::unlock();
+  if (sleep) {
+    // A two-hundredth of the time idle so far, between the bounds: what a
+    // late message loses stays under about 0.5 % of its wait.
+    const uint64_t idle_us = (now - yielding_since_ns) / 1000u;
+    const long us = long(std::clamp<uint64_t>(idle_us / 200u, kIdleSleepMinUs, kIdleSleepMaxUs));
+    timespec ts{0, us * 1000};
+    nanosleep(&ts, nullptr);
   } else {
     sched_yield();
   }
+  if (unlock) EngineLock::lock();
 }
 
 void Engine::waiting_on(Request* r) {

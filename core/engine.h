@@ -34,8 +34,12 @@ namespace sonde::engine {
 struct Settings {
   uint64_t eager_limit = 16 * 1024;  // SONDE_EAGER_LIMIT: larger messages use rendezvous
   int spin_before_yield = 2000;      // SONDE_SPIN: idle polls before sched_yield()
-  bool single_copy = true;           // SONDE_SHM_SINGLE_COPY=0 disables process_vm_readv
-  bool fast_boxes = true;            // SONDE_SHM_FAST_BOXES=0: every shm packet through the ring
+  // SONDE_IDLE_SLEEP_MS: a wait idle this long (in ms, counted from its
+  // first yield) sleeps between polls instead of yielding (Engine::idle),
+  // so a rank blocked for long leaves its core to others; 0: never sleeps.
+  int idle_sleep_after_ms = 10;
+  bool single_copy = true;  // SONDE_SHM_SINGLE_COPY=0 disables process_vm_readv
+  bool fast_boxes = true;   // SONDE_SHM_FAST_BOXES=0: every shm packet through the ring
   // SONDE_COOP_THRESHOLD: rendezvous messages at least this large are copied
   // by both sides at once (sender writes the head, receiver reads the tail);
   // 0 turns it off.
@@ -134,8 +138,15 @@ class Engine final : public transport::Delivery {
   uint64_t ids_issued() const { return id_counter_; }
 
   int progress();
-  // Spin / yield policy for a waiting loop; call once per idle pass.
+  // Spin / yield / sleep policy for a waiting loop; call once per idle
+  // pass (idle_passes: 0 at the wait's start and after each pass that
+  // moved something). Spins for spin_before_yield passes, then yields the
+  // CPU at every pass; once idle_sleep_after_ms have passed since the first
+  // yield, sleeps per pass a two-hundredth of the time idle so far, within
+  // [kIdleSleepMinUs, kIdleSleepMaxUs] (a message arriving then is seen
+  // that much later; a wait that short never sleeps).
   void idle(int& idle_passes);
+  static constexpr uint64_t kIdleSleepMinUs = 100, kIdleSleepMaxUs = 1000;
   // One pass of a blocking wait: progress, and the spin/yield policy when
   // nothing moved. True once per wait, on the pass where it has been idle
   // for spin_before_yield passes: the caller then asks for the peers it

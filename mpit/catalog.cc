@@ -126,6 +126,10 @@ const std::vector<CvarDef>& cvars() {
        "(delivered at the next MPI_T call); beyond it instances are dropped and the dropped handler is told. "
        "Applies from the next instance buffered.",
        MPI_T_VERBOSITY_TUNER_DETAIL, MPI_UNSIGNED, -1, MPI_T_BIND_NO_OBJECT, MPI_T_SCOPE_LOCAL, 1},
+      {"sonde_idle_sleep_ms",
+       "Milliseconds an idle wait yields the CPU before it sleeps 0.1 ms between polls instead (SONDE_IDLE_SLEEP_MS; "
+       "0: never sleeps). Read at every idle pass; values above 2147483647 act as 2147483647.",
+       MPI_T_VERBOSITY_TUNER_DETAIL, MPI_UNSIGNED, -1, MPI_T_BIND_NO_OBJECT, MPI_T_SCOPE_LOCAL, 1},
   };
   return v;
 }
@@ -177,7 +181,7 @@ std::vector<CategoryDef> build_categories() {
       {"sonde_matching_comm", "Queue variables of one communicator (bound to MPI_T_BIND_MPI_COMM).", {}, {}, {}, {}},
       {"sonde_matching_process", "Queue variables summed over all communicators of the process.", {}, {}, {}, {}},
       {"sonde_protocols", "Eager, rendezvous and cooperative rendezvous; one-sided operations.", {}, {}, {}, {}},
-      {"sonde_progress", "How waits poll and yield.", {}, {}, {}, {}},
+      {"sonde_progress", "How waits poll, yield and sleep.", {}, {}, {}, {}},
       {"sonde_transports", "The transports that move packets.", {}, {}, {}, {}},
       {"sonde_transports_self", "Messages a rank sends to itself.", {}, {}, {}, {}},
       {"sonde_transports_shm", "Shared memory between the ranks of a host.", {}, {}, {}, {}},
@@ -207,7 +211,7 @@ std::vector<CategoryDef> build_categories() {
     c[cat].pvars.push_back(int(i));
   }
   c[kProtocols].cvars = {cvar_index("sonde_eager_limit"), cvar_index("sonde_coop_threshold")};
-  c[kProgress].cvars = {cvar_index("sonde_spin_before_yield")};
+  c[kProgress].cvars = {cvar_index("sonde_spin_before_yield"), cvar_index("sonde_idle_sleep_ms")};
   c[kShm].cvars = {cvar_index("sonde_shm_single_copy"), cvar_index("sonde_shm_fast_boxes"),
                    cvar_index("sonde_shm_ring_bytes")};
   c[kTransports].cvars = {cvar_index("sonde_transports")};

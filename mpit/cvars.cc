@@ -29,7 +29,8 @@ enum : int {
   kTransports,
   kThreadLevel,
   kPeruse,
-  kEventBuffer
+  kEventBuffer,
+  kIdleSleep
 };
 
 struct CvarHandle {
@@ -70,6 +71,7 @@ int cvar_read_value(int index, void* buf) {
     case kPeruse: *static_cast<int*>(buf) = 0; break;
 #endif
     case kEventBuffer: *static_cast<unsigned*>(buf) = g_event_buffer; break;
+    case kIdleSleep: *static_cast<unsigned*>(buf) = unsigned(std::max(0, s.idle_sleep_after_ms)); break;
     default: return MPI_T_ERR_INVALID_INDEX;
   }
   return MPI_SUCCESS;
@@ -109,6 +111,9 @@ int cvar_write_value(int index, const void* buf) {
       break;
     }
     case kEventBuffer: g_event_buffer = *static_cast<const unsigned*>(buf); break;
+    case kIdleSleep:
+      s.idle_sleep_after_ms = int(std::min<unsigned>(*static_cast<const unsigned*>(buf), INT_MAX));
+      break;
     default: return MPI_T_ERR_CVAR_SET_NEVER;
   }
   return MPI_SUCCESS;
