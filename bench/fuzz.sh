@@ -31,11 +31,12 @@ declare -A SOURCES=(
   [shm_endpoint]=""
   [proc_list]="pmi/proc_list.cc"
   [liveness_address]="transports/ofi/liveness.cc"
+  [context_offer]="comm/context_window.cc"
   [engine_control]="$(echo core/*.cc datatype/*.cc matching/*.cc peruse/*.cc)"
 )
 declare -A LIBS=([hostfile]="-lhwloc" [configfile]="-lhwloc")
 ORDER=(control hostfile configfile owner ofi_frame shm_packet external32 engine_control shm_endpoint
-  liveness_address proc_list)
+  liveness_address proc_list context_offer)
 [ $# -gt 0 ] && ORDER=("$@")
 
 CXX=${FUZZ_CXX:-clang++}

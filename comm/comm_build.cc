@@ -109,32 +109,27 @@ void settle_offer(const std::vector<uint64_t>& offer, bool gave, int pick) {
 
 }  // namespace detail
 
-int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out, LeaderSwap swap,
-                  void* swap_arg) {
+namespace {
+
+// The rounds of an agreement (comm_build.h) on `want` ids: `round(n, offer,
+// pick)` combines this member's offer of round n with the others' and sets
+// pick (two ints, the same on every member) to the decision.
+template <class Round>
+int run_rounds(int want, uint32_t* out, Round&& round) {
   size_t window = context_window::kFirstWords, from = 0;
-  for (;;) {
-    std::vector<uint64_t> words = make_offer(true, from, window);
-    std::vector<uint64_t> offer = words;
-    int n = int(words.size()), rc = MPI_SUCCESS;
+  for (int n = 0;; ++n) {
+    std::vector<uint64_t> offer = make_offer(true, from, window);
     std::vector<int> pick(2, context_window::kRetry);
-    if (me != 0) {
-      rc = send(words.data(), n, u64_type(), members[0], tag, via);
-    } else {
-      std::vector<uint64_t> other(words.size());
-      for (size_t p = 1; p < members.size() && !rc; ++p) {
-        rc = recv(other.data(), n, u64_type(), members[p], tag, via, MPI_STATUS_IGNORE);
-        if (!rc) context_window::and_into(words, other.data());
-      }
-      if (!rc && swap) rc = swap(swap_arg, words);
-      context_window::decide(words, 1, kIdWords, pick.data());
-    }
-    if (!rc) rc = bcast_ints(via, members, me, tag, pick);
+    int rc = round(n, offer, pick);
     int chosen = !rc && pick.size() == 2 ? pick[0] : context_window::kRetry;
+    int second = want == 2 && chosen >= 0 ? pick[1] : -1;
     settle_offer(offer, true, chosen);
+    if (second >= 0) take_context(uint32_t(second));
     if (rc) return rc;
     if (pick.size() != 2) return MPI_ERR_INTERN;
     if (chosen >= 0) {
-      *out = uint32_t(chosen);
+      out[0] = uint32_t(chosen);
+      if (want == 2) out[1] = uint32_t(second);
       return MPI_SUCCESS;
     }
     if (chosen == context_window::kExhausted) return MPI_ERR_NO_MEM;  // ids used up (comm_build.h)
@@ -149,6 +144,44 @@ int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, u
     int idle = 0;
     if (progress() == 0) engine().idle(idle);
   }
+}
+
+}  // namespace
+
+int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out, LeaderSwap swap,
+                  void* swap_arg) {
+  return run_rounds(1, out, [&](int, const std::vector<uint64_t>& offer, std::vector<int>& pick) {
+    std::vector<uint64_t> words = offer;
+    int n = int(words.size()), rc = MPI_SUCCESS;
+    if (me != 0) {
+      rc = send(words.data(), n, u64_type(), members[0], tag, via);
+    } else {
+      std::vector<uint64_t> other(words.size());
+      for (size_t p = 1; p < members.size() && !rc; ++p) {
+        rc = recv(other.data(), n, u64_type(), members[p], tag, via, MPI_STATUS_IGNORE);
+        if (!rc) context_window::and_into(words, other.data());
+      }
+      if (!rc && swap) rc = swap(swap_arg, words);
+      context_window::decide(words, 1, kIdWords, pick.data());
+    }
+    return rc ? rc : bcast_ints(via, members, me, tag, pick);
+  });
+}
+
+int agree_contexts_apart(OfferSwap swap, void* arg, int want, uint32_t* out) {
+  return run_rounds(want, out, [&](int n, const std::vector<uint64_t>& offer, std::vector<int>& pick) {
+    std::vector<std::string> others;
+    int rc = swap(arg, n, context_window::offer_text(offer), &others);
+    if (rc) return rc;
+    const size_t window = offer.size() - context_window::kHeader;
+    std::vector<uint64_t> words = offer, other;
+    for (const std::string& text : others) {
+      if (!context_window::parse_offer_text(text, window, kIdWords, &other).empty()) return MPI_ERR_OTHER;
+      context_window::and_into(words, other.data());
+    }
+    context_window::decide(words, want, kIdWords, pick.data());
+    return MPI_SUCCESS;
+  });
 }
 
 namespace {

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "comm/info.h"
@@ -65,6 +66,17 @@ using LeaderSwap = int (*)(void* arg, std::vector<uint64_t>& words);
 // above. With `swap`, the leaders also AND in the other group's offers.
 int agree_context(Comm* via, const std::vector<int>& members, int me, int tag, uint32_t* out, LeaderSwap swap = nullptr,
                   void* swap_arg = nullptr);
+// Members that share no communicator (the two groups of a dynamic-process
+// connection, runtime/dynamic.h) agree through another channel, in the same
+// rounds: `swap(arg, round, mine, others)` makes this member's offer of
+// round `round` (0, 1, ...; context_window::offer_text) known to every
+// other member and returns theirs of that round, every member's but this
+// one's in any order. Every member ANDs the same offers, so each decides
+// alone and all alike. `want` (1 or 2) ids free on every member go to
+// out[0..want), taken on each. A malformed offer fails the agreement
+// (MPI_ERR_OTHER); a swap's failure is its own class.
+using OfferSwap = int (*)(void* arg, int round, const std::string& mine, std::vector<std::string>* others);
+int agree_contexts_apart(OfferSwap swap, void* arg, int want, uint32_t* out);
 // A context id free on every member of `parent`, taken on each (the
 // agreement above over all of parent's ranks).
 int allocate_context(Comm* parent, uint32_t* out);

@@ -60,4 +60,50 @@ void decide(const std::vector<uint64_t>& offer, int want, size_t space_words, in
   }
 }
 
+std::string offer_text(const std::vector<uint64_t>& offer) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (uint64_t w : offer) {
+    char digits[16];
+    int n = 0;
+    do {
+      digits[n++] = kHex[w & 15];
+      w >>= 4;
+    } while (w);
+    while (n) text += digits[--n];
+    text += ' ';
+  }
+  return text;
+}
+
+std::string parse_offer_text(std::string_view text, size_t window, size_t space_words, std::vector<uint64_t>* offer) {
+  offer->clear();
+  std::vector<uint64_t> words;
+  const size_t want = offer_size(window);
+  size_t at = 0;
+  while (at < text.size()) {
+    if (words.size() == want) return "more than " + std::to_string(want) + " words";
+    uint64_t w = 0;
+    size_t digits = 0;
+    for (; at < text.size() && text[at] != ' '; ++at, ++digits) {
+      const char c = text[at];
+      int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (v < 0) return "a character that is not a lower-case hex digit";
+      if (digits == 16) return "a word of more than 16 hex digits";
+      if (digits == 1 && w == 0) return "a word with a leading zero";
+      w = w << 4 | uint64_t(v);
+    }
+    if (digits == 0) return "an empty word";
+    if (at == text.size()) return "no space after the last word";
+    ++at;
+    words.push_back(w);
+  }
+  if (words.size() != want) return std::to_string(words.size()) + " words, not " + std::to_string(want);
+  if (words[0] > words[1] || words[1] > std::min<uint64_t>(words[0] + window, space_words))
+    return "a window outside the id space or larger than the round's";
+  if (words[2] > 1) return "a completeness flag other than 0 or 1";
+  *offer = std::move(words);
+  return "";
+}
+
 }  // namespace sonde::engine::context_window

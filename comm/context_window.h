@@ -14,6 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace sonde::engine::context_window {
@@ -48,6 +50,17 @@ void and_into(std::vector<uint64_t>& acc, const uint64_t* other);
 // ids, or pick[0] kRetry / kExhausted, or kGrow with pick[1] the next
 // round's start word.
 void decide(const std::vector<uint64_t>& offer, int want, size_t space_words, int pick[2]);
+
+// An offer as text, for members that agree through a channel other than
+// messages (runtime/dynamic.h: the two groups of a connection agree through
+// PMIx): each word in lower-case hex without leading zeros, one space after
+// each.
+std::string offer_text(const std::vector<uint64_t>& offer);
+// "" with *offer the offer of a window of `window` words that offer_text
+// wrote, or what is wrong with `text` (another process's; *offer then
+// empty): anything but offer_size(window) words written as above, or a
+// header outside [0] <= [1] <= min([0] + window, space_words), [2] 0 or 1.
+std::string parse_offer_text(std::string_view text, size_t window, size_t space_words, std::vector<uint64_t>* offer);
 
 // The next round's window size after kGrow.
 inline size_t grown(size_t window, size_t space_words) { return window * 2 < space_words ? window * 2 : space_words; }

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -50,8 +51,6 @@ Comm*& parent_slot() {
   static Comm* parent = nullptr;
   return parent;
 }
-
-int connections = 0;  // connections this process took part in (key names)
 
 // Process lists as other processes write them (pmi/proc_list.h); a
 // malformed one is refused, never half taken.
@@ -108,9 +107,40 @@ class UnionExchange final : public transport::Exchange {
   const std::vector<Proc>& procs_;
 };
 
+// The context agreement's channel (comm_build.h, agree_contexts_apart):
+// round n's offers are PMIx values under the connection's key for n, made
+// readable by a fence over the union.
+struct OfferChannel {
+  const std::string& prefix;
+  const std::vector<Proc>& all;
+  int me;
+};
+
+int swap_offers(void* arg, int round, const std::string& mine, std::vector<std::string>* others) {
+  auto* ch = static_cast<OfferChannel*>(arg);
+  const std::string key = ch->prefix + "ctx" + std::to_string(round);
+  dynamic::Error err = dynamic::put(key, mine);
+  if (!err) err = dynamic::fence(ch->all);
+  if (err) {
+    std::fprintf(stderr, "sonde: connecting to another job: %s\n", err.text.c_str());
+    return MPI_ERR_OTHER;
+  }
+  for (size_t i = 0; i < ch->all.size(); ++i) {
+    if (int(i) == ch->me) continue;
+    std::optional<std::string> v = dynamic::get(ch->all[i], key);
+    if (!v) {
+      std::fprintf(stderr, "sonde: connecting to another job: a member published no context ids\n");
+      return MPI_ERR_OTHER;
+    }
+    others->push_back(std::move(*v));
+  }
+  return MPI_SUCCESS;
+}
+
 // Steps 3 and 4 of dynamic.h for one member: `local` is this side's
 // communicator, `remote` the other side's members, `low`: our side comes
-// first in the union. `conn` names the connection, the same on both sides.
+// first in the union. `conn` names the connection, the same on both sides
+// and on no other connection.
 int connect_groups(Comm* local, const std::vector<Proc>& remote, bool low, const std::string& conn, Comm** out) {
   Engine& e = engine();
   const int local_handle = local->handle;
@@ -123,84 +153,83 @@ int connect_groups(Comm* local, const std::vector<Proc>& remote, bool low, const
   for (const auto& p : remote) remote_ids.push_back(id_of(p));
   std::vector<int> ids;
   for (const auto& p : all) ids.push_back(id_of(p));
+  bool lacking = false;  // a member this process has no route to yet
+  for (size_t i = 0; i < all.size(); ++i)
+    if (int(i) != me && (ids[i] >= e.peer_count() || !e.router().to(ids[i]))) lacking = true;
 
-  // Transports: hosts first, then shm over the members on ours.
+  // One fence carries the hosts, who lacks a route, and the first round of
+  // the context agreement: the intercommunicator's id and the hidden local
+  // communicator's, both free on every member of the union.
   const std::string prefix = "c" + std::to_string(std::hash<std::string>{}(conn)) + ".";
-  try {
-    if (auto err = dynamic::put(prefix + "host", host_identity())) throw std::runtime_error(err.text);
-    if (auto err = dynamic::fence(all)) throw std::runtime_error(err.text);
-  } catch (const std::exception& ex) {
-    std::fprintf(stderr, "sonde: connecting to another job: %s\n", ex.what());
+  const std::string my_host = host_identity();
+  if (auto err = dynamic::put(prefix + "host", my_host + (lacking ? " 1" : " 0"))) {
+    std::fprintf(stderr, "sonde: connecting to another job: %s\n", err.text.c_str());
     return MPI_ERR_OTHER;
   }
-  const std::string my_host = host_identity();
-  bool one_host = true;
+  OfferChannel channel{prefix, all, me};
+  uint32_t contexts[2] = {0, 0};
+  int rc = agree_contexts_apart(swap_offers, &channel, 2, contexts);
+  if (rc) return rc;
+  auto give_back = [&](int cls) {
+    give_back_context(contexts[0]);
+    give_back_context(contexts[1]);
+    return cls;
+  };
+  bool one_host = true, wire = false;
   std::vector<int> on_host;
   for (size_t i = 0; i < all.size(); ++i) {
-    auto h = dynamic::get(all[i], prefix + "host");
-    if (h && *h == my_host) {
+    auto h = int(i) == me ? std::optional<std::string>(my_host + (lacking ? " 1" : " 0"))
+                          : dynamic::get(all[i], prefix + "host");
+    if (h && h->size() > 2 && h->compare(0, h->size() - 2, my_host) == 0) {
       on_host.push_back(int(i));
+      wire = wire || h->back() == '1';
     } else {
       one_host = false;
     }
   }
-  // Every member sees the same hosts, so all fail alike before any waits.
+  // Every member reads the same values, so all fail alike, and all wire a
+  // transport or none (when every member already reaches every other).
   if (!one_host) {
     std::fprintf(stderr, "sonde: connecting to another job: processes on other hosts are not supported yet\n");
-    return MPI_ERR_OTHER;
+    return give_back(MPI_ERR_OTHER);
   }
-  try {
-    UnionExchange exchange(prefix, all);
-    transport::ShmConfig config;
-    config.my_rank = me;
-    config.local_ranks = on_host;
-    config.job_id = job_wireup() ? job_wireup()->job_id() : "dyn";
-    config.single_copy = e.settings().single_copy;
-    config.fast_boxes = e.settings().fast_boxes;
-    config.ring_bytes = e.settings().ring_bytes;
-    config.fatal = [](const std::string& m) { end_job(1, m.c_str()); };
-    auto shm = transport::make_shm_transport(config, exchange);
-    std::vector<int> peer_of(all.size(), -1);
-    for (size_t i = 0; i < all.size(); ++i)
-      if (int(i) != me) peer_of[i] = ids[i];
-    auto wrapped = std::make_unique<RemappedTransport>(std::move(shm), peer_of);
-    for (int id : remote_ids)
-      if (id >= e.peer_count() || !e.router().to(id)) e.add_route(id, wrapped.get());
-    e.add_transport(std::move(wrapped));
-  } catch (const std::exception& ex) {
-    std::fprintf(stderr, "sonde: connecting to another job: %s\n", ex.what());
-    return MPI_ERR_OTHER;
+  if (wire) {
+    try {
+      UnionExchange exchange(prefix, all);
+      transport::ShmConfig config;
+      config.my_rank = me;
+      config.local_ranks = on_host;
+      config.job_id = job_wireup() ? job_wireup()->job_id() : "dyn";
+      config.single_copy = e.settings().single_copy;
+      config.fast_boxes = e.settings().fast_boxes;
+      config.ring_bytes = e.settings().ring_bytes;
+      config.fatal = [](const std::string& m) { end_job(1, m.c_str()); };
+      auto shm = transport::make_shm_transport(config, exchange);
+      std::vector<int> peer_of(all.size(), -1);
+      for (size_t i = 0; i < all.size(); ++i)
+        if (int(i) != me) peer_of[i] = ids[i];
+      auto wrapped = std::make_unique<RemappedTransport>(std::move(shm), peer_of);
+      for (int id : ids)
+        if (id != ids[size_t(me)] && (id >= e.peer_count() || !e.router().to(id))) e.add_route(id, wrapped.get());
+      e.add_transport(std::move(wrapped));
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "sonde: connecting to another job: %s\n", ex.what());
+      return give_back(MPI_ERR_OTHER);
+    }
   }
-  ++connections;
 
-  // Context ids: the hidden local communicator's on our side, the
-  // intercommunicator's over the bridge.
-  Comm* bridge = nullptr;
-  int rc = e.create_comm(nullptr, ids, me, kConnectBridgeContext, &bridge);
-  if (rc) return rc;
-  const int bridge_handle = bridge->handle;
-  const int tag = collective_tag(kTagKindInterLocal);
+  // The hidden local communicator, then the intercommunicator.
   local = e.tables().comms.lookup(local_handle);
-  std::vector<int> members(size_t(local->size));
-  for (int i = 0; i < local->size; ++i) members[size_t(i)] = i;
-  uint32_t local_context = 0, context = 0;
-  rc = agree_context(local, members, local->rank, tag, &local_context);
   Comm* hidden = nullptr;
-  if (!rc) {
-    local = e.tables().comms.lookup(local_handle);
-    rc = e.create_comm(local, local->world, local->rank, local_context, &hidden);
+  rc = e.create_comm(local, local->world, local->rank, contexts[1], &hidden);
+  if (rc) return give_back(rc);
+  local = e.tables().comms.lookup(local_handle);
+  rc = make_intercomm(local, local->world, remote_ids, local->rank, contexts[0], hidden, out);
+  if (rc) {
+    e.free_comm(hidden);
+    give_back_context(contexts[0]);
   }
-  std::vector<int> everyone(all.size());
-  for (size_t i = 0; i < all.size(); ++i) everyone[i] = int(i);
-  if (!rc) rc = agree_context(e.tables().comms.lookup(bridge_handle), everyone, me, tag, &context);
-  if (!rc) {
-    local = e.tables().comms.lookup(local_handle);
-    rc = make_intercomm(local, local->world, remote_ids, local->rank, context, hidden, out);
-  }
-  bridge = e.tables().comms.lookup(bridge_handle);
-  int brc = coll::barrier(bridge);
-  e.free_comm(e.tables().comms.lookup(bridge_handle));
-  return rc ? rc : brc;
+  return rc;
 }
 
 // The root's string to every member of intracommunicator `c`.
@@ -427,13 +456,23 @@ bool read_msg(int fd, std::string* s) {
 int join(int fd, Comm** out) {
   Engine& e = engine();
   if (my_nspace().empty()) return MPI_ERR_UNSUPPORTED_OPERATION;
+  static int joins = 0;
   const Proc me = names()[size_t(e.world_rank())];
-  std::string theirs;
-  if (!write_all(fd, encode({me})) || !read_msg(fd, &theirs)) return MPI_ERR_ARG;
+  // The name, then a nonce: the same two processes may join again, and each
+  // connection needs keys of its own.
+  const std::string nonce = dynamic::make_nonce(long(getpid()), joins++);
+  std::string theirs, their_nonce;
+  if (!write_all(fd, encode({me})) || !write_all(fd, nonce) || !read_msg(fd, &theirs) || !read_msg(fd, &their_nonce))
+    return MPI_ERR_ARG;
   std::vector<Proc> other;
   if (!decode(theirs, &other, "MPI_Comm_join: the other process's name") || other.size() != 1) return MPI_ERR_ARG;
+  if (their_nonce.size() > 64 || their_nonce.find_first_not_of("0123456789.") != std::string::npos) {
+    std::fprintf(stderr, "sonde: MPI_Comm_join: the other process's nonce is malformed\n");
+    return MPI_ERR_ARG;
+  }
   const bool low = me.nspace < other[0].nspace || (me.nspace == other[0].nspace && me.rank < other[0].rank);
-  const std::string conn = "join:" + encode(low ? std::vector<Proc>{me, other[0]} : std::vector<Proc>{other[0], me});
+  const std::string conn = "join:" + (low ? encode({me}) + nonce + " " + theirs + their_nonce
+                                          : theirs + their_nonce + " " + encode({me}) + nonce);
   return connect_groups(e.self(), other, low, conn, out);
 }
 

@@ -10,17 +10,24 @@
 //   2. Processes not seen before get engine peer ids from
 //      Engine::peer_count() on (core/engine.h); ids are this process's alone.
 //   3. Transports: every member of both groups (the *union*, the low side
-//      first) publishes its host and takes part in a PMIx fence over the
-//      union; then a new shm transport is wired over the union's members on
-//      this host, with union indices as its ranks, wrapped so the engine
-//      sees peer ids (RemappedTransport). Members on other hosts: the
-//      connection fails with MPI_ERR_OTHER on every member alike.
-//   4. Context ids: a *bridge* intracommunicator over the union on the
-//      reserved context kConnectBridgeContext carries a context agreement
-//      among all members (comm/comm_build.h, agree_context), so the new
-//      intercommunicator's id is free in both jobs; each side agrees on its
-//      hidden local communicator's id on its own. The bridge is freed after
-//      a barrier, so it carries one connection at a time in a process.
+//      first) publishes its host, and whether it lacks a route to another
+//      member, under keys of this connection's own (named by its child
+//      namespace, port and nonce, or join nonces) and takes part in PMIx
+//      fences over the union. Unless every member already reaches every
+//      other (two groups of one job; groups connected before), a new shm
+//      transport is wired over the union's members on this host, with union
+//      indices as its ranks, wrapped so the engine sees peer ids
+//      (RemappedTransport). Members on other hosts: the connection fails
+//      with MPI_ERR_OTHER on every member alike.
+//   4. Context ids: the members share no communicator yet, so they agree
+//      through PMIx too (comm/comm_build.h, agree_contexts_apart): each
+//      round's offers are values under the connection's keys, made readable
+//      by a fence over the union (the first round's fence is the hosts'),
+//      and every member ANDs the same offers and decides alike. Two ids free
+//      on every member: the intercommunicator's and its hidden local
+//      communicator's. No message of the handshake travels on a context, so
+//      connections in sequence or at the same time, overlapping or not,
+//      cannot take each other's traffic.
 //
 // All functions are collective as MPI says, hold the engine lock and return
 // MPI error classes.
@@ -33,9 +40,6 @@
 #include "pmi/dynamic.h"
 
 namespace sonde::engine {
-
-// Reserved at engine start besides the sessions' bootstrap context.
-inline constexpr uint32_t kConnectBridgeContext = 3;
 
 // MPI_Init: connects a spawned process's world to its parents (a no-op
 // for processes not spawned by Sonde). Must run once after the engine is up.

@@ -140,10 +140,8 @@ int start_core(Engine& e, Wireup& wireup) {
   e.set_process_uid(ns.empty() ? uint64_t(world_rank)
                                : (uint64_t(uint32_t(std::hash<std::string>{}(ns))) << 32) | uint32_t(world_rank));
   e.on_protocol_error(transport_fatal(world_rank));
-  // The sessions' bootstrap communicator's context (comm/session.h) and the
-  // bridge of dynamic-process connections (runtime/dynamic.h).
-  e.start(world_rank, world_size, std::move(transports), std::move(route),
-          {kSessionBootstrapContext, kConnectBridgeContext});
+  // The sessions' bootstrap communicator's context (comm/session.h).
+  e.start(world_rank, world_size, std::move(transports), std::move(route), {kSessionBootstrapContext});
   return MPI_SUCCESS;
 }
 

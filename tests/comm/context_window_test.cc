@@ -155,3 +155,47 @@ TEST_CASE("an incomplete offer is a retry, never exhaustion") {
   decide(acc, 1, kSpace, pick);
   CHECK(pick[0] == kRetry);
 }
+
+TEST_CASE("an offer as text reads back as the same words, and nothing else is taken") {
+  uint64_t s = 777;
+  auto rnd = [&] { return s = s * 6364136223846793005ull + 1442695040888963407ull, s; };
+  for (int trial = 0; trial < 200; ++trial) {
+    auto f = all_free();
+    take_range(f, 0, rnd() % 5000);
+    for (int k = 0; k < 300; ++k) take(f, rnd() % 9000);
+    const size_t window = kFirstWords << (trial % 4);
+    std::vector<uint64_t> offer = window_of(f, rnd() % 200, window, 0, trial % 3 != 0), back;
+    REQUIRE(parse_offer_text(offer_text(offer), window, kSpace, &back) == "");
+    CHECK(back == offer);
+  }
+  std::vector<uint64_t> empty = empty_offer(kFirstWords), back;
+  CHECK(offer_text(empty) == "0 0 0 0 0 0 0 ");
+  CHECK(parse_offer_text("0 0 0 0 0 0 0 ", kFirstWords, kSpace, &back) == "");
+  CHECK(back == empty);
+  CHECK(parse_offer_text("1 5 1 ff 0 0 ffffffffffffffff ", kFirstWords, kSpace, &back) == "");
+  CHECK(back == std::vector<uint64_t>{1, 5, 1, 0xff, 0, 0, ~uint64_t(0)});
+}
+
+TEST_CASE("malformed offer texts are refused whole") {
+  const char* bad[] = {
+      "",                                // no words
+      "0 0 0 0 0 0 ",                    // too few
+      "0 0 0 0 0 0 0 0 ",                // too many
+      "0 0 0 0 0 0 0",                   // no space after the last
+      "0 0 0 0 0 0  0 ",                 // an empty word
+      "0 0 0 0 0 0 00 ",                 // a leading zero
+      "0 0 0 0 0 0 FF ",                 // upper case
+      "0 0 0 0 0 0 -1 ",                 // a sign
+      "0 0 0 0 0 0 1ffffffffffffffff ",  // more than 64 bits
+      "5 4 1 0 0 0 0 ",                  // the window ends before it starts
+      "0 5 1 0 0 0 0 ",                  // wider than the round's window
+      "800 801 1 0 0 0 0 ",              // past the id space
+      "0 4 2 0 0 0 0 ",                  // a flag other than 0/1
+      "0 4 1 0 0 0 0\n",                 // anything but a space
+  };
+  for (const char* text : bad) {
+    std::vector<uint64_t> out{42};
+    CHECK_MESSAGE(parse_offer_text(text, kFirstWords, kSpace, &out) != "", text);
+    CHECK(out.empty());
+  }
+}
