@@ -1,6 +1,7 @@
 /* MPI_Comm_join over a TCP socket between ranks 0 and 1: rank 0 listens on
  * the loopback interface and sends its port number, rank 1 connects; the
- * intercommunicator joins the two, data goes both ways. */
+ * intercommunicator joins the two, data goes both ways; then a second join
+ * over the same socket while the first intercommunicator stands. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -36,14 +37,22 @@ int main(int argc, char** argv) {
     CHECK(connect(fd, (struct sockaddr*)&a, sizeof a) == 0, "connect");
   }
   if (itest_rank < 2) {
-    MPI_Comm inter;
-    CHECK_OK(MPI_Comm_join(fd, &inter));
-    int remote = 0, v = 10 + itest_rank, got = -1;
-    MPI_Comm_remote_size(inter, &remote);
-    CHECK(remote == 1, "remote size %d", remote);
-    CHECK_OK(MPI_Sendrecv(&v, 1, MPI_INT, 0, 1, &got, 1, MPI_INT, 0, 1, inter, MPI_STATUS_IGNORE));
-    CHECK(got == 11 - itest_rank, "got %d", got);
-    CHECK_OK(MPI_Comm_disconnect(&inter));
+    /* Twice over the same socket: the second connection is new, and both
+     * carry their own traffic. */
+    MPI_Comm inter[2];
+    for (int k = 0; k < 2; ++k) {
+      CHECK_OK(MPI_Comm_join(fd, &inter[k]));
+      int remote = 0;
+      MPI_Comm_remote_size(inter[k], &remote);
+      CHECK(remote == 1, "join %d: remote size %d", k, remote);
+    }
+    for (int k = 1; k >= 0; --k) {
+      int v = 10 * k + 10 + itest_rank, got = -1;
+      CHECK_OK(MPI_Sendrecv(&v, 1, MPI_INT, 0, 1, &got, 1, MPI_INT, 0, 1, inter[k], MPI_STATUS_IGNORE));
+      CHECK(got == 10 * k + 11 - itest_rank, "join %d: got %d", k, got);
+    }
+    CHECK_OK(MPI_Comm_disconnect(&inter[0]));
+    CHECK_OK(MPI_Comm_disconnect(&inter[1]));
     close(fd);
   }
   return itest_finish("join");
