@@ -1,8 +1,10 @@
 /* MPI_Comm_spawn twice in a row from the same parents, both
  * intercommunicators in use at once: the parents spawn job A, then job B,
  * exchange with both (B first), disconnect A, use B again, spawn job C after
- * A is gone and use C and B together, then disconnect both. Children of
- * every job run this program with argv[1] naming their job. */
+ * A is gone and use C and B together, then disconnect both. With argv[1]
+ * "self", every parent does all that alone over MPI_COMM_SELF, so the
+ * parents' spawns and connections run at the same time. Children of every
+ * job run this program with argv[1] naming their job. */
 #include "tests/integration/itest.h"
 
 enum { kChildren = 2 };
@@ -40,11 +42,11 @@ static void exchange(MPI_Comm inter, int parents_side, int base) {
   CHECK(sum == want, "base %d: allreduce %d, want %d", base, sum, want);
 }
 
-static MPI_Comm spawn_job(const char* prog, const char* job) {
+static MPI_Comm spawn_job(const char* prog, const char* job, MPI_Comm over) {
   char* args[] = {(char*)job, NULL};
   int codes[kChildren];
   MPI_Comm inter = MPI_COMM_NULL;
-  CHECK_OK(MPI_Comm_spawn(prog, args, kChildren, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
+  CHECK_OK(MPI_Comm_spawn(prog, args, kChildren, MPI_INFO_NULL, 0, over, &inter, codes));
   for (int i = 0; i < kChildren; ++i) CHECK(codes[i] == MPI_SUCCESS, "job %s: errcode[%d] = %d", job, i, codes[i]);
   int remote = -1;
   MPI_Comm_remote_size(inter, &remote);
@@ -69,13 +71,14 @@ int main(int argc, char** argv) {
     itest_rank += 100; /* children report as 100+ */
     return itest_finish("spawn_twice");
   }
-  MPI_Comm a = spawn_job(argv[0], "a");
-  MPI_Comm b = spawn_job(argv[0], "b");
+  MPI_Comm over = argc > 1 && strcmp(argv[1], "self") == 0 ? MPI_COMM_SELF : MPI_COMM_WORLD;
+  MPI_Comm a = spawn_job(argv[0], "a", over);
+  MPI_Comm b = spawn_job(argv[0], "b", over);
   exchange(b, 1, 200);
   exchange(a, 1, 100);
   CHECK_OK(MPI_Comm_disconnect(&a));
   exchange(b, 1, 250);
-  MPI_Comm c = spawn_job(argv[0], "c");
+  MPI_Comm c = spawn_job(argv[0], "c", over);
   exchange(c, 1, 300);
   exchange(b, 1, 270);
   CHECK_OK(MPI_Comm_disconnect(&c));
