@@ -59,12 +59,15 @@ int finish_request(int rc, Request** request) {
   return rc;
 }
 
-int check_acc_op(MPI_Op op, const Datatype& origin, const Datatype& target, bool origin_used) {
+// The op of an accumulate against its datatypes. An access of no bytes
+// (a zero count or a zero-size type) combines no element, so only the op
+// itself is checked: any predefined datatypes pass, as with MPICH.
+int check_acc_op(MPI_Op op, const Datatype& origin, const Datatype& target, int64_t target_count, bool origin_used) {
   const Op* o = find_op(op);
   if (!o) return MPI_ERR_OP;
   if (o->predefined == 0) return MPI_ERR_OP;  // user operations are not allowed in RMA
   if (op == MPI_REPLACE || op == MPI_NO_OP) return MPI_SUCCESS;
-  if (target.size == 0) return MPI_SUCCESS;  // no data: no element to combine
+  if (bytes_of(target_count, &target) == 0) return MPI_SUCCESS;  // no element to combine
   if (target.basic == Basic::kNone) return MPI_ERR_TYPE;
   if (origin_used && origin.size != 0 && origin.basic != target.basic) return MPI_ERR_TYPE;
   return op_check(op, target);
@@ -162,7 +165,7 @@ int get(Window* w, void* origin, const Access& a, Request** request) {
 }
 
 int accumulate(Window* w, const Access& a, MPI_Op op, Request** request) {
-  if (int rc = check_acc_op(op, *a.origin_type, *a.target_type, true)) return rc;
+  if (int rc = check_acc_op(op, *a.origin_type, *a.target_type, a.target_count, true)) return rc;
   Header h;
   h.kind = Kind::kAcc;
   h.op = op;
@@ -173,7 +176,9 @@ int accumulate(Window* w, const Access& a, MPI_Op op, Request** request) {
 int get_accumulate(Window* w, const Access& a, void* result, int64_t result_count, Datatype* result_type, MPI_Op op,
                    Request** request) {
   const bool uses_origin = op != MPI_NO_OP;
-  if (int rc = check_acc_op(op, uses_origin ? *a.origin_type : *a.target_type, *a.target_type, uses_origin)) return rc;
+  if (int rc =
+          check_acc_op(op, uses_origin ? *a.origin_type : *a.target_type, *a.target_type, a.target_count, uses_origin))
+    return rc;
   std::vector<Segment> segs;
   int rc = prepare(w, a, segs);
   if (rc) return finish_request(rc, request);

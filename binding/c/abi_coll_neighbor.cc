@@ -39,8 +39,10 @@ int neighbor_comm(Comm* c, int* in, int* out) {
   int indeg = 0, outdeg = 0;                            \
   int rc = neighbor_comm(c, &indeg, &outdeg)
 
+// buf + offset bytes; buf may be MPI_BOTTOM (null) with an absolute
+// address as the offset, hence integer arithmetic.
 uint8_t* byte_at(const void* buf, int64_t offset) {
-  return const_cast<uint8_t*>(static_cast<const uint8_t*>(buf)) + offset;
+  return reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(offset));
 }
 
 // Neighbor_allgather (recvcounts null) and Neighbor_allgatherv.

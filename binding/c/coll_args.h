@@ -99,7 +99,9 @@ int check_vdata(const void* buf, const C* counts, const D* displs, MPI_Datatype 
 }
 
 // One datatype per peer (the w-collectives), all of them checked; the types
-// found go to `out`.
+// found go to `out`. Displacements are in bytes, so with MPI_BOTTOM (null)
+// they may be absolute addresses: a block is refused only when its own
+// start, buffer plus displacement, is null.
 template <class C, class D>
 int check_wdata(const void* buf, const C* counts, const D* displs, const MPI_Datatype* types, int n,
                 std::vector<Datatype*>& out, coll::Counts* out_counts, coll::Counts* out_displs) {
@@ -111,7 +113,7 @@ int check_wdata(const void* buf, const C* counts, const D* displs, const MPI_Dat
   for (int i = 0; i < n; ++i) {
     out[i] = find_comm_datatype(types[i]);
     if (!out[i]) return MPI_ERR_TYPE;
-    if (bad_buffer(buf, counts[i], out[i])) return MPI_ERR_BUFFER;
+    if (displs[i] == 0 && bad_buffer(buf, counts[i], out[i])) return MPI_ERR_BUFFER;
     if (!datatype_fits(*out[i], counts[i])) return MPI_ERR_COUNT;
   }
   return MPI_SUCCESS;

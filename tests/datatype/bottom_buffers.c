@@ -2,7 +2,9 @@
  * MPI_Type_create_struct / hindexed) in every call family that takes a
  * buffer: point-to-point (send, receive, matched probe and MPI_Mrecv),
  * MPI_Alltoallw, MPI_Neighbor_alltoallw, and a vector datatype received into
- * MPI_BOTTOM through MPI_Mrecv. Values are checked element by element. */
+ * MPI_BOTTOM through MPI_Mrecv; and the w-collectives' other form, MPI_BOTTOM
+ * with predefined datatypes and absolute addresses as byte displacements.
+ * Values are checked element by element. */
 #include "tests/integration/itest.h"
 
 /* A datatype describing `count` ints at `base` (absolute addresses), every
@@ -120,6 +122,58 @@ int main(int argc, char** argv) {
     CHECK(in[2] == right * 10 + 1, "neighbor_alltoallw: from the right %d", in[2]);
     CHECK(in[1] == -1 && in[3] == -1, "neighbor_alltoallw: a gap was written");
     for (int i = 0; i < 2; ++i) MPI_Type_free(&stypes[i]), MPI_Type_free(&rtypes[i]);
+    MPI_Comm_free(&ring);
+  }
+
+  /* MPI_Alltoallw_c (MPI_Aint displacements) with MPI_BOTTOM, MPI_INT and
+     each block's absolute address as its displacement. */
+  {
+    int* out = malloc(sizeof(int) * 2 * (size_t)n);
+    int* in = malloc(sizeof(int) * 2 * (size_t)n);
+    MPI_Count* counts = malloc(sizeof(MPI_Count) * (size_t)n);
+    MPI_Aint *sdispls = malloc(sizeof(MPI_Aint) * (size_t)n), *rdispls = malloc(sizeof(MPI_Aint) * (size_t)n);
+    MPI_Datatype* types = malloc(sizeof(MPI_Datatype) * (size_t)n);
+    for (int p = 0; p < n; ++p) {
+      out[2 * p] = 20000 * me + p, out[2 * p + 1] = -7;
+      in[2 * p] = in[2 * p + 1] = -1;
+      counts[p] = 1, types[p] = MPI_INT;
+      MPI_Get_address(&out[2 * p], &sdispls[p]);
+      MPI_Get_address(&in[2 * p], &rdispls[p]);
+    }
+    CHECK_OK(MPI_Alltoallw_c(MPI_BOTTOM, counts, sdispls, types, MPI_BOTTOM, counts, rdispls, types, MPI_COMM_WORLD));
+    for (int p = 0; p < n; ++p) {
+      CHECK(in[2 * p] == 20000 * p + me, "alltoallw_c, absolute displacements: from %d got %d", p, in[2 * p]);
+      CHECK(in[2 * p + 1] == -1, "alltoallw_c, absolute displacements: the gap after %d was written", p);
+    }
+    free(out), free(in), free(counts), free(sdispls), free(rdispls), free(types);
+  }
+
+  /* MPI_Neighbor_alltoallw the same way, on a periodic ring. Neighbour 0 is
+     the left one, neighbour 1 the right one; on one or two ranks both are
+     the same process, and which of its two blocks lands in which slot is
+     then not the point here, only that both arrive. */
+  {
+    int dims[1] = {n}, periods[1] = {1};
+    MPI_Comm ring;
+    CHECK_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+    int out[4] = {me * 10 + 1, -7, me * 10 + 2, -7}, in[4] = {-1, -1, -1, -1};
+    int counts[2] = {1, 1};
+    MPI_Aint sdispls[2], rdispls[2];
+    MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+    for (int k = 0; k < 2; ++k) {
+      MPI_Get_address(&out[2 * k], &sdispls[k]);
+      MPI_Get_address(&in[2 * k], &rdispls[k]);
+    }
+    CHECK_OK(MPI_Neighbor_alltoallw(MPI_BOTTOM, counts, sdispls, types, MPI_BOTTOM, counts, rdispls, types, ring));
+    const int a = left * 10 + 2, b = right * 10 + 1;
+    CHECK((in[0] == a && in[2] == b) || (n < 3 && in[0] == b && in[2] == a),
+          "neighbor_alltoallw, absolute displacements: got %d and %d", in[0], in[2]);
+    CHECK(in[1] == -1 && in[3] == -1, "neighbor_alltoallw, absolute displacements: a gap was written");
+    /* A null block start with data is still refused. */
+    MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+    MPI_Aint zero[2] = {0, 0};
+    int rc = MPI_Neighbor_alltoallw(MPI_BOTTOM, counts, zero, types, MPI_BOTTOM, counts, rdispls, types, ring);
+    CHECK(rc != MPI_SUCCESS, "neighbor_alltoallw from address 0 succeeded");
     MPI_Comm_free(&ring);
   }
   return itest_finish("bottom_buffers");

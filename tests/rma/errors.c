@@ -3,9 +3,10 @@
  * outside any epoch, displacements past the target's window
  * (MPI_ERR_RMA_RANGE), a negative displacement, a bad target rank, a bad
  * lock type, unlocking what is not locked, a user-defined operation in an
- * accumulate, mismatched basic types, a dynamic-window access to memory
- * the target never attached (reported by the flush), freeing a window
- * inside an epoch. The window still works afterwards. */
+ * accumulate, mismatched basic types (accepted when no byte moves), a
+ * dynamic-window access to memory the target never attached (reported by
+ * the flush), freeing a window inside an epoch. The window still works
+ * afterwards. */
 #include "tests/integration/itest.h"
 
 static void my_sum(void* in, void* inout, int* len, MPI_Datatype* t) {
@@ -57,6 +58,21 @@ int main(int argc, char** argv) {
   double d = 1.0;
   CHECK_CLASS(MPI_Accumulate(&d, 1, MPI_DOUBLE, t, 0, 2, MPI_INT, MPI_SUM, win), MPI_ERR_TYPE);
   CHECK_CLASS(MPI_Accumulate(&x, 1, MPI_BYTE, t, 0, 1, MPI_BYTE, MPI_SUM, win), MPI_ERR_TYPE);
+  /* No bytes, no element to combine: any predefined types and op pass
+     (a zero count, or a zero-size type), null buffers included. */
+  char none[1] = {0};
+  int result = -1;
+  CHECK_OK(MPI_Get_accumulate(none, 0, MPI_BYTE, none, 0, MPI_BYTE, t, 0, 0, MPI_BYTE, MPI_SUM, win));
+  CHECK_OK(MPI_Accumulate(none, 0, MPI_BYTE, t, 0, 0, MPI_BYTE, MPI_PROD, win));
+  CHECK_OK(MPI_Accumulate(NULL, 0, MPI_INT, t, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+  CHECK_OK(MPI_Get_accumulate(NULL, 0, MPI_INT, NULL, 0, MPI_DOUBLE, t, 0, 0, MPI_INT, MPI_MAX, win));
+  MPI_Datatype empty;
+  MPI_Type_contiguous(0, MPI_INT, &empty);
+  MPI_Type_commit(&empty);
+  CHECK_OK(MPI_Accumulate(NULL, 2, empty, t, 0, 1, empty, MPI_SUM, win));
+  CHECK_OK(MPI_Get_accumulate(NULL, 1, empty, &result, 0, MPI_INT, t, 0, 3, empty, MPI_SUM, win));
+  CHECK(result == -1, "a zero-byte Get_accumulate wrote its result buffer: %d", result);
+  MPI_Type_free(&empty);
   /* MPI_PROC_NULL: nothing happens, successfully. */
   CHECK_OK(MPI_Put(&x, 1, MPI_INT, MPI_PROC_NULL, 1000, 1, MPI_INT, win));
   /* Freeing inside an epoch. */
