@@ -69,7 +69,7 @@ class HandleTable {
     }
     Slot& s = slots_[i];
     s.live = true;
-    s.generation = static_cast<uint8_t>(s.generation % kGenerationMask + 1);
+    s.generation = static_cast<uint8_t>(s.generation >= kGenerationMask ? 1 : s.generation + 1);  // 1..127
     *out = &object(i);
     return make_handle(Kind, s.generation, i);
   }

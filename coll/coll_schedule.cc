@@ -182,14 +182,7 @@ void skip_sequence(Comm* c) {
   if (c->inter) ++c->local_comm->coll_seq;  // as a Schedule takes both
 }
 
-Schedule::~Schedule() {
-  if (!pending_.empty()) wait_all(static_cast<int>(pending_.size()), pending_.data());
-}
-
-void Schedule::note(int rc, Request* q) {
-  if (q) pending_.push(q);
-  if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
-}
+void Schedule::wait_left_behind() { wait_all(static_cast<int>(pending_.size()), pending_.data()); }
 
 void Schedule::send(const void* buf, int64_t count, Datatype* type, int dest) {
   if (engine().send_now(buf, count, type, dest, tag, comm)) return;
@@ -215,14 +208,15 @@ bool Schedule::ready() const {
   return true;
 }
 
-int Schedule::wait_round() {
+int Schedule::wait_requests() {
   if (!ready()) progress_until_ready(*this);
   return retire();
 }
 
 int Schedule::retire() {
+  if (pending_.empty()) return take_error();
   // All complete: wait_all only collects errors and releases them.
-  int rc = pending_.empty() ? MPI_SUCCESS : wait_all(static_cast<int>(pending_.size()), pending_.data());
+  int rc = wait_all(static_cast<int>(pending_.size()), pending_.data());
   pending_.clear();
   if (error_ != MPI_SUCCESS) rc = error_;
   error_ = MPI_SUCCESS;

@@ -147,7 +147,9 @@ class Schedule {
   Schedule(Comm* c, int kind);
   Schedule(const Schedule&) = delete;
   Schedule& operator=(const Schedule&) = delete;
-  ~Schedule();  // waits for requests an early error return left behind
+  ~Schedule() {  // waits for requests an early error return left behind
+    if (!pending_.empty()) wait_left_behind();
+  }
 
   // Start a transfer of the current round. Small contiguous sends leave at
   // once (Engine::send_now) and need no request, nor does a receive whose
@@ -169,7 +171,13 @@ class Schedule {
   // The blocking form of `co_await round()`, for algorithms written as
   // plain code: progresses the engine until every transfer started since
   // the last round has completed; returns the first error class among them.
-  int wait_round();
+  // Inline when every transfer of the round finished at once (a send the
+  // transport took, a receive whose message was waiting): no request to
+  // wait for.
+  int wait_round() {
+    if (pending_.empty()) return take_error();
+    return wait_requests();
+  }
 
   // Intercommunicators: the group the following transfers address (and p,
   // its size). Local transfers travel on the hidden intracommunicator over
@@ -203,7 +211,15 @@ class Schedule {
 
  private:
   int retire();
-  void note(int rc, Request* q);
+  int wait_requests();
+  void wait_left_behind();
+  // The round's error so far, which the next round starts without.
+  int take_error() { return std::exchange(error_, MPI_SUCCESS); }
+  // A transfer started: its request (null: it finished at once) and error.
+  void note(int rc, Request* q) {
+    if (q) pending_.push(q);
+    if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
+  }
   PendingRequests pending_;
   int error_ = MPI_SUCCESS;
 };

@@ -79,8 +79,11 @@ Task reduce_tree(Schedule& s, const void* input, void* rbuf, int64_t count, Data
 }
 
 // The commutative tree, blocking, as plain code (run_now): what MPI_Reduce
-// runs with a commutative op below the large-vector switch. Same tree,
-// messages and order of combination as reduce_tree.
+// runs with a commutative op below the large-vector switch. Same tree and
+// messages as reduce_tree. The root (input not in place) receives its first
+// child's partial straight into rbuf and folds its input into it (input op
+// partial, the same combination as the other way round for a commutative
+// op): no copy of the input, no scratch.
 int reduce_tree_now(Schedule& s, const void* input, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root) {
   const int p = s.p, r = s.r;
   if (p == 1) return copy(input, count, type, rbuf, count, type);
@@ -88,11 +91,22 @@ int reduce_tree_now(Schedule& s, const void* input, void* rbuf, int64_t count, D
   TypedScratch acc_store, tmp_store;
   const void* acc = input;
   if (low > 1 && lrank + 1 < p) {
-    // The root's partials accumulate where its result belongs.
-    void* acc_w = r == root ? rbuf : acc_store.allocate(count, type);
-    if (const int rc = copy(input, count, type, acc_w, count, type); rc != MPI_SUCCESS) return rc;
-    void* tmp = tmp_store.allocate(count, type);
-    for (int m = 1; m < low && lrank + m < p; m <<= 1) {
+    void* acc_w;
+    int m = 1;
+    if (r == root && input != rbuf) {
+      // The root's partials accumulate where its result belongs.
+      acc_w = rbuf;
+      s.recv(acc_w, count, type, (lrank + 1 + root) % p);
+      if (const int rc = s.wait_round(); rc != MPI_SUCCESS) return rc;
+      if (const int rc = reduce_local(input, acc_w, count, *type, op); rc != MPI_SUCCESS) return rc;
+      m = 2;
+    } else {
+      acc_w = r == root ? rbuf : acc_store.allocate(count, type);
+      if (const int rc = copy(input, count, type, acc_w, count, type); rc != MPI_SUCCESS) return rc;
+    }
+    void* tmp = nullptr;
+    for (; m < low && lrank + m < p; m <<= 1) {
+      if (!tmp) tmp = tmp_store.allocate(count, type);
       s.recv(tmp, count, type, (lrank + m + root) % p);
       if (const int rc = s.wait_round(); rc != MPI_SUCCESS) return rc;
       if (const int rc = reduce_local(tmp, acc_w, count, *type, op); rc != MPI_SUCCESS) return rc;

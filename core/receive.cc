@@ -121,7 +121,8 @@ bool Engine::recv_now(void* buf, int64_t count, Datatype* type, int source, int 
   comm->queues.remove_unexpected(m);
   const uint64_t bytes = uint64_t(count) * uint64_t(type->size);
   const uint64_t n = std::min<uint64_t>(m->header.payload, bytes);
-  if (n) unpack(*type, buf, count, 0, m->data, n);
+  if (n && type->contiguous) std::memcpy(contiguous_start(*type, buf), m->data, n);
+  else if (n) unpack(*type, buf, count, 0, m->data, n);
   *error = m->header.payload > bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   free_message(m);
   return true;

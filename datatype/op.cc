@@ -125,6 +125,10 @@ unsigned classes_accepted(int op) {
 
 // ---- the op table --------------------------------------------------------
 
+// The predefined ops by index, set when the table is built (null before):
+// find_op answers mpi.h's constants from here without a table lookup.
+constinit const Op* g_predefined_ops[kPredefinedOps + 1] = {};
+
 // Predefined ops occupy slots 1..14 with generation 0, so their handles are
 // exactly mpi.h's constants; MPI_Op_create allocates further slots.
 HandleTable<Op, SONDE_KIND_OP>& op_table() {
@@ -135,6 +139,7 @@ HandleTable<Op, SONDE_KIND_OP>& op_table() {
       op.handle = t->predefined_handle(static_cast<uint32_t>(i));
       op.commutative = true;
       op.predefined = i;
+      g_predefined_ops[i] = &op;
     }
     return t;
   }();
@@ -355,7 +360,13 @@ void op_release(MPI_Op h) {
   if (--op->holds == 0 && op->freed) op_table().release(h);
 }
 
-const Op* find_op(MPI_Op h) { return op_table().lookup(h); }
+const Op* find_op(MPI_Op h) {
+  // A predefined op's handle is its index with kind OP and generation 0.
+  const uint32_t i = handle_index(h);
+  if (i <= uint32_t(kPredefinedOps) && h == make_handle(SONDE_KIND_OP, 0, i) && g_predefined_ops[i])
+    return g_predefined_ops[i];
+  return op_table().lookup(h);
+}
 
 bool op_valid(MPI_Op h) { return find_op(h) != nullptr; }
 
@@ -364,8 +375,8 @@ bool op_is_commutative(MPI_Op h) {
   return op != nullptr && op->commutative;
 }
 
-int op_check(MPI_Op h, const Datatype& type) {
-  const Op* op = find_op(h);
+namespace {
+int check_found(const Op* op, const Datatype& type) {
   if (!op) return MPI_ERR_OP;
   if (op->predefined == 0) return MPI_SUCCESS;
   if (!defined_on(op->predefined, type.basic)) return MPI_ERR_TYPE;
@@ -377,6 +388,9 @@ int op_check(MPI_Op h, const Datatype& type) {
   }
   return MPI_SUCCESS;
 }
+}  // namespace
+
+int op_check(MPI_Op h, const Datatype& type) { return check_found(find_op(h), type); }
 
 int reduce_packed(const void* in, void* inout, int64_t n, Basic basic, MPI_Op h) {
   const Op* op = find_op(h);
@@ -391,10 +405,11 @@ int reduce_packed(const void* in, void* inout, int64_t n, Basic basic, MPI_Op h)
 }
 
 int reduce_local(const void* in, void* inout, int64_t count, const Datatype& type, MPI_Op h) {
-  int rc = op_check(h, type);
+  const Op* found = find_op(h);
+  int rc = check_found(found, type);
   if (rc != MPI_SUCCESS) return rc;
   if (count <= 0 || type.size == 0) return MPI_SUCCESS;
-  const Op& op = *find_op(h);
+  const Op& op = *found;
 
   if (op.predefined == 0) {
     // MPI_User_function takes an int count: feed it in pieces.

@@ -52,21 +52,36 @@ struct MatchQueues::Index {
   std::vector<std::unique_ptr<Bucket[]>> chunks;
   size_t chunk_fill = 0, chunk_size = 0;
   std::vector<Bucket*> spare;  // swept out of the table, empty, for reuse
+  // The bucket found last and its key (null: none). Consecutive lookups
+  // often name the same key (a collective's messages from one source, each
+  // one filed and then received), and a comparison is cheaper than a hash
+  // and a probe. Buckets never move; a sweep that takes buckets out of the
+  // table forgets it.
+  mutable Bucket* last = nullptr;
+  mutable uint64_t last_key = 0;
 
   Bucket* find(int32_t source, int32_t tag) const {
     const uint64_t k = key(source, tag);
+    if (last && last_key == k) return last;
     const size_t mask = slots.size() - 1;
     for (size_t i = KeyHash{}(k)&mask;; i = (i + 1) & mask) {
       const Slot& s = slots[i];
-      if (!s.bucket || s.key == k) return s.bucket;
+      if (!s.bucket) return nullptr;
+      if (s.key == k) return remember(k, s.bucket);
     }
+  }
+  Bucket* remember(uint64_t k, Bucket* b) const {
+    last_key = k;
+    last = b;
+    return b;
   }
   Bucket& at(int32_t source, int32_t tag) {
     const uint64_t k = key(source, tag);
+    if (last && last_key == k) return *last;
     size_t mask = slots.size() - 1;
     size_t i = KeyHash{}(k)&mask;
     for (; slots[i].bucket; i = (i + 1) & mask)
-      if (slots[i].key == k) return *slots[i].bucket;
+      if (slots[i].key == k) return *remember(k, slots[i].bucket);
     if (2 * (used + 1) > slots.size()) {
       rehash(2 * slots.size(), false);
       mask = slots.size() - 1;
@@ -76,7 +91,7 @@ struct MatchQueues::Index {
     Bucket* b = new_bucket();
     slots[i] = {k, b};
     ++used;
-    return *b;
+    return *remember(k, b);
   }
   Bucket* new_bucket() {
     if (!spare.empty()) {
@@ -97,6 +112,7 @@ struct MatchQueues::Index {
     std::vector<Slot> old(capacity);
     old.swap(slots);
     used = 0;
+    if (drop_unused) last = nullptr;
     const size_t mask = capacity - 1;
     for (const Slot& s : old) {
       if (!s.bucket) continue;
@@ -208,7 +224,7 @@ void MatchQueues::unlink_unexpected(UnexpectedEntry* m) {
 
 // ---------------------------------------------------------------- arrivals
 
-PostedEntry* MatchQueues::match_arrival(int32_t source, int32_t tag, SearchObserver* obs) {
+PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObserver* obs) {
   // PERUSE: SEARCH_POSTED_Q_BEGIN
   if (obs) obs->search_posted_begin();
   PostedEntry* found = nullptr;
@@ -305,7 +321,7 @@ UnexpectedEntry* MatchQueues::reserved_front(int32_t source, int32_t tag) {
   return front;
 }
 
-UnexpectedEntry* MatchQueues::match_receive(int32_t source, int32_t tag, SearchObserver* obs) {
+UnexpectedEntry* MatchQueues::search_unexpected(int32_t source, int32_t tag, SearchObserver* obs) {
   UnexpectedEntry* found = find_unexpected(source, tag, obs);
   // PERUSE (engine, when found): MSG_REMOVE_FROM_UNEX_Q, REQ_MATCH_UNEX
   if (found) unlink_unexpected(found);

@@ -116,14 +116,23 @@ class MatchQueues {
   ~MatchQueues();
 
   // A message with envelope (source, tag) arrived: remove and return the
-  // oldest posted receive that accepts it, or null.
-  PostedEntry* match_arrival(int32_t source, int32_t tag, SearchObserver* obs = nullptr);
+  // oldest posted receive that accepts it, or null. Inline when nothing is
+  // posted in the message's half and nobody observes the search (a stream
+  // of unexpected messages: no call, no attempt counted).
+  PostedEntry* match_arrival(int32_t source, int32_t tag, SearchObserver* obs = nullptr) {
+    if (!obs && posted_half(tag).empty()) return nullptr;
+    return search_posted(source, tag, obs);
+  }
   // No receive matched: the message waits, behind every earlier arrival.
   void push_unexpected(UnexpectedEntry* message);
 
   // A receive for (source, tag) is activated: remove and return the oldest
-  // waiting message it accepts, or null.
-  UnexpectedEntry* match_receive(int32_t source, int32_t tag, SearchObserver* obs = nullptr);
+  // waiting message it accepts, or null. Inline when nothing waits in the
+  // receive's half and nobody observes the search.
+  UnexpectedEntry* match_receive(int32_t source, int32_t tag, SearchObserver* obs = nullptr) {
+    if (!obs && unex_half(tag).empty()) return nullptr;
+    return search_unexpected(source, tag, obs);
+  }
   // No message matched: the receive waits, behind every earlier receive.
   void post(PostedEntry* receive);
 
@@ -189,6 +198,8 @@ class MatchQueues {
     }
     return nullptr;
   }
+  PostedEntry* search_posted(int32_t source, int32_t tag, SearchObserver* obs);
+  UnexpectedEntry* search_unexpected(int32_t source, int32_t tag, SearchObserver* obs);
   UnexpectedEntry* find_indexed(int32_t source, int32_t tag);
   UnexpectedEntry* find_reserved(int32_t source, int32_t tag);
   void unlink_unexpected(UnexpectedEntry* message);

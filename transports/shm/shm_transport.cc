@@ -384,10 +384,14 @@ class ShmTransport final : public Transport {
 
   // A header peer `p` wrote must be well formed, its payload at most
   // `max_payload` bytes (a box's); otherwise the job ends, naming the peer.
+  // The check inline, the report out of line: every packet passes here.
   void check_header(const Peer& p, const PacketHeader& h, uint64_t max_payload) {
     const char* why = transport::packet_header_error(h);
-    if (why == nullptr && h.payload > max_payload) why = "a fast box claiming more payload than it holds";
-    if (why == nullptr) return;
+    if (why == nullptr && h.payload <= max_payload) [[likely]]
+      return;
+    refuse_header(p, why != nullptr ? why : "a fast box claiming more payload than it holds");
+  }
+  [[gnu::noinline, noreturn]] void refuse_header(const Peer& p, const char* why) {
     const std::string message = "sonde shm: malformed packet from rank " + std::to_string(p.rank) + ": " + why;
     if (fatal_) fatal_(message);
     std::fprintf(stderr, "%s\n", message.c_str());
