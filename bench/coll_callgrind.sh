@@ -17,8 +17,9 @@
 # figure is the difference between N = 3000 and N = 1000 divided by 2000,
 # so start-up, wire-up, the warm-up and the growth of descriptor tables
 # while the backlog builds up cancel out. Polling while the native rank is
-# descheduled (a loaded machine) would count, so each of the two counts is
-# the lowest of CG_REPS runs (default 3): waiting only adds. CG_IMPLS:
+# descheduled (a loaded machine) would count, and a run may warm up into
+# one of two steady states, so each of the two counts is the median of
+# CG_REPS runs (default 3; CG_VERBOSE=1 prints every run). CG_IMPLS:
 # "sonde ompi" (default) or one of them.
 # --annotate DIR writes DIR/<impl>.<coll>.<role>.txt: instructions per call
 # by function (self, then inclusive cost; the same difference), largest first,
@@ -62,12 +63,13 @@ exec "$@"
 SH
 chmod +x "$work/wrap.sh"
 
-count() {  # impl coll rank iters -> lowest total of $reps runs, and its profile
-  local impl=$1 coll=$2 rank=$3 fn=MPI_Bcast best="" i total
+count() {  # impl coll rank iters -> median total of $reps runs (its profile kept as cg.<iters>)
+  local impl=$1 coll=$2 rank=$3 fn=MPI_Bcast i total
   [ "$coll" = reduce ] && fn=MPI_Reduce
   export CG_RANK=$rank BENCH_COLL=$coll BENCH_ITERS=$4
+  : > "$work/totals"
   for ((i = 0; i < reps; i++)); do
-    export CG_OUT="$work/cg.run"
+    export CG_OUT="$work/cg.run$i"
     if [ "$impl" = sonde ]; then
       export CG_TOGGLE="--toggle-collect=sonde_qmpi_impl_$fn"
       "$prefix/bin/mpiexec" -n 2 "$work/wrap.sh" "$work/coll_calls.sonde" >/dev/null
@@ -78,12 +80,11 @@ count() {  # impl coll rank iters -> lowest total of $reps runs, and its profile
     fi
     total=$(callgrind_annotate "$CG_OUT" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     [ -z "${CG_VERBOSE:-}" ] || echo "  $impl $coll rank $rank N=$4 run $i: $total" >&2
-    if [ -z "$best" ] || [ "$total" -lt "$best" ]; then
-      best=$total
-      cp "$CG_OUT" "$work/cg.$4"
-    fi
+    echo "$total $i" >> "$work/totals"
   done
-  echo "$best"
+  read -r total i < <(sort -n "$work/totals" | sed -n "$(((reps + 1) / 2))p")
+  cp "$work/cg.run$i" "$work/cg.$4"
+  echo "$total"
 }
 
 # Per function: (self cost at N=3000 - at N=1000) / 2000, largest first.
