@@ -36,8 +36,9 @@ struct Settings {
   int spin_before_yield = 2000;      // SONDE_SPIN: idle polls before sched_yield()
   // SONDE_IDLE_SLEEP_MS: a wait idle this long (in ms, counted from its
   // first yield) sleeps between polls instead of yielding (Engine::idle),
-  // so a rank blocked for long leaves its core to others; 0: never sleeps.
-  int idle_sleep_after_ms = 10;
+  // so a rank blocked for long leaves its core to others; 0 (the default):
+  // never sleeps.
+  int idle_sleep_after_ms = 0;
   bool single_copy = true;  // SONDE_SHM_SINGLE_COPY=0 disables process_vm_readv
   bool fast_boxes = true;   // SONDE_SHM_FAST_BOXES=0: every shm packet through the ring
   // SONDE_COOP_THRESHOLD: rendezvous messages at least this large are copied

@@ -128,7 +128,7 @@ const std::vector<CvarDef>& cvars() {
        MPI_T_VERBOSITY_TUNER_DETAIL, MPI_UNSIGNED, -1, MPI_T_BIND_NO_OBJECT, MPI_T_SCOPE_LOCAL, 1},
       {"sonde_idle_sleep_ms",
        "Milliseconds an idle wait yields the CPU before it sleeps between polls instead (SONDE_IDLE_SLEEP_MS; "
-       "0: never sleeps). Read at every idle pass; values above 2147483647 act as 2147483647.",
+       "0, the default: never sleeps). Read at every idle pass; values above 2147483647 act as 2147483647.",
        MPI_T_VERBOSITY_TUNER_DETAIL, MPI_UNSIGNED, -1, MPI_T_BIND_NO_OBJECT, MPI_T_SCOPE_LOCAL, 1},
   };
   return v;

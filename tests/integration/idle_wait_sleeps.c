@@ -1,8 +1,8 @@
 /* A rank blocked for long leaves its core: rank 1 waits about a second for
  * each of rank 0's messages (0 sleeps before sending) in MPI_Recv, MPI_Wait
  * on an MPI_Irecv, MPI_Probe and an MPI_Ssend rank 0 matches late, and
- * measures the CPU time its process spent meanwhile. With the default
- * SONDE_IDLE_SLEEP_MS (10) a wait sleeps between polls once it has been idle
+ * measures the CPU time its process spent meanwhile. With
+ * SONDE_IDLE_SLEEP_MS=10 (the test's environment) a wait sleeps between polls once it has been idle
  * that long, so the CPU time is a small part of the wait; a busy-polling wait
  * would spend all of it (or, if the machine is loaded, whatever share of a
  * core it is given, still far above this bound). Every message arrives
