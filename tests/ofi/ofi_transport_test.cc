@@ -82,25 +82,8 @@ TEST_CASE("ofi: a peer that does not receive pushes back; try_send_now refuses, 
     CheckingDelivery in(2);
     // One packet each way first, so the provider's connection is up: rank 1
     // answers only once it has rank 0's, so its answer returns that credit.
-    if (ex.rank() == 0) ofi.send(0, 1, 0, 10, true);
-    wait_until(
-        ex,
-        [&] {
-          ofi->progress(in);
-          return in.received_from(1 - ex.rank()) == 1;
-        },
-        "the first packet");
-    if (ex.rank() == 1) ofi.send(1, 0, 0, 10, true);
+    greet(ex, ofi, in);
     settle(*ofi, in);
-    if (ex.rank() == 0) {
-      wait_until(
-          ex,
-          [&] {
-            ofi->progress(in);
-            return in.received_from(1) == 1;
-          },
-          "the answer");
-    }
     ex.fence();
     if (ex.rank() == 0) {
       // Rank 1 sits in the fence: no credits come back after the first 4.
