@@ -176,8 +176,9 @@ void Engine::idle(int& idle_passes) {
   const bool unlock = thread_level_ == MPI_THREAD_MULTIPLE;
   if (unlock) EngineLock::unlock();
   if (sleep) {
-    // A two-hundredth of the time idle so far, between the bounds: what a
-    // late message loses stays under about 0.5 % of its wait.
+    // A two-hundredth of the time idle so far, between the bounds (plus
+    // the kernel's timer slack): once the wait has lasted a few tenths of
+    // a second, what a late message loses stays under about 0.5 % of it.
     const uint64_t idle_us = (now - yielding_since_ns) / 1000u;
     const long us = long(std::clamp<uint64_t>(idle_us / 200u, kIdleSleepMinUs, kIdleSleepMaxUs));
     timespec ts{0, us * 1000};
