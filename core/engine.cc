@@ -51,6 +51,7 @@ void Engine::load_settings() {
   settings_loaded_ = true;
   settings_.eager_limit = env_u64("SONDE_EAGER_LIMIT", settings_.eager_limit, settings_);
   settings_.spin_before_yield = int(env_u64("SONDE_SPIN", uint64_t(settings_.spin_before_yield), settings_));
+  if (std::getenv("SONDE_SPIN")) settings_.spin_chosen = true;
   settings_.idle_sleep_after_ms = int(
       std::min<uint64_t>(env_u64("SONDE_IDLE_SLEEP_MS", uint64_t(settings_.idle_sleep_after_ms), settings_), INT_MAX));
   settings_.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings_) != 0;

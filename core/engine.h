@@ -33,7 +33,13 @@ namespace sonde::engine {
 // reports the ones that were set.
 struct Settings {
   uint64_t eager_limit = 16 * 1024;  // SONDE_EAGER_LIMIT: larger messages use rendezvous
-  int spin_before_yield = 2000;      // SONDE_SPIN: idle polls before sched_yield()
+  // SONDE_SPIN: idle polls before sched_yield(). Unless SONDE_SPIN or the
+  // cvar chose it (spin_chosen), MPI_Init makes it 1 when the job's ranks on
+  // this host outnumber the host's CPUs (oversubscribed): a polling rank
+  // then holds a CPU that the peer it waits for needs.
+  int spin_before_yield = 2000;
+  bool spin_chosen = false;
+  bool oversubscribed = false;  // set by MPI_Init, as above
   // SONDE_IDLE_SLEEP_MS: a wait idle this long (in ms, counted from its
   // first yield) sleeps between polls instead of yielding (Engine::idle),
   // so a rank blocked for long leaves its core to others; 0 (the default):

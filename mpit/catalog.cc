@@ -95,8 +95,8 @@ const std::vector<CvarDef>& cvars() {
        "turns it off (SONDE_COOP_THRESHOLD). Read by the receiver for every rendezvous it pulls.",
        MPI_T_VERBOSITY_TUNER_DETAIL, MPI_UNSIGNED_LONG_LONG, -1, MPI_T_BIND_NO_OBJECT, MPI_T_SCOPE_LOCAL, 1},
       {"sonde_spin_before_yield",
-       "Polls of an idle wait before it starts yielding the CPU (SONDE_SPIN). Read at every idle pass; values "
-       "above 2147483647 act as 2147483647.",
+       "Polls of an idle wait before it starts yielding the CPU (SONDE_SPIN; 2000, or 1 when the ranks on the "
+       "host outnumber its CPUs). Read at every idle pass; values above 2147483647 act as 2147483647.",
        MPI_T_VERBOSITY_TUNER_DETAIL, MPI_UNSIGNED, -1, MPI_T_BIND_NO_OBJECT, MPI_T_SCOPE_LOCAL, 1},
       {"sonde_shm_single_copy",
        "Whether the receiver of a rendezvous may pull the data in one copy (process_vm_readv) "

@@ -86,7 +86,10 @@ int cvar_write_value(int index, const void* buf) {
   switch (index) {
     case kEagerLimit: s.eager_limit = *static_cast<const unsigned long long*>(buf); break;
     case kCoopThreshold: s.coop_threshold = *static_cast<const unsigned long long*>(buf); break;
-    case kSpin: s.spin_before_yield = int(std::min<unsigned>(*static_cast<const unsigned*>(buf), INT_MAX)); break;
+    case kSpin:
+      s.spin_before_yield = int(std::min<unsigned>(*static_cast<const unsigned*>(buf), INT_MAX));
+      s.spin_chosen = true;
+      break;
     case kSingleCopy: {
       int v = *static_cast<const int*>(buf);
       if (v != 0 && v != 1) return MPI_T_ERR_INVALID;

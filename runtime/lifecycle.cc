@@ -23,6 +23,7 @@
 #include "peruse/registry.h"
 #include "runtime/dynamic.h"
 #include "runtime/errors.h"
+#include "runtime/host_cpus.h"
 #include "runtime/snapshot.h"
 #include "transports/exchange.h"
 #include "transports/ofi/ofi_transport.h"
@@ -84,10 +85,17 @@ int start_core(Engine& e, Wireup& wireup) {
     const transport::TransportChoice choice = transport::transport_choice_from_env();
     const bool force_ofi = choice.transport == "ofi";
     bool multi_node = false;
+    int on_host = 0;
     for (int r = 0; r < world_size; ++r) {
       if (wireup.node_of(r) != my_node) multi_node = true;
+      if (wireup.node_of(r) == my_node) ++on_host;
       if (wireup.node_of(r) == my_node && (!force_ofi || r == world_rank)) local.push_back(r);
     }
+    // Ranks outnumbering the host's CPUs yield at once when idle
+    // (Settings::spin_before_yield), unless the user chose the spin.
+    Settings& settings = e.settings();
+    settings.oversubscribed = on_host > host_cpus();
+    if (settings.oversubscribed && !settings.spin_chosen) settings.spin_before_yield = 1;
     auto self = transport::make_self_transport(world_rank);
     route[size_t(world_rank)] = self.get();
     transports.push_back(std::move(self));
