@@ -29,11 +29,11 @@ using Piece = Block;
 // packed out of the receive pieces.
 Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool in_place, bool scattered) {
   const int p = s.p, r = s.r;
-  std::vector<uint8_t> packed;
+  ScratchBytes packed;
   if (in_place) {
     std::vector<int64_t> off(static_cast<size_t>(p) + 1, 0);
     for (int j = 0; j < p; ++j) off[j + 1] = off[j] + in[j].count * in[j].type->size;
-    packed.resize(static_cast<size_t>(off[p]));
+    packed.reset(static_cast<size_t>(off[p]));
     out.assign(static_cast<size_t>(p), Piece{});
     for (int j = 0; j < p; ++j) {
       if (j != r) pack_all(in[j].buf, in[j].count, in[j].type, packed.data() + off[j]);

@@ -67,12 +67,12 @@ Task bcast_scatter_allgather(Schedule& s, void* buf, int64_t count, Datatype* ty
   const int p = s.p, r = s.r;
   const int lrank = (r - root + p) % p;
   const int64_t nbytes = count * type->size;
-  std::vector<uint8_t> packed;
+  ScratchBytes packed;
   uint8_t* bytes;
   if (type->contiguous) {
     bytes = contiguous_start(*type, buf);
   } else {
-    packed.resize(static_cast<size_t>(nbytes));
+    packed.reset(static_cast<size_t>(nbytes));
     bytes = packed.data();
     if (r == root) pack_all(buf, count, type, bytes);
   }
@@ -176,6 +176,8 @@ Task swap_and_broadcast(Schedule& s, const void* out, int64_t n, Datatype* otype
 }  // namespace detail
 
 // ---- entry points ----------------------------------------------------------------
+
+void release_cached_scratch() { ScratchPool::drain(); }
 
 int barrier(Comm* comm, MPI_Request* request) {
   if (comm->inter) return launch(comm, kBarrier, request, [=](Schedule& s) { return inter_barrier(s); });

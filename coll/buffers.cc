@@ -27,7 +27,7 @@ int copy(const void* src, int64_t scount, const Datatype* stype, void* dst, int6
     pack(*stype, src, scount, 0, contiguous_start(*rtype, dst), static_cast<uint64_t>(n));
   } else {
     constexpr int64_t kPiece = 64 * 1024;
-    std::vector<uint8_t> piece(static_cast<size_t>(std::min(n, kPiece)));
+    ScratchBytes piece(static_cast<size_t>(std::min(n, kPiece)));
     for (int64_t off = 0; off < n; off += kPiece) {
       const uint64_t len = static_cast<uint64_t>(std::min(kPiece, n - off));
       pack(*stype, src, scount, static_cast<uint64_t>(off), piece.data(), len);

@@ -91,6 +91,10 @@ const char* kind_name(int kind);
 
 int barrier(Comm* comm, MPI_Request* request = nullptr);
 
+// Frees the large scratch blocks kept for the next collective
+// (scratch_pool.h); MPI_Finalize calls it.
+void release_cached_scratch();
+
 int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE at the root (the input is then in rbuf). rbuf

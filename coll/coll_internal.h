@@ -28,6 +28,7 @@
 
 #include "coll/coll.h"
 #include "coll/coll_schedule.h"
+#include "coll/scratch_pool.h"
 #include "core/engine.h"
 #include "core/lookup.h"
 #include "core/progress_hooks.h"
@@ -60,7 +61,8 @@ inline const uint8_t* at(const void* buf, int64_t i, const Datatype* type) {
 // is sent, received and reduced with the user's datatype (user operations
 // expect exactly that layout). Up to kInline bytes live in the object itself
 // (in the coroutine frame, which is pooled), so a small reduction allocates
-// nothing; larger scratch comes from the heap.
+// nothing; larger scratch comes from ScratchPool, which keeps large blocks
+// for the next call.
 class TypedScratch {
  public:
   static constexpr int64_t kInline = 64;
@@ -73,8 +75,8 @@ class TypedScratch {
     // Uninitialized: every byte read is written first.
     uint8_t* storage = small_;
     if (hi - lo > kInline) {
-      bytes_.reset(new uint8_t[static_cast<size_t>(hi - lo)]);
-      storage = bytes_.get();
+      bytes_.reset(static_cast<size_t>(hi - lo));
+      storage = bytes_.data();
     }
     // The element at user offset 0 sits `-lo` bytes into the storage; the
     // base pointer may lie outside it, as with any MPI buffer whose lb > 0.
@@ -82,7 +84,7 @@ class TypedScratch {
   }
 
  private:
-  std::unique_ptr<uint8_t[]> bytes_;
+  ScratchBytes bytes_;
   alignas(16) uint8_t small_[kInline];
 };
 

@@ -34,7 +34,7 @@ Task gather_binomial(Schedule& s, const void* sbuf, int64_t scount, Datatype* st
     co_return co_await s.round();
   }
 
-  std::vector<uint8_t> packed(static_cast<size_t>(subtree * block));
+  ScratchBytes packed(static_cast<size_t>(subtree * block));
   int own_rc = MPI_SUCCESS;
   if (!in_place) {
     // Only the root's own contribution can disagree with `block` (its send
@@ -122,7 +122,7 @@ Task scatter_binomial(Schedule& s, const void* sbuf, int64_t scount, Datatype* s
     s.recv(rbuf, rcount, rtype, parent);
     co_return co_await s.round();
   }
-  std::vector<uint8_t> packed(static_cast<size_t>(subtree * block));
+  ScratchBytes packed(static_cast<size_t>(subtree * block));
   if (lrank == 0) {
     for (int j = 0; j < p; ++j)
       pack(*stype, at(sbuf, int64_t((j + root) % p) * scount, stype), scount, 0, packed.data() + j * block,

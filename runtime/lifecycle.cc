@@ -175,6 +175,7 @@ int finalize_engine() {
   Engine& e = engine();
   int rc = coll::barrier(e.world());
   e.drain();
+  coll::release_cached_scratch();
   Wireup& w = *wireup_slot();
   try {
     w.fence(false);
