@@ -39,7 +39,6 @@ struct Settings {
   // then holds a CPU that the peer it waits for needs.
   int spin_before_yield = 2000;
   bool spin_chosen = false;
-  bool oversubscribed = false;  // set by MPI_Init, as above
   // SONDE_IDLE_SLEEP_MS: a wait idle this long (in ms, counted from its
   // first yield) sleeps between polls instead of yielding (Engine::idle),
   // so a rank blocked for long leaves its core to others; 0 (the default):

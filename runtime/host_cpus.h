@@ -1,6 +1,6 @@
 // How many CPUs this host gives the job: MPI_Init compares it with the
 // number of the job's ranks on the host to tell whether they are
-// oversubscribed (core/engine.h Settings::oversubscribed).
+// oversubscribed (core/engine.h Settings::spin_before_yield).
 #pragma once
 
 #include <string_view>

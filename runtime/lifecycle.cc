@@ -93,9 +93,7 @@ int start_core(Engine& e, Wireup& wireup) {
     }
     // Ranks outnumbering the host's CPUs yield at once when idle
     // (Settings::spin_before_yield), unless the user chose the spin.
-    Settings& settings = e.settings();
-    settings.oversubscribed = on_host > host_cpus();
-    if (settings.oversubscribed && !settings.spin_chosen) settings.spin_before_yield = 1;
+    if (on_host > host_cpus() && !e.settings().spin_chosen) e.settings().spin_before_yield = 1;
     auto self = transport::make_self_transport(world_rank);
     route[size_t(world_rank)] = self.get();
     transports.push_back(std::move(self));
