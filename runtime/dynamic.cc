@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,9 +24,8 @@
 #include "pmi/proc_list.h"
 #include "runtime/lifecycle.h"
 #include "runtime/errors.h"
-#include "runtime/remapped_transport.h"
-#include "transports/exchange.h"
-#include "transports/shm/shm_transport.h"
+#include "runtime/union_transports.h"
+#include "transports/ofi/ofi_transport.h"
 
 namespace sonde::engine {
 namespace {
@@ -77,36 +75,6 @@ int id_of(const Proc& p) {
   return int(v.size()) - 1;
 }
 
-std::string host_identity() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string id = host;
-  std::ifstream boot("/proc/sys/kernel/random/boot_id");
-  std::string b;
-  if (boot >> b) id += "/" + b;
-  return id;
-}
-
-// The exchange shm wires up through, over the union (indices as ranks).
-class UnionExchange final : public transport::Exchange {
- public:
-  UnionExchange(std::string prefix, const std::vector<Proc>& procs) : prefix_(std::move(prefix)), procs_(procs) {}
-  void put(std::string_view key, std::string_view value) override {
-    if (auto e = dynamic::put(prefix_ + std::string(key), value)) throw std::runtime_error(e.text);
-  }
-  void commit() override {}
-  void fence() override {
-    if (auto e = dynamic::fence(procs_)) throw std::runtime_error(e.text);
-  }
-  std::optional<std::string> get(int rank, std::string_view key) override {
-    return dynamic::get(procs_[size_t(rank)], prefix_ + std::string(key));
-  }
-
- private:
-  std::string prefix_;
-  const std::vector<Proc>& procs_;
-};
-
 // The context agreement's channel (comm_build.h, agree_contexts_apart):
 // round n's offers are PMIx values under the connection's key for n, made
 // readable by a fence over the union.
@@ -153,16 +121,17 @@ int connect_groups(Comm* local, const std::vector<Proc>& remote, bool low, const
   for (const auto& p : remote) remote_ids.push_back(id_of(p));
   std::vector<int> ids;
   for (const auto& p : all) ids.push_back(id_of(p));
-  bool lacking = false;  // a member this process has no route to yet
+  UnionMember self;
+  self.host = host_identity();
+  self.all_ofi = transport::transport_choice_from_env().transport == "ofi";
   for (size_t i = 0; i < all.size(); ++i)
-    if (int(i) != me && (ids[i] >= e.peer_count() || !e.router().to(ids[i]))) lacking = true;
+    if (int(i) != me && (ids[i] >= e.peer_count() || !e.router().to(ids[i]))) self.lacking = true;
 
-  // One fence carries the hosts, who lacks a route, and the first round of
-  // the context agreement: the intercommunicator's id and the hidden local
-  // communicator's, both free on every member of the union.
+  // One fence carries the members' hosts, who lacks a route, and the first
+  // round of the context agreement: the intercommunicator's id and the
+  // hidden local communicator's, both free on every member of the union.
   const std::string prefix = "c" + std::to_string(std::hash<std::string>{}(conn)) + ".";
-  const std::string my_host = host_identity();
-  if (auto err = dynamic::put(prefix + "host", my_host + (lacking ? " 1" : " 0"))) {
+  if (auto err = dynamic::put(prefix + "host", format_member(self))) {
     std::fprintf(stderr, "sonde: connecting to another job: %s\n", err.text.c_str());
     return MPI_ERR_OTHER;
   }
@@ -175,47 +144,23 @@ int connect_groups(Comm* local, const std::vector<Proc>& remote, bool low, const
     give_back_context(contexts[1]);
     return cls;
   };
-  bool one_host = true, wire = false;
-  std::vector<int> on_host;
+  std::vector<UnionMember> members(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
-    auto h = int(i) == me ? std::optional<std::string>(my_host + (lacking ? " 1" : " 0"))
-                          : dynamic::get(all[i], prefix + "host");
-    if (h && h->size() > 2 && h->compare(0, h->size() - 2, my_host) == 0) {
-      on_host.push_back(int(i));
-      wire = wire || h->back() == '1';
-    } else {
-      one_host = false;
+    if (int(i) == me) {
+      members[i] = self;
+      continue;
     }
-  }
-  // Every member reads the same values, so all fail alike, and all wire a
-  // transport or none (when every member already reaches every other).
-  if (!one_host) {
-    std::fprintf(stderr, "sonde: connecting to another job: processes on other hosts are not supported yet\n");
-    return give_back(MPI_ERR_OTHER);
-  }
-  if (wire) {
-    try {
-      UnionExchange exchange(prefix, all);
-      transport::ShmConfig config;
-      config.my_rank = me;
-      config.local_ranks = on_host;
-      config.job_id = job_wireup() ? job_wireup()->job_id() : "dyn";
-      config.single_copy = e.settings().single_copy;
-      config.fast_boxes = e.settings().fast_boxes;
-      config.ring_bytes = e.settings().ring_bytes;
-      config.fatal = [](const std::string& m) { end_job(1, m.c_str()); };
-      auto shm = transport::make_shm_transport(config, exchange);
-      std::vector<int> peer_of(all.size(), -1);
-      for (size_t i = 0; i < all.size(); ++i)
-        if (int(i) != me) peer_of[i] = ids[i];
-      auto wrapped = std::make_unique<RemappedTransport>(std::move(shm), peer_of);
-      for (int id : ids)
-        if (id != ids[size_t(me)] && (id >= e.peer_count() || !e.router().to(id))) e.add_route(id, wrapped.get());
-      e.add_transport(std::move(wrapped));
-    } catch (const std::exception& ex) {
-      std::fprintf(stderr, "sonde: connecting to another job: %s\n", ex.what());
+    std::optional<std::string> text = dynamic::get(all[i], prefix + "host");
+    if (!text || !parse_member(*text, &members[i])) {
+      std::fprintf(stderr, "sonde: connecting to another job: a member published no host\n");
       return give_back(MPI_ERR_OTHER);
     }
+  }
+  // Every member reads the same values, so all wire alike or fail alike.
+  UnionPlan plan{&all, me, &ids, &members, prefix};
+  if (std::string why = wire_union(plan); !why.empty()) {
+    std::fprintf(stderr, "sonde: connecting to another job: %s\n", why.c_str());
+    return give_back(MPI_ERR_OTHER);
   }
 
   // The hidden local communicator, then the intercommunicator.
