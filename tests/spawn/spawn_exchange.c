@@ -1,8 +1,25 @@
 /* MPI_Comm_spawn: the parents (1 or 2) spawn N children (argv[1]) of this
  * same program; both sides exchange data both ways over the
  * intercommunicator, run barrier, bcast and allreduce across it, merge it
- * (parents first) and disconnect. */
+ * (parents first) and disconnect. With argv[2], the transport the
+ * connection wired last (the MPI_T cvar sonde_transports lists them in the
+ * order they were added) must be that one, on both sides. */
 #include "tests/integration/itest.h"
+
+/* The last name in the comma-separated list of transports in use. */
+static void check_last_transport(const char* want) {
+  int index = -1, count = 0;
+  CHECK_OK(MPI_T_cvar_get_index("sonde_transports", &index));
+  MPI_T_cvar_handle h;
+  CHECK_OK(MPI_T_cvar_handle_alloc(index, NULL, &h, &count));
+  char list[256] = "";
+  CHECK(count > 0 && count <= (int)sizeof list, "transports cvar count %d", count);
+  CHECK_OK(MPI_T_cvar_read(h, list));
+  MPI_T_cvar_handle_free(&h);
+  const char* comma = strrchr(list, ',');
+  const char* last = comma ? comma + 1 : list;
+  CHECK(strcmp(last, want) == 0, "transports '%s': the connection's is '%s', want '%s'", list, last, want);
+}
 
 static void exchange(MPI_Comm inter, int parents_side) {
   int rank, size, remote;
@@ -83,12 +100,14 @@ static void exchange(MPI_Comm inter, int parents_side) {
 
 int main(int argc, char** argv) {
   itest_init(&argc, &argv);
+  int provided = 0;
+  CHECK_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
   MPI_Comm parent;
   CHECK_OK(MPI_Comm_get_parent(&parent));
   if (parent == MPI_COMM_NULL) {
     int n = argc > 1 ? atoi(argv[1]) : 1;
     int* codes = malloc(sizeof(int) * (size_t)n);
-    char* child_args[] = {"child", NULL};
+    char* child_args[] = {"child", argc > 2 ? argv[2] : NULL, NULL};
     MPI_Comm inter;
     CHECK_OK(MPI_Comm_spawn(argv[0], child_args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
     for (int i = 0; i < n; ++i) CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, codes[i]);
@@ -97,6 +116,7 @@ int main(int argc, char** argv) {
     MPI_Comm_test_inter(inter, &is_inter);
     MPI_Comm_remote_size(inter, &remote);
     CHECK(is_inter && remote == n, "remote size %d, want %d", remote, n);
+    if (argc > 2) check_last_transport(argv[2]);
     exchange(inter, 1);
   } else {
     CHECK(argc > 1 && strcmp(argv[1], "child") == 0, "child argv");
@@ -108,11 +128,13 @@ int main(int argc, char** argv) {
     int len = 0;
     CHECK_OK(MPI_Comm_get_name(parent, name, &len));
     CHECK(strcmp(name, "MPI_COMM_PARENT") == 0, "the parent communicator is named '%s'", name);
+    if (argc > 2) check_last_transport(argv[2]);
     exchange(parent, 0);
     MPI_Comm again;
     CHECK_OK(MPI_Comm_get_parent(&again));
     CHECK(again == MPI_COMM_NULL, "get_parent after disconnect");
     itest_rank += 100;  /* children report as 100+ */
   }
+  MPI_T_finalize();
   return itest_finish("spawn_exchange");
 }
