@@ -106,6 +106,15 @@ std::optional<std::string> get(const Proc& proc, std::string_view key) {
   PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &yes, PMIX_BOOL);
   pmix_status_t rc = PMIx_Get(&p, k.c_str(), &info, 1, &v);
   PMIX_INFO_DESTRUCT(&info);
+  if (rc != PMIX_SUCCESS) {
+    // Not held here: servers whose fences do not bring another host's
+    // values of another namespace along fetch them from that host's server.
+    int seconds = 30;
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+    v = nullptr;
+    rc = PMIx_Get(&p, k.c_str(), &info, 1, &v);
+    PMIX_INFO_DESTRUCT(&info);
+  }
   if (rc != PMIX_SUCCESS || v == nullptr) return std::nullopt;
   std::optional<std::string> out;
   if (v->type == PMIX_BYTE_OBJECT) out = std::string(v->data.bo.bytes ? v->data.bo.bytes : "", v->data.bo.size);

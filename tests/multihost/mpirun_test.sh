@@ -6,7 +6,7 @@
 #
 #   mpirun_test.sh SCENARIO PROGRAM...
 # PROGRAMs (paths) are found by their base names: host_layout, pingpong,
-# coll_check, random_workload, rank_killed.
+# coll_check, random_workload, rank_killed, spawn_exchange.
 # Every job runs under `timeout`: a hang is a failure, never a stuck test.
 set -euo pipefail
 scenario=$1
@@ -143,6 +143,14 @@ case "$scenario" in
     job h0:2,h1:2 4 120 "$bin/host_layout" 2
     rc=$JOB_RC
     expect_ok "$rc" "host_layout: 4 ranks on 2 nodes verified"
+    ;;
+  spawn)
+    # Under Open MPI's PMIx server: one parent on h0 spawns 2 children on h1
+    # (info key "host"); the connection wires ofi between the hosts, data
+    # goes both ways over the intercommunicator and the merged one.
+    mh_setup 2
+    job h0:1,h1:2 1 90 "$bin/spawn_exchange" 2 ofi h1
+    expect_ok "$JOB_RC" "spawn_exchange: rank 0 passed"
     ;;
   *)
     echo "unknown scenario $scenario" >&2

@@ -3,7 +3,8 @@
  * intercommunicator, run barrier, bcast and allreduce across it, merge it
  * (parents first) and disconnect. With argv[2], the transport the
  * connection wired last (the MPI_T cvar sonde_transports lists them in the
- * order they were added) must be that one, on both sides. */
+ * order they were added) must be that one, on both sides; with argv[3],
+ * the children go to that host (the info key "host"). */
 #include "tests/integration/itest.h"
 
 /* The last name in the comma-separated list of transports in use. */
@@ -109,7 +110,13 @@ int main(int argc, char** argv) {
     int* codes = malloc(sizeof(int) * (size_t)n);
     char* child_args[] = {"child", argc > 2 ? argv[2] : NULL, NULL};
     MPI_Comm inter;
-    CHECK_OK(MPI_Comm_spawn(argv[0], child_args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
+    MPI_Info info = MPI_INFO_NULL;
+    if (argc > 3) {
+      CHECK_OK(MPI_Info_create(&info));
+      CHECK_OK(MPI_Info_set(info, "host", argv[3]));
+    }
+    CHECK_OK(MPI_Comm_spawn(argv[0], child_args, n, info, 0, MPI_COMM_WORLD, &inter, codes));
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     for (int i = 0; i < n; ++i) CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, codes[i]);
     free(codes);
     int remote = -1, is_inter = 0;
