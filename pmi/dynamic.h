@@ -45,6 +45,9 @@ Error spawn(const std::vector<App>& apps, std::string* nspace);
 // order) makes every member's value readable with get().
 Error put(std::string_view key, std::string_view value);
 Error fence(const std::vector<Proc>& procs);
+// Looks in what the local PMIx server holds first; a value it lacks (some
+// servers bring another host's values of another namespace along with no
+// fence) is then asked of the server of `proc`'s host, for at most 30 s.
 std::optional<std::string> get(const Proc& proc, std::string_view key);
 
 // The name service (PMIx_Publish / PMIx_Lookup / PMIx_Unpublish).

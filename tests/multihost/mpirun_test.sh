@@ -6,7 +6,7 @@
 #
 #   mpirun_test.sh SCENARIO PROGRAM...
 # PROGRAMs (paths) are found by their base names: host_layout, pingpong,
-# coll_check, random_workload, rank_killed, spawn_exchange.
+# coll_check, random_workload, rank_killed, spawn_exchange, cross_connect.
 # Every job runs under `timeout`: a hang is a failure, never a stuck test.
 set -euo pipefail
 scenario=$1
@@ -151,6 +151,31 @@ case "$scenario" in
     mh_setup 2
     job h0:1,h1:2 1 90 "$bin/spawn_exchange" 2 ofi h1
     expect_ok "$JOB_RC" "spawn_exchange: rank 0 passed"
+    ;;
+  connect)
+    # Two spawned jobs, X on h0 and Y on h1, with no route to each other:
+    # X accepts, Y connects, and the connection wires ofi between them.
+    mh_setup 2
+    job h0:3,h1:2 1 90 "$bin/cross_connect" h0 h1 ofi
+    expect_ok "$JOB_RC" "cross_connect: rank 0 passed"
+    ;;
+  spawn_host_killed)
+    # Children on h1 are SIGKILLed while connected to their parent on h0,
+    # which waits for a message from them: the job ends with an error.
+    mh_setup 2
+    (
+      for _ in $(seq 1800); do
+        if grep -qF "traffic flowing" "$out" 2>/dev/null; then
+          sleep 0.5
+          pid=$(mh_proc_pid 1 spawn_exchange) && kill -KILL "$pid"
+          exit 0
+        fi
+        sleep 0.1
+      done
+    ) &
+    MH_PIDS+=($!)
+    job h0:1,h1:2 1 120 "$bin/spawn_exchange" 2 ofi h1 die
+    expect_failed "$JOB_RC"
     ;;
   *)
     echo "unknown scenario $scenario" >&2

@@ -4,7 +4,12 @@
  * (parents first) and disconnect. With argv[2], the transport the
  * connection wired last (the MPI_T cvar sonde_transports lists them in the
  * order they were added) must be that one, on both sides; with argv[3],
- * the children go to that host (the info key "host"). */
+ * the children go to that host (the info key "host"); with argv[4] "die",
+ * nothing is exchanged: the parents print "traffic flowing" and wait for a
+ * message the children never send, and the children wait until they are
+ * killed (the parents must then end with an error, not hang). */
+#include <unistd.h>
+
 #include "tests/integration/itest.h"
 
 /* The last name in the comma-separated list of transports in use. */
@@ -108,7 +113,7 @@ int main(int argc, char** argv) {
   if (parent == MPI_COMM_NULL) {
     int n = argc > 1 ? atoi(argv[1]) : 1;
     int* codes = malloc(sizeof(int) * (size_t)n);
-    char* child_args[] = {"child", argc > 2 ? argv[2] : NULL, NULL};
+    char* child_args[] = {"child", argc > 2 ? argv[2] : NULL, argc > 4 ? argv[4] : NULL, NULL};
     MPI_Comm inter;
     MPI_Info info = MPI_INFO_NULL;
     if (argc > 3) {
@@ -124,6 +129,13 @@ int main(int argc, char** argv) {
     MPI_Comm_remote_size(inter, &remote);
     CHECK(is_inter && remote == n, "remote size %d, want %d", remote, n);
     if (argc > 2) check_last_transport(argv[2]);
+    if (argc > 4 && strcmp(argv[4], "die") == 0) {
+      printf("traffic flowing\n");
+      fflush(stdout);
+      int v = 0;
+      MPI_Recv(&v, 1, MPI_INT, 0, 99, inter, MPI_STATUS_IGNORE);
+      CHECK(0, "a receive from a killed child returned");
+    }
     exchange(inter, 1);
   } else {
     CHECK(argc > 1 && strcmp(argv[1], "child") == 0, "child argv");
@@ -136,6 +148,8 @@ int main(int argc, char** argv) {
     CHECK_OK(MPI_Comm_get_name(parent, name, &len));
     CHECK(strcmp(name, "MPI_COMM_PARENT") == 0, "the parent communicator is named '%s'", name);
     if (argc > 2) check_last_transport(argv[2]);
+    if (argc > 3 && strcmp(argv[3], "die") == 0)
+      for (;;) sleep(1);
     exchange(parent, 0);
     MPI_Comm again;
     CHECK_OK(MPI_Comm_get_parent(&again));
