@@ -176,6 +176,9 @@ case "$scenario" in
     MH_PIDS+=($!)
     job h0:1,h1:2 1 120 "$bin/spawn_exchange" 2 ofi h1 die
     expect_failed "$JOB_RC"
+    # Who noticed first: the parent's ofi transport or mpirun (a process of
+    # its job was killed). Both end the job.
+    echo "ended by: $(grep -m1 -iE "sonde|kill|signal" "$out" || echo "status $JOB_RC")"
     ;;
   *)
     echo "unknown scenario $scenario" >&2

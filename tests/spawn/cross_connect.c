@@ -6,22 +6,9 @@
  * connection wired last (the MPI_T cvar sonde_transports lists them in the
  * order they were added) must be that one, on both sides. */
 #include "tests/integration/itest.h"
+#include "tests/spawn/last_transport.h"
 
 enum { kRanks = 2 };
-
-static void check_last_transport(const char* want) {
-  int index = -1, count = 0;
-  CHECK_OK(MPI_T_cvar_get_index("sonde_transports", &index));
-  MPI_T_cvar_handle h;
-  CHECK_OK(MPI_T_cvar_handle_alloc(index, NULL, &h, &count));
-  char list[256] = "";
-  CHECK(count > 0 && count <= (int)sizeof list, "transports cvar count %d", count);
-  CHECK_OK(MPI_T_cvar_read(h, list));
-  MPI_T_cvar_handle_free(&h);
-  const char* comma = strrchr(list, ',');
-  const char* last = comma ? comma + 1 : list;
-  CHECK(strcmp(last, want) == 0, "transports '%s': the connection's is '%s', want '%s'", list, last, want);
-}
 
 /* Job X (acceptor) and job Y (connector). */
 static void member(MPI_Comm parent, int acceptor, const char* transport) {

@@ -11,21 +11,7 @@
 #include <unistd.h>
 
 #include "tests/integration/itest.h"
-
-/* The last name in the comma-separated list of transports in use. */
-static void check_last_transport(const char* want) {
-  int index = -1, count = 0;
-  CHECK_OK(MPI_T_cvar_get_index("sonde_transports", &index));
-  MPI_T_cvar_handle h;
-  CHECK_OK(MPI_T_cvar_handle_alloc(index, NULL, &h, &count));
-  char list[256] = "";
-  CHECK(count > 0 && count <= (int)sizeof list, "transports cvar count %d", count);
-  CHECK_OK(MPI_T_cvar_read(h, list));
-  MPI_T_cvar_handle_free(&h);
-  const char* comma = strrchr(list, ',');
-  const char* last = comma ? comma + 1 : list;
-  CHECK(strcmp(last, want) == 0, "transports '%s': the connection's is '%s', want '%s'", list, last, want);
-}
+#include "tests/spawn/last_transport.h"
 
 static void exchange(MPI_Comm inter, int parents_side) {
   int rank, size, remote;
