@@ -58,11 +58,16 @@ int64_t datatype_size(MPI_Datatype type);
 // One-sided communication: operations this process issued (every Put,
 // Get, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap and R
 // form), their origin data bytes, and the epochs it closed (fence, complete,
-// wait, unlock, unlock_all). rma/ counts; mpit reads.
+// wait, unlock, unlock_all). rma/ counts; mpit reads. `network`: the
+// operations among them that went through the network transport's RMA
+// (rma/net.h); `window_visits`: windows the progress hook ran (only those
+// with work: a count that many idle windows leave unchanged).
 struct RmaCounters {
   uint64_t operations = 0;
   uint64_t bytes = 0;
   uint64_t epochs = 0;
+  uint64_t network = 0;
+  uint64_t window_visits = 0;
 };
 RmaCounters& rma_counters();
 

@@ -128,6 +128,12 @@ struct Request : matching::PostedEntry {
   Comm* comm = nullptr;
   uint64_t bytes = 0;  // count * type->size
 
+  // Called as the request completes, for the internal requests of layers
+  // above the core that keep a list of work to do (rma/: a window whose
+  // channel received something); null for most. reset() clears it.
+  void (*on_complete)(void* owner) = nullptr;
+  void* owner = nullptr;
+
   // Completion status.
   int status_source = MPI_ANY_SOURCE;
   int status_tag = MPI_ANY_TAG;

@@ -16,7 +16,7 @@ namespace sonde::engine {
 // (peruse_spec is not reset: peruse_spec_ready says whether it is built;
 // the matching::PostedEntry fields are MatchQueues', which sets them on post
 // and clears them when the receive leaves the queue.)
-static_assert(sizeof(Request) == 360, "Request changed: reset the new field in Request::reset()");
+static_assert(sizeof(Request) == 376, "Request changed: reset the new field in Request::reset()");
 void Request::reset() {
   handle = MPI_REQUEST_NULL;
   kind = RequestKind::kSend;
@@ -37,6 +37,8 @@ void Request::reset() {
   status_source = MPI_ANY_SOURCE;
   status_tag = MPI_ANY_TAG;
   status_bytes = 0;
+  on_complete = nullptr;
+  owner = nullptr;
   world_peer = -1;
   staged = nullptr;
   coop_addr = coop_split = 0;

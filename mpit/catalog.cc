@@ -205,8 +205,7 @@ std::vector<CategoryDef> build_categories() {
     if (p.measure == Measure::kRingSize) cat = kShm;
     if (p.measure == Measure::kMpiState) cat = kRuntime;
     if (p.measure == Measure::kEventsDropped) cat = kPeruse;
-    if (p.measure == Measure::kRmaOperations || p.measure == Measure::kRmaBytes || p.measure == Measure::kRmaEpochs)
-      cat = kProtocols;
+    if (is_rma_measure(p.measure)) cat = kProtocols;
     if (p.mirrors) cat = kCompat;
     c[cat].pvars.push_back(int(i));
   }

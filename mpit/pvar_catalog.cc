@@ -243,6 +243,13 @@ std::vector<PvarDef> build_pvars() {
       MPI_T_PVAR_CLASS_AGGREGATE, kUll, none, Measure::kRmaBytes);
   add("sonde_rma_epochs", "RMA epochs this process closed (fence, complete, wait, unlock, unlock_all).",
       MPI_T_VERBOSITY_USER_BASIC, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kRmaEpochs);
+  add("sonde_rma_network_operations",
+      "One-sided operations this process issued that went through the network transport's RMA (libfabric "
+      "fi_write/fi_read) rather than as active messages.",
+      MPI_T_VERBOSITY_USER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kRmaNetwork);
+  add("sonde_rma_window_visits",
+      "Windows the progress engine ran for one-sided work (only windows with work are visited).",
+      MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_PVAR_CLASS_COUNTER, kUll, none, Measure::kRmaWindowVisits);
   add("sonde_shm_ring_size", "Bytes of each shared-memory ring (fixed at MPI_Init; 0 before it).",
       MPI_T_VERBOSITY_TUNER_ALL, MPI_T_PVAR_CLASS_SIZE, kUll, none, Measure::kRingSize);
   add("sonde_mpi_state", "Where MPI is in its life: before MPI_Init, initialized, finalized.", MPI_T_VERBOSITY_USER_ALL,

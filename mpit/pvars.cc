@@ -47,9 +47,7 @@ const PvarDef& def(const PvarHandle& h) { return pvars()[size_t(h.index)]; }
 
 bool is_watermark(const PvarDef& d) { return d.var_class == MPI_T_PVAR_CLASS_HIGHWATERMARK; }
 // Fed by the bridge's subscriptions while running.
-bool is_rma(const PvarDef& d) {
-  return d.measure == Measure::kRmaOperations || d.measure == Measure::kRmaBytes || d.measure == Measure::kRmaEpochs;
-}
+bool is_rma(const PvarDef& d) { return is_rma_measure(d.measure); }
 bool needs_bridge(const PvarDef& d) {
   return !d.continuous && !is_rma(d) && d.measure != Measure::kEventsDropped &&
          d.measure != Measure::kPostedMatchAttempts && d.measure != Measure::kUnexpectedMatchAttempts;
@@ -80,7 +78,13 @@ bool monotone(const PvarHandle& h, uint64_t* out) {
   }
   if (is_rma(d)) {
     const engine::introspect::RmaCounters& c = engine::introspect::rma_counters();
-    *out = d.measure == Measure::kRmaOperations ? c.operations : d.measure == Measure::kRmaBytes ? c.bytes : c.epochs;
+    switch (d.measure) {
+      case Measure::kRmaOperations: *out = c.operations; break;
+      case Measure::kRmaBytes: *out = c.bytes; break;
+      case Measure::kRmaEpochs: *out = c.epochs; break;
+      case Measure::kRmaNetwork: *out = c.network; break;
+      default: *out = c.window_visits; break;
+    }
     return true;
   }
   if (d.measure == Measure::kPostedMatchAttempts || d.measure == Measure::kUnexpectedMatchAttempts) {

@@ -153,7 +153,13 @@ enum class Measure : uint8_t {
   kRmaOperations,  // one-sided operations issued (core/introspect.h, rma_counters)
   kRmaBytes,
   kRmaEpochs,
+  kRmaNetwork,       // of those, through the network transport's RMA
+  kRmaWindowVisits,  // windows the progress hook ran
 };
+inline bool is_rma_measure(Measure m) {
+  return m == Measure::kRmaOperations || m == Measure::kRmaBytes || m == Measure::kRmaEpochs ||
+         m == Measure::kRmaNetwork || m == Measure::kRmaWindowVisits;
+}
 
 struct PvarDef {
   const char* name;

@@ -24,6 +24,53 @@ int run_all();
 ProgressHook g_hook{run_all, 0};
 bool g_running = false;
 
+// The windows with work, an intrusive list through Window::work_prev /
+// work_next; the progress hook visits only these.
+Window* g_work = nullptr;
+int g_work_count = 0;
+
+void queue_work(Window* w) {
+  if (w->queued) return;
+  w->queued = true;
+  w->work_prev = nullptr;
+  w->work_next = g_work;
+  if (g_work) g_work->work_prev = w;
+  g_work = w;
+  set_in_flight(&g_hook, ++g_work_count);
+}
+
+void unqueue_work(Window* w) {
+  if (!w->queued) return;
+  w->queued = false;
+  if (w->work_prev) w->work_prev->work_next = w->work_next;
+  else g_work = w->work_next;
+  if (w->work_next) w->work_next->work_prev = w->work_prev;
+  w->work_prev = w->work_next = nullptr;
+  set_in_flight(&g_hook, --g_work_count);
+}
+
+// Request::on_complete of the window's channel receives: it has work.
+void wake(void* owner) { queue_work(static_cast<Window*>(owner)); }
+
+// Something of the window waits for run_window now: a received header,
+// an arrival ready to apply, a completed send to retire. (What is still
+// in flight wakes the window as it completes.)
+bool has_work(const Window* w) {
+  if (w->header_recv && w->header_recv->complete) return true;
+  if (!w->incoming.empty() && (!w->incoming.front().payload || w->incoming.front().payload->complete)) return true;
+  for (const auto& [r, buf] : w->sends)
+    if (r->complete) return true;
+  return false;
+}
+
+// A channel receive just started: completions wake the window.
+void watch(Window* w, Request* r) {
+  if (!r) return;
+  r->on_complete = wake;
+  r->owner = w;
+  if (r->complete) queue_work(w);
+}
+
 [[gnu::constructor]] void register_hook() { register_progress_hook(&g_hook); }
 
 // Retires the internal sends that have completed (their buffers go too).
@@ -247,6 +294,7 @@ int take_header(Window* w) {
                      w->comm, &in.payload))
         in.payload = nullptr;
     }
+    watch(w, in.payload);
   }
   w->incoming.push_back(std::move(in));
   return open_channel(w);
@@ -307,6 +355,7 @@ int send_message(Window* w, int target, Header h, const std::vector<Segment>& se
     return rc;
   }
   w->sends.emplace_back(r, first);
+  watch(w, r);
   if (second) {
     rc = start_send(second->data(), int64_t(second->size()), byte_type(), target, kTagPayload, w->comm,
                     SendMode::kStandard, &r);
@@ -315,18 +364,22 @@ int send_message(Window* w, int target, Header h, const std::vector<Segment>& se
       return rc;
     }
     w->sends.emplace_back(r, second);
+    watch(w, r);
   }
   return MPI_SUCCESS;
 }
 
 int open_channel(Window* w) {
   if (w->header_buf.size() != kInlineLimit) w->header_buf.resize(kInlineLimit);
-  return start_recv(w->header_buf.data(), int64_t(kInlineLimit), byte_type(), MPI_ANY_SOURCE, kTagHeader, w->comm,
-                    &w->header_recv);
+  int rc = start_recv(w->header_buf.data(), int64_t(kInlineLimit), byte_type(), MPI_ANY_SOURCE, kTagHeader, w->comm,
+                      &w->header_recv);
+  if (!rc) watch(w, w->header_recv);
+  return rc;
 }
 
 void close_channel(Window* w) {
   if (Request* r = w->header_recv) {
+    r->on_complete = nullptr;
     if (!r->complete) engine().cancel_recv(r);
     wait(r, MPI_STATUS_IGNORE);
     w->header_recv = nullptr;
@@ -354,7 +407,7 @@ int run_window(Window* w) {
   return moved;
 }
 
-void windows_changed() { set_in_flight(&g_hook, int(live_windows().size())); }
+void forget_work(Window* w) { unqueue_work(w); }
 
 void wait_pass(int& idle) { engine().wait_pass(idle); }
 
@@ -363,9 +416,20 @@ int run_all() {
   if (g_running) return 0;
   g_running = true;
   int moved = 0;
+  // The list as it is now is taken whole; a window that gets work while
+  // it runs (a completion inside run_window) or still has some goes back.
   // A window freed by a callback cannot happen here: nothing in run_window
   // calls the user.
-  for (size_t i = 0; i < live_windows().size(); ++i) moved += run_window(live_windows()[i]);
+  static auto* taken = new std::vector<Window*>;
+  taken->clear();
+  for (Window* w = g_work; w; w = w->work_next) taken->push_back(w);
+  auto& visits = introspect::rma_counters().window_visits;
+  for (Window* x : *taken) {
+    unqueue_work(x);
+    moved += run_window(x);
+    ++visits;
+    if (has_work(x)) queue_work(x);
+  }
   g_running = false;
   return moved;
 }

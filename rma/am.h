@@ -18,9 +18,13 @@
 // accumulates to the same location are ordered, and a flush or unlock
 // request answered by the target covers everything sent before it.
 //
-// Progress: a progress hook (core/progress_hooks.h) runs in every pass of
-// the engine's progress while any window exists, so a target applies
+// Progress: a progress hook (core/progress_hooks.h) runs the windows with
+// work in every pass of the engine's progress, so a target applies
 // operations and grants locks inside whatever MPI call it is making. A
+// window has work from the moment one of its channel receives completes
+// (Request::on_complete puts it on an intrusive list) or it sends, until
+// its arrivals are applied and its sends retired; idle windows cost
+// progress nothing, however many there are. A
 // target that makes no MPI call at all applies nothing: an origin's flush,
 // unlock or get to it waits until it does.
 //
@@ -101,8 +105,9 @@ void close_channel(Window* w);
 // Runs the window's channel: applies what has arrived. Returns how many
 // messages moved.
 int run_window(Window* w);
-// Keeps the progress hook's count of live windows.
-void windows_changed();
+// Takes the window off the list of windows with work (MPI_Win_free,
+// after its channel closed).
+void forget_work(Window* w);
 
 // Waits (driving progress) until done() holds.
 template <class F>

@@ -9,6 +9,7 @@
 #include "core/p2p.h"
 #include "rma/am.h"
 #include "rma/events.h"
+#include "rma/net.h"
 #include "rma/rma.h"
 
 namespace sonde::engine::rma {
@@ -33,6 +34,7 @@ bool pending_to(const Window* w, int target) {
 // targets that were sent operations since the last one: what went
 // directly (direct.h) is complete already, and a memory fence orders it.
 int round_trips(Window* w, std::vector<int> targets, Kind kind) {
+  for (int t : targets) net_wait(w, t);  // their writes are in the targets' memory
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (kind == Kind::kFlush) std::erase_if(targets, [&](int t) { return !w->dirty[size_t(t)] && !pending_to(w, t); });
   std::vector<int> before(targets.size());
@@ -80,6 +82,7 @@ bool passive(const Window* w) {
 
 int fence(Window* w, int assert_flags) {
   if (w->started || w->exposed || passive(w)) return MPI_ERR_RMA_SYNC;
+  net_wait(w, -1);
   int rc = round_trips(w, dirty_targets(w), Kind::kFlush);
   wait_until([&] { return w->pending.empty(); });
   int rc2 = coll::barrier(w->comm);
@@ -125,6 +128,7 @@ int complete(Window* w) {
   if (!w->started) return MPI_ERR_RMA_SYNC;
   std::atomic_thread_fence(std::memory_order_seq_cst);  // direct accesses before the notices
   wait_until([&] { return std::none_of(w->access.begin(), w->access.end(), [&](int t) { return pending_to(w, t); }); });
+  for (int t : w->access) net_wait(w, t);
   int rc = MPI_SUCCESS;
   for (int r : w->access) {
     if (int e = send_control(w, r, Kind::kComplete); e && !rc) rc = e;
@@ -239,12 +243,14 @@ int flush_local(Window* w, int rank) {
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
   if (rank < 0 || rank >= w->comm->size) return MPI_ERR_RANK;
   if (!w->locks[size_t(rank)]) return MPI_ERR_RMA_SYNC;
+  net_wait(w, rank);
   wait_until([&] { return !pending_to(w, rank); });
   return MPI_SUCCESS;
 }
 
 int flush_local_all(Window* w) {
   if (!passive(w)) return MPI_ERR_RMA_SYNC;
+  net_wait(w, -1);
   wait_until([&] { return w->pending.empty(); });
   return MPI_SUCCESS;
 }

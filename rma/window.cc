@@ -21,6 +21,7 @@
 #include "core/p2p.h"
 #include "core/remote_copy.h"
 #include "rma/am.h"
+#include "rma/net.h"
 
 namespace sonde::engine::rma {
 
@@ -90,6 +91,9 @@ struct Record {
   uint64_t nonce = 0;  // MPI_Win_allocate in a segment: its name and the nonce at its head
   char name[48] = {0};
   int32_t failed = 0;  // its memory could not be allocated
+  int32_t net_ok = 0;  // its memory is registered for network RMA (net.h): key and base below
+  uint64_t net_key = 0;
+  uint64_t net_base = 0;
 };
 
 // The head of an MPI_Win_allocate segment; the memory follows it.
@@ -174,6 +178,7 @@ void open_peers(Window* w, const std::vector<Record>& all) {
 
 // The window's memory and mappings go (creation failed, or MPI_Win_free).
 void release_memory(Window* w) {
+  net_close(w);
   if (w->owns_memory) free_mem(w->base);
   if (w->segment) munmap(w->segment, w->segment_bytes);
   for (auto& [p, len] : w->mappings) munmap(p, len);
@@ -252,6 +257,7 @@ int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit,
     mine.base = reinterpret_cast<uintptr_t>(w->base);
     w->mapped[size_t(hidden->rank)] = static_cast<uint8_t*>(w->base);
   }
+  if (!mine.failed) net_open(w, &mine.net_key, &mine.net_base, &mine.net_ok);
   // Everyone's record, so origins check ranges and find node-local memory.
   std::vector<Record> all(n);
   rc = coll::allgather(&mine, sizeof mine, byte_type(), all.data(), sizeof mine, byte_type(), hidden);
@@ -264,6 +270,16 @@ int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit,
       if (all[i].failed) rc = MPI_ERR_NO_MEM;
     }
     if (!rc && flavor != MPI_WIN_FLAVOR_DYNAMIC && flavor != MPI_WIN_FLAVOR_SHARED) open_peers(w, all);
+    if (!rc) {
+      std::vector<uint8_t> ok(n);
+      std::vector<uint64_t> keys(n), bases(n);
+      for (size_t i = 0; i < n; ++i) {
+        ok[i] = uint8_t(all[i].net_ok != 0);
+        keys[i] = all[i].net_key;
+        bases[i] = all[i].net_base;
+      }
+      net_peers(w, ok, keys, bases);
+    }
     // Every rank has opened the segments it could: their names can go.
     const int rc2 = coll::barrier(hidden);
     if (!rc) rc = rc2;
@@ -300,7 +316,6 @@ int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit,
   }
   w->live = true;
   live_windows().push_back(w);
-  windows_changed();
   *out = w;
   return MPI_SUCCESS;
 }
@@ -315,13 +330,14 @@ int free(Window* w) {
   // every operation was answered or acknowledged. Only this process's own
   // sends of answers may still be leaving; they finish before the barrier,
   // which every process enters only after its own did.
+  net_wait(w, -1);
   wait_until([&] { return w->pending.empty() && w->sends.empty(); });
   int rc = coll::barrier(w->comm);
   run_window(w);
   close_channel(w);
+  forget_work(w);
   auto& live = live_windows();
   live.erase(std::find(live.begin(), live.end(), w));
-  windows_changed();
   release_memory(w);
   engine().free_comm(w->comm);
   int h = w->handle;

@@ -111,6 +111,26 @@ struct Window {
   std::vector<int> exposure;                     // ranks of the current post group
   bool exposed = false;
 
+  // ---- progress (am.cc) ----
+  // In the list of windows with work (the progress hook visits only
+  // those): its channel received something, or sends or arrivals are
+  // still being taken care of.
+  bool queued = false;
+  Window* work_prev = nullptr;
+  Window* work_next = nullptr;
+
+  // ---- network RMA (net.h) ----
+  // This process's window memory registered with the network transport
+  // (net_handle valid while net_registered); per rank: whether its memory
+  // is reachable through network RMA, its key and base address there, and
+  // this process's transfers to it not yet complete.
+  bool net_registered = false;
+  uint64_t net_handle = 0;
+  std::vector<uint8_t> net_ok;
+  std::vector<uint64_t> net_key;
+  std::vector<uint64_t> net_base;
+  std::vector<int> net_in_flight;
+
   // ---- origin side ----
   uint64_t next_id = 1;
   std::map<uint64_t, Pending> pending;  // by operation id

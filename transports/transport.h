@@ -135,6 +135,20 @@ struct Capabilities {
   bool liveness = false;
   // forget_memory(): the transport caches registrations of user memory.
   bool registration_cache = false;
+  // register_window(), rma_write(), rma_read(): one-sided transfers into
+  // memory another process registered (RMA windows over a network).
+  bool rma_window = false;
+};
+
+// Told, from the transport's progress(), that a one-sided transfer
+// (Transport::rma_write / rma_read) is complete: a write's data is in the
+// target's memory, a read's in the local buffer.
+class RmaCompletion {
+ public:
+  virtual void rma_complete() = 0;
+
+ protected:
+  ~RmaCompletion() = default;
 };
 
 class Transport {
@@ -206,6 +220,25 @@ class Transport {
   // that caches registrations of user memory drops those overlapping it,
   // so memory later allocated at the same addresses is registered afresh.
   virtual void forget_memory(const void* addr, size_t len) {}
+  // Capabilities::rma_window. Registers [base, base + len) for the peers'
+  // one-sided reads and writes: *key is what they pass to rma_write /
+  // rma_read (with `base` and offsets from it), *handle what
+  // deregister_window takes. False, with nothing registered, when the
+  // provider refuses.
+  virtual bool register_window(void* base, size_t len, uint64_t* key, uint64_t* handle) { return false; }
+  virtual void deregister_window(uint64_t handle) {}
+  // Capabilities::rma_window. Starts writing `len` bytes from `src` to
+  // `offset` bytes past `base` in `peer`'s memory registered there under
+  // `key`, or reading them into `dst`; `done->rma_complete()` is called
+  // from a later progress() once the data is in place at the far end (a
+  // write: in the target's memory, not only sent). `src` / `dst` and
+  // `done` must stay valid until then. A transfer the provider cannot take
+  // now waits inside the transport and starts during later progress()
+  // calls.
+  virtual void rma_write(int peer, const void* src, size_t len, uint64_t base, uint64_t offset, uint64_t key,
+                         RmaCompletion* done) {}
+  virtual void rma_read(int peer, void* dst, size_t len, uint64_t base, uint64_t offset, uint64_t key,
+                        RmaCompletion* done) {}
   // Capabilities::liveness. The engine has been waiting for a while on `peer` (a receive from it or
   // from MPI_ANY_SOURCE on a communicator holding it, a send to it, a
   // request of a Waitall/any/some, or a user's loop of tests or probes

@@ -107,7 +107,7 @@ void OfiTransport::open() {
   fi_info* hints = api.dupinfo(nullptr);
   if (!hints) throw std::runtime_error("sonde ofi: fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ;
+  hints->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE;
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   hints->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -283,6 +283,8 @@ void OfiTransport::connect(Exchange& exchange) {
 void OfiTransport::close_all() {
   if (ep_) fi_close(&ep_->fid);
   if (mr_) fi_close(&mr_->fid);
+  for (auto& [handle, mr] : windows_) fi_close(&mr->fid);
+  windows_.clear();
   if (av_) fi_close(&av_->fid);
   if (cq_) fi_close(&cq_->fid);
   if (domain_) fi_close(&domain_->fid);

@@ -6,6 +6,7 @@
 //   send.cc           the send path: frames, queued items, credits
 //   progress.cc       progress(): the completion queue, the receive path, receive buffers
 //   rma_read.cc       rendezvous by RMA read: keys lent by the sender, fi_read fragments
+//   window_rma.cc     one-sided transfers into registered windows (fi_write / fi_read)
 //   peer_watch.cc     keepalives, silence and stall checks, TCP liveness
 // mr_cache.h holds the registration cache. Nothing outside transports/ofi
 // includes this header.
@@ -43,7 +44,7 @@ constexpr const char* kLiveKey = "ofi.live";  // Liveness::address(), empty: non
 // the completion's op_context brings us back here.
 struct Op {
   fi_context2 ctx;
-  enum Kind : uint8_t { kRx, kTx, kRead } kind = kTx;
+  enum Kind : uint8_t { kRx, kTx, kRead, kWin } kind = kTx;
 };
 
 // A bounce buffer.
@@ -92,6 +93,22 @@ struct ReadOp {
   uint64_t next = 0;                // next offset to read
   uint64_t landed = 0;              // bytes in place (in order, for the bounce case)
   size_t deliver = 0;               // bounce: the fragment whose piece is next in order
+};
+
+// One fi_write / fi_read of a window transfer (window_rma.cc): a transfer
+// longer than the provider's largest message is several, and its
+// completion is reported once the last one is in.
+struct WinXfer {
+  RmaCompletion* done = nullptr;
+  int parts = 0;  // fi_write / fi_read not yet complete
+};
+struct WinOp : Op {
+  WinXfer* xfer = nullptr;
+  bool write = false;
+  int peer = -1;
+  uint8_t* local = nullptr;
+  size_t len = 0;
+  uint64_t remote = 0, key = 0;
 };
 
 // The transport; ofi_transport.h describes what it does and promises.
@@ -246,6 +263,28 @@ class OfiTransport final : public Transport {
   // completes the receive and sends the kFin. Returns 1 when it did.
   int read_done(ReadFrag* f);
 
+  // ------------------------------------------------------------- window_rma.cc
+ public:
+  bool register_window(void* base, size_t len, uint64_t* key, uint64_t* handle) override;
+  void deregister_window(uint64_t handle) override;
+  void rma_write(int peer, const void* src, size_t len, uint64_t base, uint64_t offset, uint64_t key,
+                 RmaCompletion* done) override;
+  void rma_read(int peer, void* dst, size_t len, uint64_t base, uint64_t offset, uint64_t key,
+                RmaCompletion* done) override;
+  uint64_t window_transfers() const { return win_transfers_; }
+  // Whether the provider can serve them (decides caps_.rma_window at start-up).
+  bool window_rma_offered() const;
+
+ private:
+  // Cuts a transfer into operations of at most the provider's largest
+  // message and queues them.
+  void start_window_transfer(bool write, int peer, uint8_t* local, size_t len, uint64_t remote, uint64_t key,
+                             RmaCompletion* done);
+  // Posts queued window operations while the provider takes them.
+  void post_window_ops();
+  // A window operation completed; returns 1 when it ended its transfer.
+  int window_done(WinOp* op);
+
   // ------------------------------------------------------------- peer_watch.cc
   // Forgives peers the time spent away from progress() (sampled).
   void note_time();
@@ -293,6 +332,16 @@ class OfiTransport final : public Transport {
   std::vector<std::unique_ptr<ReadOp>> reads_;
   std::deque<ReadFrag*> read_wait_;  // fragments ready to read
   int reads_in_flight_ = 0;
+  // One-sided transfers into windows (window_rma.cc): whether they are
+  // offered (FI_RMA with writes, no FI_MR_LOCAL, not turned off by
+  // SONDE_OFI_RMA_WINDOWS=0), the windows' registrations by handle, the
+  // operations the provider has not taken yet, and transfers started.
+  std::unordered_map<uint64_t, fid_mr*> windows_;
+  uint64_t next_window_ = 0;
+  std::deque<WinOp*> win_wait_;
+  int win_in_flight_ = 0;  // posted, completion not in yet
+  uint64_t win_transfers_ = 0;
+  size_t win_max_ = 0;
   uint64_t calls_ = 0;  // progress() calls (note_time samples every 64th)
   double last_tick_ = 0;
   Delivery* delivery_ = nullptr;

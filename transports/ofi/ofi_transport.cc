@@ -60,6 +60,7 @@ OfiTransport::OfiTransport(const OfiConfig& config, Exchange& exchange) : cfg_(c
   try {
     open();
     addr = name();
+    caps_.rma_window = window_rma_offered();
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -94,7 +95,7 @@ OfiTransport::~OfiTransport() {
 
 bool OfiTransport::drained() const {
   if (!cq_) return true;
-  if (free_tx_.size() != tx_.size() || !reads_.empty()) return false;
+  if (free_tx_.size() != tx_.size() || !reads_.empty() || win_in_flight_ || !win_wait_.empty()) return false;
   for (int peer : cfg_.peers) {
     if (!peer_[size_t(peer)].queue.empty() || !peer_[size_t(peer)].control.empty()) return false;
   }

@@ -36,6 +36,10 @@ int OfiTransport::progress(Delivery& delivery) {
         n += read_done(static_cast<ReadFrag*>(op));
         continue;
       }
+      if (op->kind == Op::kWin) {
+        n += window_done(static_cast<WinOp*>(op));
+        continue;
+      }
       auto* b = static_cast<Buffer*>(op);
       if (b->is_rx) {
         b->len = entries[i].len;
@@ -48,6 +52,7 @@ int OfiTransport::progress(Delivery& delivery) {
     if (got < 16) break;
   }
   if (!read_wait_.empty()) post_reads();
+  if (!win_wait_.empty()) post_window_ops();
   if (!unposted_.empty()) repost_pending();
   for (int peer : cfg_.peers) {
     Peer& p = peer_[size_t(peer)];
@@ -70,6 +75,8 @@ void OfiTransport::cq_error() {
   std::string who = " receiving";
   if (op && op->kind == Op::kRead) {
     who = " reading a message of rank " + std::to_string(static_cast<ReadFrag*>(op)->op->peer);
+  } else if (op && op->kind == Op::kWin) {
+    who = " in a one-sided transfer with rank " + std::to_string(static_cast<WinOp*>(op)->peer);
   } else if (op && op->kind == Op::kTx && static_cast<Buffer*>(op)->peer >= 0) {
     who = " sending to rank " + std::to_string(static_cast<Buffer*>(op)->peer);
   }
