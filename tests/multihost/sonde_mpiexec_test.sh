@@ -86,6 +86,18 @@ case "$scenario" in
     expect_ok "all sizes verified"
     expect_hosts_empty
     ;;
+  rma)
+    # Put/Get/flush/fence/locks/PSCW between hosts through libfabric RMA
+    # (ranks of one host reach each other directly), against serial
+    # references; MPI_T counts the network operations. Then the same with
+    # it turned off: active messages, same results, no network operations.
+    mh_setup 2
+    job 180 --host h0:2,h1:2 "$bin/net_rma" offnode
+    expect_ok "net_rma: offnode"
+    SONDE_OFI_RMA_WINDOWS=0 job 180 --host h0:2,h1:2 "$bin/net_rma" none
+    expect_ok "net_rma: none, 0 network operations"
+    expect_hosts_empty
+    ;;
   collectives)
     mh_setup 2
     job 180 -n 4 --host h0:2,h1:2 "$bin/coll_check"
