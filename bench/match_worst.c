@@ -11,11 +11,17 @@
  *   unexpected_anysrc  the same, every other receive MPI_ANY_SOURCE.
  * Prints "match_worst_<pattern> <N> <median_us_per_matched_message>" (median
  * over BENCH_TRIALS trials after one warm-up; BENCH_PATTERN=<pattern> runs
- * only that one). Run with 2 ranks. */
+ * only that one). BENCH_SETTLE_US=<us> (default 0): on the posted side,
+ * rank 1 sleeps that long after the start signal, before its clock starts,
+ * so the first messages are already waiting in the transport (they are
+ * matched only when MPI_Waitall progresses); bench/match_callgrind.sh uses
+ * it so that the counted rank does not poll for a descheduled sender.
+ * Run with 2 ranks. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -30,7 +36,7 @@ static void check(const int* slots, int n, const char* what) {
 }
 
 /* One trial; rank 1 returns its microseconds per message. */
-static double trial(int rank, int side, int anysrc, int n, int* slots, MPI_Request* req) {
+static double trial(int rank, int side, int anysrc, int n, int* slots, MPI_Request* req, int settle_us) {
   double t0 = 0, t1 = 0;
   const int go = n; /* tag of the start signal, above every data tag */
   memset(slots, 0xff, sizeof(int) * (size_t)n);
@@ -39,6 +45,7 @@ static double trial(int rank, int side, int anysrc, int n, int* slots, MPI_Reque
       for (int i = 0; i < n; ++i)
         MPI_Irecv(&slots[i], 1, MPI_INT, anysrc && i % 2 ? MPI_ANY_SOURCE : 0, i, MPI_COMM_WORLD, &req[i]);
       MPI_Send(NULL, 0, MPI_BYTE, 0, go, MPI_COMM_WORLD); /* all posted: go */
+      if (settle_us > 0) usleep((useconds_t)settle_us);
       t0 = MPI_Wtime();
       MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
       t1 = MPI_Wtime();
@@ -70,6 +77,7 @@ int main(int argc, char** argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int trials = env_int("BENCH_TRIALS", 7);
+  int settle_us = env_int("BENCH_SETTLE_US", 0);
   if (trials > 64) trials = 64;
   int depths[32], ndepths = 0;
   const char* list = getenv("BENCH_DEPTHS");
@@ -95,7 +103,7 @@ int main(int argc, char** argv) {
       if (only && *only && strcmp(only, patterns[p].name) != 0) continue;
       double samples[64];
       for (int t = 0; t < trials + 1; ++t) {
-        double us = trial(rank, patterns[p].side, patterns[p].anysrc, n, slots, req);
+        double us = trial(rank, patterns[p].side, patterns[p].anysrc, n, slots, req, settle_us);
         if (t > 0) samples[t - 1] = us;
       }
       if (rank == 1) printf("match_worst_%s %d %.4f\n", patterns[p].name, n, median(samples, trials));
