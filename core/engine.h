@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/handles.h"
@@ -234,6 +235,19 @@ class Engine final : public transport::Delivery {
   }
   [[gnu::noinline]] static void notify_watched(Request* r);
 
+  // Completion notes for one MPI_Waitall at a time (binding/c/abi_requests.cc):
+  // while a wait holds them, every request it lists by index
+  // (Request::wait_all_index >= 0) is appended to wait_all_notes() as it
+  // completes, so the wait retires it while its lines are still in cache
+  // instead of walking all of them again. claim: false when another wait
+  // (a nested one, another thread's) holds them. The list is reused.
+  bool claim_wait_all_notes() { return !std::exchange(wait_all_noting_, true); }
+  std::vector<Request*>& wait_all_notes() { return wait_all_done_; }
+  void drop_wait_all_notes() {
+    wait_all_done_.clear();
+    wait_all_noting_ = false;
+  }
+
   // Probe: the first waiting message on comm for (source, tag), or null.
   Message* probe(Comm* comm, int source, int tag);
   void take_message(Comm* comm, Message* m);    // matched probe: out of the queue
@@ -325,6 +339,8 @@ class Engine final : public transport::Delivery {
   // Per world rank: has single copy worked (1), failed (-1), not tried (0)?
   std::vector<int8_t> single_copy_state_;
   bool in_progress_ = false;
+  std::vector<Request*> wait_all_done_;  // claim_wait_all_notes
+  bool wait_all_noting_ = false;
   uint64_t id_counter_ = 0;
   uint32_t fruitless_polls_ = 0;  // fruitless()
 };

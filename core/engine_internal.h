@@ -170,6 +170,7 @@ void Engine::complete_as(Request* r, uint32_t w) {
   // persistent request that completed early still owes its status.
   r->complete = true;
   if (__builtin_expect(r->on_complete != nullptr, 0)) r->on_complete(r->owner);
+  if (r->wait_all_index >= 0) wait_all_done_.push_back(r);  // claim_wait_all_notes
   if constexpr (kFireComplete) FIRE_REQ_IF(w, PERUSE_COMM_REQ_COMPLETE, r);
   if (r->mode == SendMode::kBuffered && r->kind == RequestKind::kSend && r->staged) {
     bsend_.give_back(int64_t(r->bytes) + MPI_BSEND_OVERHEAD);

@@ -93,14 +93,28 @@ struct SendPart final : transport::SendItem {
   void on_handed() override;
 };
 
-struct Request : matching::PostedEntry {
-  int handle = MPI_REQUEST_NULL;  // 0 while the request is internal
+// Laid out by where it is used, in 64-byte lines (the struct is aligned to
+// one): a posted receive's matching entry and the flags that checking a
+// handle reads fill the first line; the arguments and flags that an
+// arrival and a wait read the second; what an arrival writes (sink,
+// status, peer) the third. A receive matched at depth, and the wait that
+// retires it, then touch three lines of it rather than five or six.
+struct alignas(64) Request : matching::PostedEntry {
+  // ---- line 0: the matching entry (56 bytes), then ----
+  // Listed in the MPI_Waitall running now (binding/c/abi_requests.cc): its
+  // index in that call's array when the call takes completion notes
+  // (Engine::claim_wait_all_notes), kListedInWaitAll when it does not, -1
+  // when no Waitall lists it.
+  int32_t wait_all_index = -1;
+  static constexpr int32_t kListedInWaitAll = -2;
   RequestKind kind = RequestKind::kSend;
-  SendMode mode = SendMode::kStandard;
   bool persistent = false;
-  bool active = false;  // started and not yet completed
-  bool complete = false;
+  bool active = false;      // started and not yet completed
   bool user_freed = false;  // MPI_Request_free on an active request
+  // ---- line 1 ----
+  int handle = MPI_REQUEST_NULL;  // 0 while the request is internal
+  SendMode mode = SendMode::kStandard;
+  bool complete = false;
   bool cancelled = false;
   bool handed = false;        // send: all data handed to the transport (or pulled)
   bool matched = false;       // send: receiver matched (needed for Ssend / rendezvous)
@@ -114,41 +128,41 @@ struct Request : matching::PostedEntry {
   // naming it is expected.
   bool stream_asked = false;
   int error = MPI_SUCCESS;
-  // core/stamp.h: when it entered its stage (posted; queued or announced
-  // send; synchronous send waiting for its acknowledgement; rendezvous
-  // data arriving). Snapshots read it only while the request is pending.
-  uint64_t since = 0;
 
-  // The user's arguments.
+  // The user's arguments (peer and tag are in line 2).
   void* buf = nullptr;
   int64_t count = 0;
   Datatype* type = nullptr;
-  int peer = 0;  // rank in comm (or wildcard)
-  int tag = 0;
   Comm* comm = nullptr;
-  uint64_t bytes = 0;  // count * type->size
+  uint8_t* staged = nullptr;  // packed copy of a buffered send's data (MPI_Bsend)
+  uint64_t bytes = 0;         // count * type->size
 
-  // Called as the request completes, for the internal requests of layers
-  // above the core that keep a list of work to do (rma/: a window whose
-  // channel received something); null for most. reset() clears it.
-  void (*on_complete)(void* owner) = nullptr;
-  void* owner = nullptr;
-
+  // ---- line 2 ----
+  RecvSink sink;
   // Completion status.
   int status_source = MPI_ANY_SOURCE;
   int status_tag = MPI_ANY_TAG;
   uint64_t status_bytes = 0;
+  int world_peer = -1;  // protocol state
+  int peer = 0;         // rank in comm (or wildcard)
+  int tag = 0;
 
-  // Protocol state.
-  int world_peer = -1;
-  uint8_t* staged = nullptr;  // packed copy of a buffered send's data (MPI_Bsend)
+  // ---- the rest: sends, rendezvous, snapshots, PERUSE ----
+  // core/stamp.h: when it entered its stage (posted; queued or announced
+  // send; synchronous send waiting for its acknowledgement; rendezvous
+  // data arriving). Snapshots read it only while the request is pending.
+  uint64_t since = 0;
   // Cooperative rendezvous (both sides copy part of a large message):
   // sender: the receiver's buffer; receiver: the sender's buffer.
   uint64_t coop_addr = 0;
   uint64_t coop_split = 0;   // bytes [0, split) are the sender's to write
   uint8_t coop_waiting = 0;  // coop events still owed before completion
-  RecvSink sink;
   SendPart item;
+  // Called as the request completes, for the internal requests of layers
+  // above the core that keep a list of work to do (rma/: a window whose
+  // channel received something); null for most. reset() clears it.
+  void (*on_complete)(void* owner) = nullptr;
+  void* owner = nullptr;
 
   // ---- PERUSE ----
   // The spec of this request's events (the user's arguments), built by the

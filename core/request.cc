@@ -16,7 +16,7 @@ namespace sonde::engine {
 // (peruse_spec is not reset: peruse_spec_ready says whether it is built;
 // the matching::PostedEntry fields are MatchQueues', which sets them on post
 // and clears them when the receive leaves the queue.)
-static_assert(sizeof(Request) == 376, "Request changed: reset the new field in Request::reset()");
+static_assert(sizeof(Request) == 384, "Request changed: reset the new field in Request::reset()");
 void Request::reset() {
   handle = MPI_REQUEST_NULL;
   kind = RequestKind::kSend;
@@ -25,6 +25,7 @@ void Request::reset() {
   cancel_state = 0;
   peruse_spec_ready = false;
   stream_asked = false;
+  wait_all_index = -1;
   error = MPI_SUCCESS;
   since = 0;
   buf = nullptr;

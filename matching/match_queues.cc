@@ -14,6 +14,9 @@ using BucketList = bi::list<Entry, bi::member_hook<Entry, BucketHook, kHook>, bi
 
 uint64_t key(int32_t source, int32_t tag) { return uint64_t(uint32_t(source)) << 32 | uint32_t(tag); }
 
+// 0: (source, tag), 1: (source, ANY_TAG), 2: (ANY_SOURCE, tag), 3: both wildcards.
+int pattern_kind(int32_t source, int32_t tag) { return (source == kAnySource) * 2 + (tag == kAnyTag); }
+
 struct KeyHash {
   size_t operator()(uint64_t k) const {
     k ^= k >> 29;
@@ -40,18 +43,27 @@ struct Bucket {
 
 // Buckets by key in an open-addressing table (linear probing, at most half
 // full) of pointers into chunks that never move, so entries may point at
-// their bucket. Creating a bucket allocates only when a chunk is full
-// (chunks double), and the whole index is freed when both queues empty.
+// their bucket. Creating a bucket allocates only when every chunk is full
+// (chunks double). When both queues empty, the index is cleared and kept
+// for this thread's next index (MatchQueues::recycle), so a communicator
+// that fills and drains its queues again and again (a loop of many
+// receives waited for together) neither frees nor allocates nor faults in
+// pages per round, and a communicator at rest holds no index.
 struct MatchQueues::Index {
   struct Slot {
     uint64_t key = 0;
     Bucket* bucket = nullptr;  // null: empty slot
   };
-  std::vector<Slot> slots = std::vector<Slot>(64);  // a power of two
-  size_t used = 0;
-  std::vector<std::unique_ptr<Bucket[]>> chunks;
-  size_t chunk_fill = 0, chunk_size = 0;
-  std::vector<Bucket*> spare;  // swept out of the table, empty, for reuse
+  static constexpr size_t kMinSlots = 64;
+  std::vector<Slot> slots = std::vector<Slot>(kMinSlots);  // a power of two
+  size_t used = 0, peak = 0;                               // buckets in the table; most since the last clear()
+  std::vector<std::unique_ptr<Bucket[]>> chunks;           // chunk i holds kMinSlots << i buckets
+  size_t chunk = 0, chunk_fill = 0;                        // the chunk being filled; its buckets handed out
+  std::vector<Bucket*> spare;                              // swept out of the table, empty, for reuse
+  // Posted receives by pattern kind (pattern_kind): an arrival looks up
+  // only the kinds some receive has, so a queue of receives that name
+  // source and tag costs one lookup per arrival, not four.
+  uint32_t posted_kinds[4] = {};
   // The bucket found last and its key (null: none). Consecutive lookups
   // often name the same key (a collective's messages from one source, each
   // one filed and then received), and a comparison is cheaper than a hash
@@ -90,7 +102,7 @@ struct MatchQueues::Index {
     }
     Bucket* b = new_bucket();
     slots[i] = {k, b};
-    ++used;
+    peak = std::max(peak, ++used);
     return *remember(k, b);
   }
   Bucket* new_bucket() {
@@ -99,12 +111,35 @@ struct MatchQueues::Index {
       spare.pop_back();
       return b;
     }
-    if (chunk_fill == chunk_size) {
-      chunk_size = chunk_size ? 2 * chunk_size : 64;
-      chunks.emplace_back(new Bucket[chunk_size]);
+    if (chunk < chunks.size() && chunk_fill == kMinSlots << chunk) {
+      ++chunk;
       chunk_fill = 0;
     }
-    return &chunks.back()[chunk_fill++];
+    if (chunk == chunks.size()) chunks.emplace_back(new Bucket[kMinSlots << chunk]);
+    return &chunks[chunk][chunk_fill++];
+  }
+  // Every bucket is unused (both queues are empty): forget them all, keeping
+  // the chunks for the next round and a table sized for the last one (a
+  // table much larger than the last round needed is replaced by a small one,
+  // so a shallow round after a deep one does not clear the deep one's table).
+  void clear() {
+    size_t want = kMinSlots;
+    while (want < 2 * peak) want *= 2;
+    if (slots.size() > 4 * want) {
+      std::vector<Slot>(want).swap(slots);
+    } else {
+      std::fill(slots.begin(), slots.end(), Slot{});
+    }
+    used = peak = 0;
+    chunk = chunk_fill = 0;
+    spare.clear();
+    std::fill(std::begin(posted_kinds), std::end(posted_kinds), 0);
+    last = nullptr;
+  }
+  // Slots and buckets it holds: a cleared index larger than this is freed
+  // rather than kept (MatchQueues::recycle).
+  size_t footprint() const {
+    return slots.size() * sizeof(Slot) + ((kMinSlots << chunks.size()) - kMinSlots) * sizeof(Bucket);
   }
   // Moves every bucket into a table of `capacity` slots; with `drop_unused`
   // the unused ones go to the spares instead.
@@ -156,6 +191,7 @@ MatchQueues::~MatchQueues() {
 void MatchQueues::index_posted(PostedEntry* r) {
   Bucket& own = index_->at(r->source, r->tag);
   own.posted.push_back(*r);
+  ++index_->posted_kinds[pattern_kind(r->source, r->tag)];
   if (r->source != kAnySource) {
     Bucket& counter = r->tag == kAnyTag ? own : index_->at(r->source, kAnyTag);
     ++counter.posted_from;
@@ -179,8 +215,16 @@ void MatchQueues::index_unexpected(UnexpectedEntry* m) {
   m->counted_in = &counter;
 }
 
+thread_local std::unique_ptr<MatchQueues::Index> MatchQueues::kept_index_;
+
+void MatchQueues::recycle(std::unique_ptr<Index> index) {
+  if (index->footprint() > kKeptIndexBytes) return;  // freed
+  index->clear();
+  kept_index_ = std::move(index);
+}
+
 void MatchQueues::build_index() {
-  index_ = std::make_unique<Index>();
+  index_ = kept_index_ ? std::move(kept_index_) : std::make_unique<Index>();
   // Each bucket holds entries of one half only, so indexing each half in
   // queue order keeps every bucket in queue order.
   for (auto* half : {&posted_user_, &posted_reserved_})
@@ -190,7 +234,8 @@ void MatchQueues::build_index() {
 }
 
 void MatchQueues::drop_index_if_empty() {
-  if (posted_user_.empty() && posted_reserved_.empty() && unex_user_.empty() && unex_reserved_.empty()) index_.reset();
+  if (posted_user_.empty() && posted_reserved_.empty() && unex_user_.empty() && unex_reserved_.empty())
+    recycle(std::move(index_));
 }
 
 // Without an index no entry is in a bucket or counted in one (the index is
@@ -199,7 +244,10 @@ void MatchQueues::unlink_posted(PostedEntry* r) {
   PostedList& half = posted_half(r->tag);
   half.erase(half.iterator_to(*r));
   if (!index_) return;
-  if (r->in_pattern.is_linked()) r->in_pattern.unlink();
+  if (r->in_pattern.is_linked()) {
+    r->in_pattern.unlink();
+    --index_->posted_kinds[pattern_kind(r->source, r->tag)];
+  }
   if (r->counted_in) {
     --r->counted_in->posted_from;
     r->counted_in = nullptr;
@@ -240,7 +288,9 @@ PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObser
     // The patterns that accept (source, tag); the oldest front wins. (An
     // empty half has nothing to find: a stream of unexpected messages
     // costs no lookups here.)
+    const uint32_t* kinds = index_->posted_kinds;
     auto consider = [&](int32_t want_source, int32_t want_tag) {
+      if (kinds[pattern_kind(want_source, want_tag)] == 0) return;
       Bucket* b = index_->find(want_source, want_tag);
       if (!b || b->posted.empty()) return;
       ++posted_attempts_;

@@ -208,8 +208,13 @@ class MatchQueues {
   void index_unexpected(UnexpectedEntry* message);
   // Past kIndexThreshold entries (checked by post and push_unexpected).
   void build_index();
-  // When both queues are empty (checked on unlinks while indexed).
+  // When both queues are empty (checked on unlinks while indexed): the
+  // index is cleared and kept for this thread's next build_index (one at a
+  // time, at most kKeptIndexBytes; a larger one is freed).
   void drop_index_if_empty();
+  static void recycle(std::unique_ptr<Index> index);
+  static constexpr size_t kKeptIndexBytes = 8u << 20;
+  static thread_local std::unique_ptr<Index> kept_index_;
 
   PostedList posted_user_, posted_reserved_;
   UnexpectedList unex_user_, unex_reserved_;

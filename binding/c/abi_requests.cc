@@ -5,6 +5,7 @@
 // (core/grequest.h) and nonblocking collectives' requests pass through the
 // same calls.
 #include <climits>
+#include <memory>
 
 #include "binding/c/abi.h"
 #include "core/engine.h"
@@ -177,20 +178,75 @@ static void watch_pending(int count, MPI_Request reqs[]) {
 
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status* array_of_statuses) {
   SONDE_ENTER("MPI_Waitall");
-  int rc = validate_array(count, array_of_requests);
-  if (rc) return raise(nullptr, rc, fn);
-  // wait_until() per request, but one idle count for the call: going idle
-  // watches every incomplete request's peer, not only the first one's.
+  if (count < 0) return raise(nullptr, MPI_ERR_COUNT, fn);
+  if (count > 0 && !array_of_requests) return raise(nullptr, MPI_ERR_ARG, fn);
+  auto status_of = [&](int i) {
+    return array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
+  };
+  // Every handle is checked before any request is waited for. The check
+  // keeps what it looked up (null: nothing left to wait for) and marks the
+  // request as listed; with the engine's completion notes, by its index.
   Engine& e = engine();
-  int idle = 0;
+  const bool noting = e.claim_wait_all_notes();
+  constexpr int kOnStack = 64;
+  Request* on_stack[kOnStack];
+  std::unique_ptr<Request*[]> on_heap(count > kOnStack ? new Request*[size_t(count)] : nullptr);
+  Request** live = count > kOnStack ? on_heap.get() : on_stack;
   for (int i = 0; i < count; ++i) {
     Request* r = nullptr;
-    if (classify(array_of_requests[i], &r) != Slot::kLive) continue;
-    while (!r->complete) {
-      if (e.wait_pass(idle)) watch_pending(count, array_of_requests);  // watch the peers' liveness
+    const Slot slot = classify(array_of_requests[i], &r);
+    if (slot == Slot::kInvalid) {
+      for (int j = 0; j < i; ++j)
+        if (live[j]) live[j]->wait_all_index = -1;
+      if (noting) e.drop_wait_all_notes();
+      return raise(nullptr, MPI_ERR_REQUEST, fn);
     }
+    // A request listed twice (erroneous) is retired once; its second entry
+    // gets an empty status, as a null handle does.
+    live[i] = slot == Slot::kLive && r->wait_all_index == -1 ? r : nullptr;
+    if (live[i]) r->wait_all_index = noting ? i : Request::kListedInWaitAll;
+    else empty_status(status_of(i));
   }
-  return finish(nullptr, complete_all(count, array_of_requests, array_of_statuses, fn), fn);
+  bool any_error = false;
+  auto retire_at = [&](int i) {
+    Request* r = live[i];
+    live[i] = nullptr;
+    r->wait_all_index = -1;
+    MPI_Status* st = status_of(i);
+    int rc = retire(&array_of_requests[i], r, st);
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = rc;
+    if (rc) any_error = true;
+  };
+  // Requests that completed since the last look, retired while their lines
+  // are in cache; the walk below then finds their entries done. (A request
+  // that completes without a note is still found by the walk.)
+  auto retire_noted = [&] {
+    if (!noting) return;
+    std::vector<Request*>& done = e.wait_all_notes();
+    for (size_t k = 0; k < done.size(); ++k) {  // retiring may append (a generalized request's callbacks)
+      Request* r = done[k];
+      const int i = r->wait_all_index;
+      if (i >= 0 && i < count && live[i] == r && r->complete) retire_at(i);
+    }
+    done.clear();
+  };
+  // Going idle watches the peers of the requests still pending, once per
+  // call (a watch is kept; more walks would cost O(n) per idle spell).
+  int idle = 0;
+  bool watched = false;
+  retire_noted();
+  for (int i = 0; i < count; ++i) {
+    while (live[i] && !live[i]->complete) {
+      if (e.wait_pass(idle) && !watched) {  // watch the peers' liveness
+        watch_pending(count - i, array_of_requests + i);
+        watched = true;
+      }
+      retire_noted();
+    }
+    if (live[i]) retire_at(i);
+  }
+  if (noting) e.drop_wait_all_notes();
+  return finish(nullptr, any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS, fn);
 }
 SONDE_WEAK_ALIAS(Waitall)
 
