@@ -30,9 +30,14 @@
 // reserved tag (a new tag per collective call) sits only in its source's
 // (source, MPI_ANY_TAG) bucket, in a list of its own that a receive walks
 // from the front; the message it wants is at or near that front, as one
-// sender's collective messages arrive in call order. Every removal is an unlink. The index
-// is freed when both queues are empty, so a communicator at rest holds only
-// the list heads and counters below (under 150 bytes).
+// sender's collective messages arrive in call order. Every removal is an
+// unlink. An arrival looks up only the pattern kinds that some posted
+// receive has (a count per kind), so receives that all name source and tag
+// cost one lookup per arrival. When both queues are empty the index leaves
+// the communicator: it is cleared and kept for the thread's next index
+// (one, of at most kKeptIndexBytes), so a communicator at rest holds only
+// the list heads and counters below (under 150 bytes), and one that fills
+// and drains its queues round after round allocates and frees nothing.
 //
 // Counters. Per communicator: queue lengths, bytes waiting unexpected, and
 // the entries examined by searches ("match attempts": each entry compared on
