@@ -51,40 +51,17 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$prefix/bin/mpicc" -O2 -o "$work/coll_calls.sonde" "$here/coll_calls.c"
 mpicc.openmpi -O2 -o "$work/coll_calls.ompi" "$here/coll_calls.c"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$here/callgrind_lib.sh"
+cg_wrapper "$work" --dump-instr=yes
 
-# Runs the program as the rank given in $CG_RANK under callgrind, the other natively.
-cat > "$work/wrap.sh" <<'SH'
-#!/usr/bin/env bash
-if [ "${OMPI_COMM_WORLD_RANK:-}" = "$CG_RANK" ]; then
-  exec valgrind --tool=callgrind --dump-instr=yes $CG_TOGGLE --callgrind-out-file="$CG_OUT" "$@" 2>"$CG_OUT.err"
-fi
-exec "$@"
-SH
-chmod +x "$work/wrap.sh"
+total() { callgrind_annotate "$1" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; }
 
 count() {  # impl coll rank iters -> median total of $reps runs (its profile kept as cg.<iters>)
-  local impl=$1 coll=$2 rank=$3 fn=MPI_Bcast i total
+  local impl=$1 coll=$2 fn=MPI_Bcast
   [ "$coll" = reduce ] && fn=MPI_Reduce
-  export CG_RANK=$rank BENCH_COLL=$coll BENCH_ITERS=$4
-  : > "$work/totals"
-  for ((i = 0; i < reps; i++)); do
-    export CG_OUT="$work/cg.run$i"
-    if [ "$impl" = sonde ]; then
-      export CG_TOGGLE="--toggle-collect=sonde_qmpi_impl_$fn"
-      "$prefix/bin/mpiexec" -n 2 "$work/wrap.sh" "$work/coll_calls.sonde" >/dev/null
-    else
-      export CG_TOGGLE="--toggle-collect=*$fn"
-      mpirun.openmpi --oversubscribe --mca pml ob1 --mca btl self,vader -n 2 \
-        "$work/wrap.sh" "$work/coll_calls.ompi" >/dev/null
-    fi
-    total=$(callgrind_annotate "$CG_OUT" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-    [ -z "${CG_VERBOSE:-}" ] || echo "  $impl $coll rank $rank N=$4 run $i: $total" >&2
-    echo "$total $i" >> "$work/totals"
-  done
-  read -r total i < <(sort -n "$work/totals" | sed -n "$(((reps + 1) / 2))p")
-  cp "$work/cg.run$i" "$work/cg.$4"
-  echo "$total"
+  export CG_RANK=$3 BENCH_COLL=$coll BENCH_ITERS=$4
+  cg_median "$work" "$reps" "$4" total \
+    cg_job "$impl" "$prefix" "$work" $fn "$work/coll_calls.sonde" "$work/coll_calls.ompi"
 }
 
 # Per function: (self cost at N=3000 - at N=1000) / 2000, largest first.

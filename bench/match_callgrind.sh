@@ -52,22 +52,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$prefix/bin/mpicc" -O2 -g -o "$work/match_worst.sonde" "$here/match_worst.c"
 case " $impls " in *" ompi "*) mpicc.openmpi -O2 -g -o "$work/match_worst.ompi" "$here/match_worst.c" ;; esac
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 BENCH_PATTERN=$pattern
+export BENCH_PATTERN=$pattern
 export BENCH_SETTLE_US=${BENCH_SETTLE_US:-20000}
-
-# Runs the program as the rank given in $CG_RANK under callgrind, the other natively.
-cat > "$work/wrap.sh" <<'SH'
-#!/usr/bin/env bash
-if [ "${OMPI_COMM_WORLD_RANK:-}" = "$CG_RANK" ]; then
-  exec valgrind --tool=callgrind --cache-sim=yes $CG_CACHE $CG_TOGGLE --callgrind-out-file="$CG_OUT" "$@" 2>"$CG_OUT.err"
-fi
+source "$here/callgrind_lib.sh"
 # The native rank never yields while it waits (Sonde's SONDE_SPIN; Open
 # MPI's ranks spin unless oversubscribed), so the counted rank rarely finds
 # nothing to do because the other was descheduled.
-SONDE_SPIN=1000000000 exec "$@"
-SH
-chmod +x "$work/wrap.sh"
-export CG_CACHE="$cache"
+cg_wrapper "$work" "--cache-sim=yes $cache" SONDE_SPIN=1000000000
 
 # "Ir D1 LL" of a profile's totals.
 totals() {
@@ -81,26 +72,9 @@ print(v["Ir"], v["D1mr"] + v["D1mw"], v["DLmr"] + v["DLmw"])'
 }
 
 count() {  # impl rank fn trials -> median "Ir D1 LL" of $reps runs (profile kept as cg.<trials>)
-  local impl=$1 rank=$2 fn=$3 i
-  export CG_RANK=$rank BENCH_TRIALS=$4
-  : > "$work/runs"
-  for ((i = 0; i < reps; i++)); do
-    export CG_OUT="$work/cg.run$i"
-    if [ "$impl" = sonde ]; then
-      export CG_TOGGLE="--toggle-collect=sonde_qmpi_impl_$fn"
-      "$prefix/bin/mpiexec" -n 2 "$work/wrap.sh" "$work/match_worst.sonde" >/dev/null
-    else
-      export CG_TOGGLE="--toggle-collect=*$fn"
-      mpirun.openmpi --oversubscribe --mca pml ob1 --mca btl self,vader -n 2 \
-        "$work/wrap.sh" "$work/match_worst.ompi" >/dev/null
-    fi
-    read -r ir d1 ll < <(totals "$CG_OUT")
-    [ -z "${CG_VERBOSE:-}" ] || echo "  $impl rank $rank trials=$4 run $i: Ir $ir D1 $d1 LL $ll" >&2
-    echo "$ir $d1 $ll $i" >> "$work/runs"
-  done
-  read -r ir d1 ll i < <(sort -n "$work/runs" | sed -n "$(((reps + 1) / 2))p")
-  cp "$work/cg.run$i" "$work/cg.$4"
-  echo "$ir $d1 $ll"
+  export CG_RANK=$2 BENCH_TRIALS=$4
+  cg_median "$work" "$reps" "$4" totals \
+    cg_job "$1" "$prefix" "$work" "$3" "$work/match_worst.sonde" "$work/match_worst.ompi"
 }
 
 # Per function: (self cost at 3 trials - at 1) / messages, largest Ir first.

@@ -48,6 +48,27 @@ bool reachable(const Window* w, int target, const std::vector<Segment>& segs, ui
   return net_reaches(w->comm->world[size_t(target)]);
 }
 
+// Counts `op` in flight to its target, one part per segment.
+void start(NetOp* op, size_t parts) {
+  op->parts = int(parts);
+  ++op->w->net_in_flight[size_t(op->target)];
+  ++introspect::rma_counters().network;
+}
+
+// One transfer per target segment, `local` advancing through contiguous
+// bytes: `move(peer, local, length, base, offset, key, op)` is net_write or
+// net_read.
+template <typename Local, typename Move>
+void per_segment(NetOp* op, const std::vector<Segment>& segs, Local* local, Move move) {
+  const size_t t = size_t(op->target);
+  const int peer = op->w->comm->world[t];
+  const uint64_t key = op->w->net_key[t], base = op->w->net_base[t];
+  for (const Segment& s : segs) {
+    move(peer, local, s.length, base, s.offset, key, op);
+    local += s.length;
+  }
+}
+
 }  // namespace
 
 void net_open(Window* w, uint64_t* key, uint64_t* base, int32_t* ok) {
@@ -88,16 +109,8 @@ bool net_put(Window* w, int target, const std::vector<Segment>& segs, std::vecto
   op->w = w;
   op->target = target;
   op->buf = std::move(data);
-  op->parts = int(segs.size());
-  ++w->net_in_flight[size_t(target)];
-  ++introspect::rma_counters().network;
-  const int peer = w->comm->world[size_t(target)];
-  const uint64_t key = w->net_key[size_t(target)], base = w->net_base[size_t(target)];
-  uint64_t at = 0;
-  for (const Segment& s : segs) {
-    net_write(peer, op->buf.data() + at, s.length, base, s.offset, key, op);
-    at += s.length;
-  }
+  start(op, segs.size());
+  per_segment(op, segs, static_cast<const uint8_t*>(op->buf.data()), net_write);
   return true;
 }
 
@@ -122,9 +135,7 @@ bool net_get(Window* w, int target, const std::vector<Segment>& segs, void* orig
     *request = op->request;
   }
   op->id = w->next_id++;
-  op->parts = int(segs.size());
-  ++w->net_in_flight[size_t(target)];
-  ++introspect::rma_counters().network;
+  start(op, segs.size());
   fire_issue(w, PERUSE_GET, origin, count, type, target, n, true, op->id);
   // A contiguous origin takes the data where it belongs; any other, a
   // packed buffer unpacked at the end.
@@ -136,13 +147,7 @@ bool net_get(Window* w, int target, const std::vector<Segment>& segs, void* orig
     op->buf.resize(n);
     dst = op->buf.data();
   }
-  const int peer = w->comm->world[size_t(target)];
-  const uint64_t key = w->net_key[size_t(target)], base = w->net_base[size_t(target)];
-  uint64_t at = 0;
-  for (const Segment& s : segs) {
-    net_read(peer, dst + at, s.length, base, s.offset, key, op);
-    at += s.length;
-  }
+  per_segment(op, segs, dst, net_read);
   return true;
 }
 

@@ -4,27 +4,18 @@
  * sonde_rma_window_visits stays put), and one-sided traffic on one window
  * visits that window a bounded number of times, however many others
  * exist. */
-#include "tests/integration/itest.h"
+#include "tests/mpit/mtest.h"
 
 #define WINDOWS 300
-
-static unsigned long long read_visits(MPI_T_pvar_session s, MPI_T_pvar_handle h) {
-  unsigned long long v = 0;
-  CHECK_OK(MPI_T_pvar_read(s, h, &v));
-  return v;
-}
 
 int main(int argc, char** argv) {
   itest_init(&argc, &argv);
   const int me = itest_rank, n = itest_size;
-  int provided = 0, index = -1, count = 0;
+  int provided = 0;
   CHECK_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
   MPI_T_pvar_session s;
-  MPI_T_pvar_handle h;
   CHECK_OK(MPI_T_pvar_session_create(&s));
-  CHECK_OK(MPI_T_pvar_get_index("sonde_rma_window_visits", MPI_T_PVAR_CLASS_COUNTER, &index));
-  CHECK_OK(MPI_T_pvar_handle_alloc(s, index, NULL, &h, &count));
-  CHECK_OK(MPI_T_pvar_start(s, h));
+  MPI_T_pvar_handle h = mtest_handle(s, "sonde_rma_window_visits", MPI_T_PVAR_CLASS_COUNTER, NULL, 1);
 
   static MPI_Win wins[WINDOWS];
   static int* bases[WINDOWS];
@@ -33,7 +24,7 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
 
   /* Idle: progress passes and point-to-point traffic touch no window. */
-  const unsigned long long before = read_visits(s, h);
+  const unsigned long long before = mtest_read_ull(s, h);
   int flag = 0;
   for (int i = 0; i < 1000; ++i) MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
   const int peer = me ^ 1;
@@ -50,7 +41,7 @@ int main(int argc, char** argv) {
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  const unsigned long long idle = read_visits(s, h) - before;
+  const unsigned long long idle = mtest_read_ull(s, h) - before;
   CHECK(idle == 0, "%d idle windows were visited %llu times", WINDOWS, idle);
 
   /* Traffic on one dynamic window (its operations always travel as
@@ -67,7 +58,7 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Sendrecv(&addr, 1, MPI_AINT, left, 2, &right_addr, 1, MPI_AINT, right, 2, MPI_COMM_WORLD,
                         MPI_STATUS_IGNORE));
   MPI_Barrier(MPI_COMM_WORLD);
-  const unsigned long long start = read_visits(s, h);
+  const unsigned long long start = mtest_read_ull(s, h);
   const int ops = 20;
   for (int i = 0; i < ops; ++i) {
     int v = me * 1000 + i, back = -1;
@@ -79,7 +70,7 @@ int main(int argc, char** argv) {
     CHECK(back == v, "get after put through the dynamic window: %d, want %d", back, v);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  const unsigned long long busy = read_visits(s, h) - start;
+  const unsigned long long busy = mtest_read_ull(s, h) - start;
   /* Each message of the window's channel that this rank sends or receives
    * wakes the window once as it completes: per round 5 sent and 4 answers
    * received as origin, as many received and answered as target, so 40 a

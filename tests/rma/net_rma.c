@@ -11,7 +11,7 @@
  *                         "offnode" those to ranks of other nodes do;
  *                         "none"    none does (network RMA turned off).
  * MPI_T's sonde_rma_network_operations must count exactly that. */
-#include "tests/integration/itest.h"
+#include "tests/mpit/mtest.h"
 
 #define N 256            /* ints per rank in the small window */
 #define BIG (1 << 18)    /* ints in the 1 MiB window */
@@ -187,14 +187,11 @@ int main(int argc, char** argv) {
   MPI_Group_free(&ng);
   MPI_Comm_free(&node);
 
-  int provided = 0, index = -1, count = 0;
+  int provided = 0;
   CHECK_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
   MPI_T_pvar_session s;
-  MPI_T_pvar_handle h;
   CHECK_OK(MPI_T_pvar_session_create(&s));
-  CHECK_OK(MPI_T_pvar_get_index("sonde_rma_network_operations", MPI_T_PVAR_CLASS_COUNTER, &index));
-  CHECK_OK(MPI_T_pvar_handle_alloc(s, index, NULL, &h, &count));
-  CHECK_OK(MPI_T_pvar_start(s, h));
+  MPI_T_pvar_handle h = mtest_handle(s, "sonde_rma_network_operations", MPI_T_PVAR_CLASS_COUNTER, NULL, 1);
 
   /* MPI_Win_create over the user's memory, then MPI_Win_allocate. */
   int* mine = calloc(N, sizeof(int));
@@ -216,8 +213,7 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Win_free(&win));
   big_transfer();
 
-  unsigned long long got = 0;
-  CHECK_OK(MPI_T_pvar_read(s, h, &got));
+  const unsigned long long got = mtest_read_ull(s, h);
   CHECK(got == expected_net, "sonde_rma_network_operations %llu, want %llu (mode %s)", got, expected_net, mode);
   MPI_T_pvar_handle_free(s, &h);
   MPI_T_pvar_session_free(&s);
