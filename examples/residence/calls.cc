@@ -22,6 +22,9 @@ void note_call(CallKind kind, uint64_t enter) {
     e->count = kind;
     e->comm = -1;
   }
+  // Past the call's exit time: pair blocks the callbacks used up are
+  // replaced here, outside any measured interval.
+  if (g.warm_pairs - g.fresh_pairs < kWarmPairs / 2) warm_pairs(kWarmPairs);
 }
 
 }  // namespace

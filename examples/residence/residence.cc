@@ -77,6 +77,7 @@ void announce(MPI_Comm parent, MPI_Comm child, bool split, int color) {
     return;
   }
   CommRec& c = g.comms[ci];
+  warm_pairs(kWarmPairs + std::min(std::max(size, 0), kWarmPairsPerComm) * (g.keep_internal ? 2 : 1));
   std::string label = g.comms[pi].label;
   label += split ? "/split" + std::to_string(n) + ":color" + std::to_string(color) : "/dup" + std::to_string(n);
   set_label(c, label.c_str());
@@ -124,6 +125,7 @@ void start(int provided) {
     g.problem = "out of memory for the tables";
     return;
   }
+  warm_pairs(kWarmPairs + (std::min(g.world_size, kWarmPairsPerComm) + 1) * (g.keep_internal ? 2 : 1));  // WORLD, SELF
   if (PERUSE_Init() != PERUSE_SUCCESS) {
     g.supported = false;
     g.problem = "PERUSE_Init failed";

@@ -194,9 +194,10 @@ struct State {
   int next_serial = 0;
   KeyTable<IndexSlot> comm_index;
 
-  PairStats* pair_stats = nullptr;  // mmap'd arena, pages touched as used
+  PairStats* pair_stats = nullptr;  // mmap'd arena, pages touched ahead of use (warm_pairs)
   PairMeta* pair_meta = nullptr;
   int32_t max_pairs = 0, fresh_pairs = 0, free_pairs = -1;
+  int32_t warm_pairs = 0;  // blocks [0, warm_pairs) of the arena have been touched
   KeyTable<IndexSlot> pair_index;
 
   KeyTable<ReqSlot> requests;
@@ -249,6 +250,16 @@ inline void queue_out(CommRec& c, int internal, Queue q) {
 // SONDE_RESIDENCE_MAX_PAIRS; false when memory is short (then nothing is
 // measured). Called once, from MPI_Init, before any handle exists.
 bool allocate_tables();
+
+// Touches the arena's never-used pair blocks until `ahead` of them are ready
+// past the last one handed out, so the callback that first samples a
+// (communicator, peer) pays no page fault (a first touch costs tens of
+// microseconds on a virtual machine). Called outside callbacks: at MPI_Init
+// and when an interceptor learns of a new communicator. Lock held.
+void warm_pairs(int32_t ahead);
+// Blocks kept ready: a base, plus one per member of a new communicator up to
+// a cap (its peers are the pairs it will need first).
+constexpr int32_t kWarmPairs = 16, kWarmPairsPerComm = 64;
 
 // The record of a communicator (an index into g.comms), made on first sight
 // if `create` (an event on a communicator no interceptor announced gets a

@@ -46,6 +46,10 @@ bool allocate_tables() {
   void* arena = mmap(nullptr, pairs * sizeof(PairStats), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (!g.comms || !g.pair_meta || arena == MAP_FAILED) return false;
+  // calloc's pages of this size come straight from mmap, untouched: touched
+  // here, so no callback faults on a communicator's record or a block's list.
+  std::memset(static_cast<void*>(g.comms), 0, kMaxComms * sizeof(CommRec));
+  std::memset(static_cast<void*>(g.pair_meta), 0, pairs * sizeof(PairMeta));
   g.pair_stats = static_cast<PairStats*>(arena);
   g.max_pairs = static_cast<int32_t>(pairs);
   for (int i = kMaxComms - 1; i >= 0; --i) {
@@ -54,6 +58,13 @@ bool allocate_tables() {
   }
   return g.comm_index.init(2 * kMaxComms) && g.pair_index.init(2 * pairs) && g.requests.init(table) &&
          g.messages.init(table);
+}
+
+void warm_pairs(int32_t ahead) {
+  const int32_t want = std::min(g.max_pairs, g.fresh_pairs + std::max<int32_t>(ahead, 0));
+  if (want <= g.warm_pairs) return;
+  std::memset(static_cast<void*>(g.pair_stats + g.warm_pairs), 0, size_t(want - g.warm_pairs) * sizeof(PairStats));
+  g.warm_pairs = want;
 }
 
 int32_t comm_index(MPI_Comm handle, bool create) {
