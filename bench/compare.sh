@@ -6,7 +6,7 @@
 # rounds plus Sonde's ratio to the faster peer.
 #
 # usage: bench/compare.sh [--rounds N] [--np N] [--sonde-prefix DIR] [--baseline-prefix DIR]
-#                          [latency bandwidth match_worst coll rma]
+#                          [latency msgrate bandwidth match_worst coll rma]
 # --np: ranks per job (default 2); beyond the number of cores, ranks are not bound.
 # --baseline-prefix: a second Sonde install (an older commit, installed with
 # `bazel run //:install -- DIR` from its checkout) run in the same interleaved
@@ -23,6 +23,8 @@
 # match_worst sweeps queue depth (BENCH_DEPTHS, default 64 256 1024 4096 16384)
 # over four patterns (posted / unexpected side, half the receives
 # MPI_ANY_SOURCE or none): one row per pattern and depth, in us per message.
+# msgrate: one-way streams of small messages (us per message), the receiver
+# behind (unexpected) or with its receives posted (msgrate_window).
 # rma: put/get latency (us) and bandwidth (GB/s), accumulate rate (Mop/s) in
 # a passive-target epoch; Open MPI runs it with its one-sided component
 # BENCH_OMPI_OSC (default rdma; pt2pt the alternative).
@@ -120,7 +122,7 @@ for b, s in keys:
     peers = [med[i] for i in ("mpich", "ompi") if i in med]
     best = (max(peers) if b in higher_is_better else min(peers)) if peers else 0
     ratio = med["sonde"] / best if best and "sonde" in med else nan
-    line = (f"{b:<24} {s:>8} {unit.get(b, 'us/msg' if b.startswith('match_worst') else 'us'):>7} {med.get('sonde', nan):>9.3f} "
+    line = (f"{b:<24} {s:>8} {unit.get(b, 'us/msg' if b.startswith(('match_worst', 'msgrate')) else 'us'):>7} {med.get('sonde', nan):>9.3f} "
             f"{med.get('mpich', nan):>9.3f} {med.get('ompi', nan):>9.3f}")
     if has_base:
         line += f" {med.get('base', nan):>9.3f}"
