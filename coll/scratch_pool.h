@@ -1,6 +1,7 @@
-// Large scratch memory of the collectives, kept for the next call. A
-// collective on a large vector needs scratch as large (reduce's
-// accumulator, allgather's packed blocks); taken fresh from malloc, such
+// Large scratch memory of the collectives and of one-sided operations, kept
+// for the next call. A collective on a large vector needs scratch as large
+// (reduce's accumulator, allgather's packed blocks), and so does an
+// accumulate (the target's old values, the packed origin data); taken fresh from malloc, such
 // blocks are mapped and faulted in on every call and handed back to the
 // kernel at every free (glibc maps or trims them), which cost reduce of
 // 1 MiB on 3 ranks tens of milliseconds per call. The pool keeps a few
@@ -12,6 +13,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <utility>
 
 namespace sonde::engine::coll::detail {
 
@@ -52,6 +55,50 @@ class ScratchBytes {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
+};
+
+// A std::allocator replacement whose blocks of kMinBytes or more come from
+// ScratchPool (each block's capacity is kept in the 64 bytes before the
+// storage), and whose construct() without arguments leaves a byte
+// uninitialised: std::vector<uint8_t, ScratchAllocator<uint8_t>>(n) costs
+// neither a fill of n bytes nor, once warm, a page fault.
+template <typename T>
+struct ScratchAllocator {
+  using value_type = T;
+  static constexpr size_t kHeader = 64;
+
+  ScratchAllocator() = default;
+  template <typename U>
+  ScratchAllocator(const ScratchAllocator<U>&) noexcept {}
+
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < ScratchPool::kMinBytes) return static_cast<T*>(::operator new(bytes));
+    size_t capacity = 0;
+    uint8_t* block = ScratchPool::acquire(bytes + kHeader, &capacity);
+    *reinterpret_cast<size_t*>(block) = capacity;
+    return reinterpret_cast<T*>(block + kHeader);
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (n * sizeof(T) < ScratchPool::kMinBytes) {
+      ::operator delete(p);
+      return;
+    }
+    uint8_t* block = reinterpret_cast<uint8_t*>(p) - kHeader;
+    ScratchPool::release(block, *reinterpret_cast<size_t*>(block));
+  }
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <typename U>
+  bool operator==(const ScratchAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 }  // namespace sonde::engine::coll::detail

@@ -124,7 +124,7 @@ void note_error(Window* w, int origin, int code) {
   if (it == w->origin_error.end() || it->second == MPI_SUCCESS) w->origin_error[origin] = code;
 }
 
-void answer(Window* w, int origin, Kind kind, uint64_t id, std::vector<uint8_t>* data = nullptr, int arg = 0) {
+void answer(Window* w, int origin, Kind kind, uint64_t id, Bytes* data = nullptr, int arg = 0) {
   Header h;
   h.kind = kind;
   h.id = id;
@@ -160,7 +160,7 @@ void apply_access(Window* w, int origin, const Header& h, const Segment* segs, c
     note_error(w, origin, MPI_ERR_RMA_RANGE);
     // The origin still waits for an answer: it gets zeros and the error.
     if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas) {
-      std::vector<uint8_t> zeros(total);
+      Bytes zeros(total, 0);
       answer(w, origin, Kind::kReply, h.id, &zeros, MPI_ERR_RMA_RANGE);
     }
     return;
@@ -170,7 +170,7 @@ void apply_access(Window* w, int origin, const Header& h, const Segment* segs, c
       if (!landed) scatter_to(memory_of(w), segs, h.segments, data);
       break;
     case Kind::kGet: {
-      std::vector<uint8_t> old(total);
+      Bytes old(total);
       gather_from(memory_of(w), segs, h.segments, old.data());
       answer(w, origin, Kind::kReply, h.id, &old);
       break;
@@ -181,7 +181,7 @@ void apply_access(Window* w, int origin, const Header& h, const Segment* segs, c
       // Under this rank's accumulate lock when node-local origins may
       // apply accumulates to its memory directly (direct.h).
       AccLock* lock = w->acc_lock.empty() ? nullptr : w->acc_lock[size_t(w->comm->rank)];
-      std::vector<uint8_t> old;
+      Bytes old;
       int rc = apply_accumulate(memory_of(w), segs, h.segments, h.kind, h.op, h.basic, data, old, lock);
       if (h.kind != Kind::kAcc) answer(w, origin, Kind::kReply, h.id, &old);
       if (rc) note_error(w, origin, rc);
@@ -324,25 +324,25 @@ void target_segments(const Datatype& type, int64_t count, int64_t disp, std::vec
 }
 
 int send_message(Window* w, int target, Header h, const std::vector<Segment>& segs, const uint8_t* data, uint64_t bytes,
-                 std::vector<uint8_t>* owned) {
+                 Bytes* owned) {
   h.segments = segs.size();
   h.data_bytes = bytes;
   const uint64_t seg_bytes = segs.size() * sizeof(Segment);
   if (sizeof h + seg_bytes + bytes <= kInlineLimit) h.body = kBodyInline;
   else if (sizeof h + seg_bytes <= kInlineLimit && bytes) h.body = kDataFollows;
   else h.body = kBodyFollows;
-  auto* first = new std::vector<uint8_t>(sizeof h + (h.body == kBodyFollows ? 0 : seg_bytes) +
+  auto* first = new Bytes(sizeof h + (h.body == kBodyFollows ? 0 : seg_bytes) +
                                          (h.body == kBodyInline ? bytes : 0));
   std::memcpy(first->data(), &h, sizeof h);
-  std::vector<uint8_t>* second = nullptr;
+  Bytes* second = nullptr;
   if (h.body != kBodyFollows && seg_bytes) std::memcpy(first->data() + sizeof h, segs.data(), seg_bytes);
   if (h.body == kBodyInline) {
     if (bytes) std::memcpy(first->data() + sizeof h + seg_bytes, data, bytes);
   } else if (h.body == kDataFollows) {
-    second = owned && owned->data() == data && owned->size() == bytes ? new std::vector<uint8_t>(std::move(*owned))
-                                                                      : new std::vector<uint8_t>(data, data + bytes);
+    second = owned && owned->data() == data && owned->size() == bytes ? new Bytes(std::move(*owned))
+                                                                      : new Bytes(data, data + bytes);
   } else {
-    second = new std::vector<uint8_t>(seg_bytes + bytes);
+    second = new Bytes(seg_bytes + bytes);
     if (seg_bytes) std::memcpy(second->data(), segs.data(), seg_bytes);
     if (bytes) std::memcpy(second->data() + seg_bytes, data, bytes);
   }

@@ -97,7 +97,7 @@ void target_segments(const Datatype& type, int64_t count, int64_t disp, std::vec
 // data. The bytes are copied out before this returns; `owned`, when given,
 // holds the data and is moved from instead when the data travels alone.
 int send_message(Window* w, int target, Header h, const std::vector<Segment>& segs, const uint8_t* data, uint64_t bytes,
-                 std::vector<uint8_t>* owned = nullptr);
+                 Bytes* owned = nullptr);
 
 // Posts the window's header receive (creation) and cancels it (free).
 int open_channel(Window* w);

@@ -52,7 +52,7 @@ void acc_lock(AccLock* l) {
 void acc_unlock(AccLock* l) { l->held.store(0, std::memory_order_release); }
 
 int apply_accumulate(uintptr_t mem, const Segment* segs, uint64_t nsegs, Kind kind, int op, int basic,
-                     const uint8_t* data, std::vector<uint8_t>& old, AccLock* lock) {
+                     const uint8_t* data, Bytes& old, AccLock* lock) {
   uint64_t total = 0;
   for (uint64_t i = 0; i < nsegs; ++i) total += segs[i].length;
   old.resize(total);
@@ -65,7 +65,7 @@ int apply_accumulate(uintptr_t mem, const Segment* segs, uint64_t nsegs, Kind ki
     scatter_to(mem, segs, nsegs, data);
   } else if (op != MPI_NO_OP && total) {
     // Combined in a copy, so an error leaves the memory as it was.
-    std::vector<uint8_t> combined(old);
+    Bytes combined(old);
     const size_t esize = packed_basic_size(Basic(basic));
     rc = esize ? reduce_packed(data, combined.data(), int64_t(total / esize), Basic(basic), op) : MPI_ERR_TYPE;
     if (!rc) scatter_to(mem, segs, nsegs, combined.data());
@@ -93,7 +93,7 @@ bool direct_put(Window* w, int target, const std::vector<Segment>& segs, const v
   uint64_t remote = 0;
   if (!reachable(*w, t, segs.size(), &mem, &remote)) return false;
   if (n == 0) return true;
-  std::vector<uint8_t> packed;
+  Bytes packed;
   const uint8_t* src = nullptr;
   if (type->contiguous) {
     src = contiguous_start(*type, buf);
@@ -126,7 +126,7 @@ bool direct_get(Window* w, int target, const std::vector<Segment>& segs, void* b
   uint64_t remote = 0;
   if (!reachable(*w, t, segs.size(), &mem, &remote)) return false;
   if (n == 0) return true;
-  std::vector<uint8_t> packed;
+  Bytes packed;
   uint8_t* dst = nullptr;
   if (type->contiguous) {
     dst = contiguous_start(*type, buf);
@@ -154,11 +154,11 @@ bool direct_get(Window* w, int target, const std::vector<Segment>& segs, void* b
 }
 
 bool direct_accumulate(Window* w, int target, const std::vector<Segment>& segs, Kind kind, int op, int basic,
-                       const uint8_t* data, std::vector<uint8_t>* old, int* rc) {
+                       const uint8_t* data, Bytes* old, int* rc) {
   const size_t t = size_t(target);
   uint8_t* mem = w->mapped.empty() ? nullptr : w->mapped[t];
   if (!mem) return false;
-  std::vector<uint8_t> scratch;
+  Bytes scratch;
   *rc = apply_accumulate(reinterpret_cast<uintptr_t>(mem), segs.data(), segs.size(), kind, op, basic, data,
                          old ? *old : scratch, w->acc_lock[t]);
   std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -39,7 +39,7 @@ void acc_unlock(AccLock* l);
 // then the compare value) is combined in. Under `lock` when not null.
 // MPI_SUCCESS, or the reduction's error class with the memory unchanged.
 int apply_accumulate(uintptr_t mem, const Segment* segs, uint64_t nsegs, Kind kind, int op, int basic,
-                     const uint8_t* data, std::vector<uint8_t>& old, AccLock* lock);
+                     const uint8_t* data, Bytes& old, AccLock* lock);
 
 // Put and Get of `n` bytes between (buf, count, type) and the target
 // segments. True when done here; false when the access must go as a
@@ -54,6 +54,6 @@ bool direct_get(Window* w, int target, const std::vector<Segment>& segs, void* b
 // memory is not mapped here. Otherwise *rc is the result and, when `old`
 // is given, it holds the packed values before the operation.
 bool direct_accumulate(Window* w, int target, const std::vector<Segment>& segs, Kind kind, int op, int basic,
-                       const uint8_t* data, std::vector<uint8_t>* old, int* rc);
+                       const uint8_t* data, Bytes* old, int* rc);
 
 }  // namespace sonde::engine::rma

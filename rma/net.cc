@@ -18,7 +18,7 @@ struct NetOp final : transport::RmaCompletion {
   Window* w = nullptr;
   int target = 0;
   int parts = 0;
-  std::vector<uint8_t> buf;  // Put: the packed data; Get: where it lands unless direct
+  Bytes buf;  // Put: the packed data; Get: where it lands unless direct
   // Get
   bool get = false;
   bool direct = false;  // landed in the origin buffer itself
@@ -103,7 +103,7 @@ void net_close(Window* w) {
   w->net_registered = false;
 }
 
-bool net_put(Window* w, int target, const std::vector<Segment>& segs, std::vector<uint8_t>& data) {
+bool net_put(Window* w, int target, const std::vector<Segment>& segs, Bytes& data) {
   if (!reachable(w, target, segs, data.size())) return false;
   auto* op = new NetOp;
   op->w = w;

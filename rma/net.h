@@ -40,7 +40,7 @@ void net_close(Window* w);
 // True when the access went through network RMA. Put takes the packed
 // origin data (moved from). Get fires its PERUSE issue events itself (the
 // completion may come before the call returns).
-bool net_put(Window* w, int target, const std::vector<Segment>& segs, std::vector<uint8_t>& data);
+bool net_put(Window* w, int target, const std::vector<Segment>& segs, Bytes& data);
 bool net_get(Window* w, int target, const std::vector<Segment>& segs, void* origin, int64_t count, Datatype* type,
              uint64_t n, Request** request);
 

@@ -116,7 +116,7 @@ int send_origin_data(Window* w, const Access& a, const Header& h, int operation,
     fire_issue(w, operation, a.origin, a.origin_count, a.origin_type, a.target, n, false, 0);
     return finish_request(MPI_SUCCESS, request);
   }
-  std::vector<uint8_t> data(n);
+  Bytes data(n);
   if (n) pack(*a.origin_type, a.origin, a.origin_count, 0, data.data(), n);
   if (h.kind == Kind::kAcc && direct_accumulate(w, a.target, segs, h.kind, h.op, h.basic, data.data(), nullptr, &rc)) {
     if (rc) return rc;
@@ -135,7 +135,7 @@ int send_origin_data(Window* w, const Access& a, const Header& h, int operation,
 // (result, count, type) at once. False when the target is not mapped.
 bool fetch_direct(Window* w, int target, const std::vector<Segment>& segs, Kind kind, int op, int basic,
                   const uint8_t* data, void* result, int64_t count, Datatype* type, int* rc) {
-  std::vector<uint8_t> old;
+  Bytes old;
   if (!direct_accumulate(w, target, segs, kind, op, basic, data, &old, rc)) return false;
   if (!*rc && !old.empty()) unpack(*type, result, count, 0, old.data(), old.size());
   return true;
@@ -189,7 +189,7 @@ int get_accumulate(Window* w, const Access& a, void* result, int64_t result_coun
   const uint64_t target_bytes = bytes_of(a.target_count, a.target_type);
   const uint64_t n = uses_origin ? bytes_of(a.origin_count, a.origin_type) : 0;
   if ((uses_origin && n != target_bytes) || bytes_of(result_count, result_type) != target_bytes) return MPI_ERR_ARG;
-  std::vector<uint8_t> data(n);
+  Bytes data(n);
   if (n) pack(*a.origin_type, a.origin, a.origin_count, 0, data.data(), n);
   Header h;
   h.kind = Kind::kGetAcc;
@@ -221,7 +221,7 @@ int compare_and_swap(Window* w, const void* origin, const void* compare, void* r
   if (rc == -1) return MPI_SUCCESS;
   if (rc) return rc;
   const uint64_t n = uint64_t(type->size);
-  std::vector<uint8_t> data(2 * n);
+  Bytes data(2 * n);
   pack(*type, origin, 1, 0, data.data(), n);
   pack(*type, compare, 1, 0, data.data() + n, n);
   Header h;

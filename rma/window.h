@@ -18,12 +18,17 @@
 #include <vector>
 
 #include "base/handles.h"
+#include "coll/scratch_pool.h"
 #include "comm/attributes.h"
 #include "comm/info.h"
 #include "core/objects.h"
 #include "include/mpi.h"
 
 namespace sonde::engine::rma {
+
+// Operation data (packed origin data, target values, messages): large
+// buffers come warm from the scratch pool and are not zero-filled.
+using Bytes = std::vector<uint8_t, coll::detail::ScratchAllocator<uint8_t>>;
 
 // A region of a dynamic window (MPI_Win_attach), in absolute addresses.
 struct Region {
@@ -35,7 +40,7 @@ struct Region {
 // arrival order, to be applied (am.cc).
 struct Incoming {
   int source = 0;                // rank in the window's communicator
-  std::vector<uint8_t> message;  // header, segments, data
+  Bytes message;                 // header, segments, data
   Request* payload = nullptr;    // the separate payload still arriving, or null
   bool landed = false;           // the data went where it belongs (a put's window range, an answer's result)
 };
@@ -134,7 +139,7 @@ struct Window {
   // ---- origin side ----
   uint64_t next_id = 1;
   std::map<uint64_t, Pending> pending;  // by operation id
-  std::vector<std::pair<Request*, std::vector<uint8_t>*>> sends;
+  std::vector<std::pair<Request*, Bytes*>> sends;
   std::vector<int> acks;       // flush/unlock answers received, per rank
   std::vector<int> grants;     // lock grants received, per rank
   std::vector<int> posts;      // post notices received, per rank

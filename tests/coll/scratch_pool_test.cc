@@ -4,10 +4,13 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "coll/scratch_pool.h"
 
+using sonde::engine::coll::detail::ScratchAllocator;
 using sonde::engine::coll::detail::ScratchBytes;
 using sonde::engine::coll::detail::ScratchPool;
 
@@ -93,5 +96,30 @@ TEST_CASE("small requests bypass the pool; ScratchBytes gives its block back") {
     CHECK(ScratchPool::kept_blocks() == 1);
   }
   CHECK(ScratchPool::kept_blocks() == 2);
+  ScratchPool::drain();
+}
+
+TEST_CASE("a vector on ScratchAllocator takes its storage from the pool and gives it back") {
+  using Bytes = std::vector<uint8_t, ScratchAllocator<uint8_t>>;
+  ScratchPool::drain();
+  const uint8_t* first = nullptr;
+  {
+    Bytes v(1 << 20);
+    std::memset(v.data(), 7, v.size());
+    first = v.data();
+    CHECK(reinterpret_cast<uintptr_t>(first) % 64 == 0);
+  }
+  CHECK(ScratchPool::kept_blocks() == 1);
+  {
+    Bytes v(1 << 20);  // the same block
+    CHECK(v.data() == first);
+    CHECK(ScratchPool::kept_blocks() == 0);
+    Bytes z(1000, 0);  // small: not from the pool; an explicit value is written
+    CHECK(z[999] == 0);
+    CHECK(ScratchPool::kept_blocks() == 0);
+    Bytes moved(std::move(v));
+    CHECK(moved.data() == first);
+  }
+  CHECK(ScratchPool::kept_blocks() == 1);
   ScratchPool::drain();
 }
