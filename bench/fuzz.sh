@@ -11,6 +11,9 @@
 #
 # FUZZ_RUNS=N stops each harness after N executions instead (SECONDS then
 # only bounds the time); exec/s is libFuzzer's own average.
+# FUZZ_TIMEOUT=S: wall-clock seconds one input may take before it counts as
+# a hang (default 10); raise it for a niced run on a busy machine, where a
+# starved fuzzer's wall-clock time stretches far beyond its CPU time.
 # Exits non-zero if any harness found something. Needs clang and
 # libclang-rt-14-dev (tools/ci/packages.txt).
 set -uo pipefail
@@ -62,7 +65,7 @@ for h in "${ORDER[@]}"; do
   # LeakSanitizer off: libFuzzer's own leak check stops at the first
   # finding; leaks are the sanitizer suite's business.
   ASAN_OPTIONS=detect_leaks=0 "$d/fuzzer" "$d/corpus" -max_total_time="$seconds" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} \
-    -print_final_stats=1 -artifact_prefix="$d/artifacts/" -timeout=10 -rss_limit_mb=2048 >"$d/run.log" 2>&1
+    -print_final_stats=1 -artifact_prefix="$d/artifacts/" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 >"$d/run.log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$d/run.log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$d/run.log" | tail -1)
