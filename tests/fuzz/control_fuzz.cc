@@ -1,6 +1,7 @@
 // The mpiexec <-> sonde-hostd control protocol (tools/mpiexec/control.h):
 // frames as Channel::next() cuts them from a byte stream, and each one's
-// payload read as its receiver reads it (JobMessage::decode for kJob, the
+// payload read as its receiver reads it (JobMessage::decode for kJob,
+// SpawnRequest, SpawnJobMessage and GroupFence's decode for theirs, the
 // Reader's fields for the others). Malformed input must end in
 // ProtocolError, never a crash, an out-of-bounds read or a runaway
 // allocation.
@@ -29,6 +30,12 @@ void read_payload(Msg type, const std::string& payload) {
     case Msg::kModexRequest: in.u32(), in.i32(); break;
     case Msg::kModexReply: in.u32(), in.i32(), in.str(); break;
     case Msg::kStdin: in.str(); break;
+    case Msg::kSpawnRequest: SpawnRequest::decode(payload); break;
+    case Msg::kSpawnJob: SpawnJobMessage::decode(payload); break;
+    case Msg::kSpawnStarted:
+    case Msg::kSpawnReply:
+    case Msg::kGroupFenceDone: in.u32(), in.i32(), in.str(); break;
+    case Msg::kGroupFence: GroupFence::decode(payload); break;
     default: in.strings(); break;  // unknown types: any field layout
   }
 }

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -253,4 +254,98 @@ TEST_CASE("the daemon's command line") {
   CHECK(parse_hostd_options({"--connect", "x:1", "--node", "0", "--token", "t", "--stdin-relay"}).stdin_relay);
   CHECK_THROWS(parse_hostd_options({"--node", "1"}));
   CHECK_THROWS(parse_hostd_options({"--connect", "x:1", "--node", "0", "--token", "t", "--what"}));
+}
+
+TEST_CASE("spawned children take the job's slots as its ranks did, then start over") {
+  const std::vector<int> slots = {1, 2, 1};  // hosts 0, 1, 2
+  std::vector<int> used(3, 0);
+  // By slot: host 0's one slot, host 1's two, host 2's one; then again.
+  CHECK(place_children({0, 1, 2}, slots, used, 6, MapBy::kSlot) == std::vector<int>{0, 1, 1, 2, 0, 1});
+  // By node: one per host in turn, skipping full ones, counting what the
+  // earlier app of the same spawn took.
+  used.assign(3, 0);
+  CHECK(place_children({0, 1, 2}, slots, used, 2, MapBy::kNode) == std::vector<int>{0, 1});
+  CHECK(place_children({0, 1, 2}, slots, used, 3, MapBy::kNode) == std::vector<int>{2, 1, 0});
+  // Only the candidates (the "host" info), in their order.
+  used.assign(3, 0);
+  CHECK(place_children({2, 0}, slots, used, 3, MapBy::kSlot) == std::vector<int>{2, 0, 2});
+  CHECK(place_children({}, slots, used, 2, MapBy::kSlot).empty());
+}
+
+TEST_CASE("spawn messages round-trip; malformed ones are refused") {
+  SpawnRequest q;
+  q.id = 9;
+  q.apps = {SpawnApp{"/bin/p", {"/bin/p", "a"}, {"X=1"}, "/w", "/usr/bin", "h1,h0", 2},
+            SpawnApp{"q", {"q"}, {}, "", "", "", 1}};
+  SpawnRequest q2 = SpawnRequest::decode(q.encode().bytes());
+  CHECK(q2.id == 9);
+  REQUIRE(q2.apps.size() == 2);
+  CHECK(q2.apps[0].cmd == "/bin/p");
+  CHECK(q2.apps[0].argv == q.apps[0].argv);
+  CHECK(q2.apps[0].env == q.apps[0].env);
+  CHECK(q2.apps[0].wdir == "/w");
+  CHECK(q2.apps[0].path == "/usr/bin");
+  CHECK(q2.apps[0].host == "h1,h0");
+  CHECK(q2.apps[0].procs == 2);
+  CHECK(q2.apps[1].procs == 1);
+  CHECK_THROWS_AS(SpawnRequest::decode(std::string(q.encode().bytes()).substr(0, 30)), ProtocolError);
+  q.apps.clear();
+  CHECK_THROWS_AS(SpawnRequest::decode(q.encode().bytes()), ProtocolError);
+
+  SpawnJobMessage m;
+  m.spawn = 4;
+  m.nspace = "sonde-j-spawn1";
+  m.first_slot = 3;
+  m.universe = 6;
+  m.node_ids = {1};
+  m.paths = {""};
+  m.job.job_id = "j";
+  m.job.apps = {App{{"p"}, {}, "", 0, 3}};
+  m.job.size = 3;
+  m.job.hostnames = {"h1"};
+  m.job.node_ranks = {{0, 1, 2}};
+  m.job.daemon_node = {-1, 0};
+  SpawnJobMessage m2 = SpawnJobMessage::decode(m.encode().bytes());
+  CHECK(m2.spawn == 4);
+  CHECK(m2.nspace == m.nspace);
+  CHECK(m2.first_slot == 3);
+  CHECK(m2.universe == 6);
+  CHECK(m2.node_ids == m.node_ids);
+  CHECK(m2.paths == m.paths);
+  CHECK(m2.job.node_ranks == m.job.node_ranks);
+  CHECK(m2.job.daemon_node == m.job.daemon_node);
+  m.node_ids = {1, 2};  // one node, two ids
+  CHECK_THROWS_AS(SpawnJobMessage::decode(m.encode().bytes()), ProtocolError);
+  m.node_ids = {1};
+  m.paths = {};
+  CHECK_THROWS_AS(SpawnJobMessage::decode(m.encode().bytes()), ProtocolError);
+  m.paths = {""};
+  m.nspace = "";
+  CHECK_THROWS_AS(SpawnJobMessage::decode(m.encode().bytes()), ProtocolError);
+  m.nspace = "n";
+  m.first_slot = INT32_MAX - 1;  // its children's slots would overflow
+  CHECK_THROWS_AS(SpawnJobMessage::decode(m.encode().bytes()), ProtocolError);
+
+  GroupFence f;
+  f.id = 2;
+  f.procs = {"sonde-j 0", "sonde-j-spawn1 *"};
+  f.data = std::string("a\0b", 3);
+  GroupFence f2 = GroupFence::decode(f.encode().bytes());
+  CHECK(f2.id == 2);
+  CHECK(f2.procs == f.procs);
+  CHECK(f2.data == f.data);
+  std::string ns;
+  int rank = 0;
+  CHECK(GroupFence::split("a b 12", &ns, &rank));
+  CHECK(ns == "a b");
+  CHECK(rank == 12);
+  CHECK(GroupFence::split("x *", &ns, &rank));
+  CHECK(rank == -1);
+  for (const char* bad : {"x", " 1", "x ", "x -1", "x 1a", "x 1234567890"}) {
+    CHECK_FALSE(GroupFence::split(bad, &ns, &rank));
+    f.procs = {bad};
+    CHECK_THROWS_AS(GroupFence::decode(f.encode().bytes()), ProtocolError);
+  }
+  f.procs = {};
+  CHECK_THROWS_AS(GroupFence::decode(f.encode().bytes()), ProtocolError);
 }

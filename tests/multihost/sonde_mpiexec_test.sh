@@ -284,6 +284,62 @@ case "$scenario" in
     expect_ok "host_layout: 3 ranks on 2 nodes verified"
     expect_hosts_empty
     ;;
+  spawn)
+    # MPI_Comm_spawn from a job on two hosts. By default the children take
+    # the job's slots as its ranks did (one per host: child 0 on h0, child 1
+    # on h1); with the info key "host" they all go to h1. Parents and
+    # children exchange data over the intercommunicator and the merged
+    # communicator (shm within a host, ofi between hosts).
+    mh_setup 2
+    job 90 --host h0,h1 "$bin/spawn_exchange" 2 any
+    expect_ok "spawn_exchange: rank 0 passed (2 ranks)"
+    grep -qxF "spawn_exchange: child 0 of 2 on h0" "$out" || die "child 0 is not on h0"
+    grep -qxF "spawn_exchange: child 1 of 2 on h1" "$out" || die "child 1 is not on h1"
+    expect_hosts_empty
+    job 90 --host h0:2,h1:2 "$bin/spawn_exchange" 2 any h1
+    expect_ok "spawn_exchange: rank 0 passed (4 ranks)"
+    for c in 0 1; do
+      grep -qxF "spawn_exchange: child $c of 2 on h1" "$out" || die "child $c is not on h1"
+    done
+    expect_hosts_empty
+    ;;
+  spawn_multiple)
+    # MPI_Comm_spawn_multiple across hosts (3 children over the job's 2
+    # slots), MPI_APPNUM and MPI_UNIVERSE_SIZE; a missing program is
+    # MPI_ERR_SPAWN. Then a host that is not one of the job's: MPI_ERR_SPAWN,
+    # no child starts, and the job ends normally.
+    mh_setup 2
+    job 90 --host h0,h1 "$bin/spawn_multiple"
+    expect_ok "spawn_multiple: rank 0 passed (2 ranks)"
+    expect_hosts_empty
+    job 60 --host h0,h1 "$bin/spawn_exchange" 1 any nosuchhost refused
+    expect_ok "spawn_exchange: rank 0 passed (2 ranks)"
+    if grep -qF "spawn_exchange: child" "$out"; then die "a child started"; fi
+    expect_hosts_empty
+    ;;
+  spawn_child_killed)
+    # The child (on h1) is SIGKILLed while its parents wait for a message
+    # from it: the job ends with an error status, never a hang.
+    mh_setup 2
+    ( for _ in $(seq 1800); do
+        if grep -qF "traffic flowing" "$out" 2>/dev/null; then
+          for p in $(ip netns pids "$(mh_ns 1)"); do
+            if tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | grep -qF "spawn_exchange child"; then
+              kill -KILL "$p"
+              exit 0
+            fi
+          done
+        fi
+        sleep 0.1
+      done ) &
+    MH_PIDS+=($!)
+    job 90 --host h0,h1 "$bin/spawn_exchange" 1 any h1 die
+    expect_failed
+    grep -qF "traffic flowing" "$out" || die "the job ended before traffic flowed"
+    grep -qE "rank 0 of spawned job [^ ]+ \(on h1\) was killed by signal 9|sonde ofi:" "$err" || die "no clear message"
+    echo "ended by: $(grep -m1 -E "was killed|sonde ofi:" "$err")"
+    expect_hosts_empty
+    ;;
   *)
     echo "unknown scenario $scenario" >&2
     exit 2

@@ -7,7 +7,10 @@
  * the children go to that host (the info key "host"); with argv[4] "die",
  * nothing is exchanged: the parents print "traffic flowing" and wait for a
  * message the children never send, and the children wait until they are
- * killed (the parents must then end with an error, not hang). */
+ * killed (the parents must then end with an error, not hang); with argv[4]
+ * "refused", the spawn must fail with MPI_ERR_SPAWN (a host that is not the
+ * job's) and the parents go on. Each child prints "spawn_exchange: child R
+ * of N on HOST" (its processor name). argv[2] "any" checks no transport. */
 #include <unistd.h>
 
 #include "tests/integration/itest.h"
@@ -106,6 +109,18 @@ int main(int argc, char** argv) {
       CHECK_OK(MPI_Info_create(&info));
       CHECK_OK(MPI_Info_set(info, "host", argv[3]));
     }
+    if (argc > 4 && strcmp(argv[4], "refused") == 0) {
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+      inter = MPI_COMM_WORLD;
+      CHECK_CLASS(MPI_Comm_spawn(argv[0], child_args, n, info, 0, MPI_COMM_WORLD, &inter, codes), MPI_ERR_SPAWN);
+      for (int i = 0; i < n; ++i) CHECK(codes[i] == MPI_ERR_SPAWN, "errcode[%d] = %d", i, codes[i]);
+      CHECK(inter == MPI_COMM_NULL, "intercomm after a refused spawn");
+      MPI_Info_free(&info);
+      free(codes);
+      CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+      MPI_T_finalize();
+      return itest_finish("spawn_exchange");
+    }
     CHECK_OK(MPI_Comm_spawn(argv[0], child_args, n, info, 0, MPI_COMM_WORLD, &inter, codes));
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     for (int i = 0; i < n; ++i) CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, codes[i]);
@@ -133,6 +148,10 @@ int main(int argc, char** argv) {
     int len = 0;
     CHECK_OK(MPI_Comm_get_name(parent, name, &len));
     CHECK(strcmp(name, "MPI_COMM_PARENT") == 0, "the parent communicator is named '%s'", name);
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    CHECK_OK(MPI_Get_processor_name(host, &len));
+    printf("spawn_exchange: child %d of %d on %s\n", itest_rank, itest_size, host);
+    fflush(stdout);
     if (argc > 2) check_last_transport(argv[2]);
     if (argc > 3 && strcmp(argv[3], "die") == 0)
       for (;;) sleep(1);

@@ -27,4 +27,18 @@ inline int app_of(const std::vector<App>& apps, int rank) {
   return -1;
 }
 
+// One application block of a PMIx_Spawn request (pmix_app_t and the info
+// keys Sonde serves: "wdir"/PMIX_WDIR, "path" and "host").
+struct SpawnApp {
+  std::string cmd;
+  std::vector<std::string> argv;  // argv[0] included
+  std::vector<std::string> env;   // NAME=value set over the inherited ones
+  std::string wdir;               // empty: the launcher's
+  std::string path;               // PATH to search cmd in; empty: ours
+  // Empty: the launcher places them. Otherwise host names separated by
+  // commas, each one of the job's hosts.
+  std::string host;
+  int procs = 1;
+};
+
 }  // namespace sonde::mpiexec

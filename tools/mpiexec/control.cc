@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <climits>
 #include <cstring>
 
 namespace sonde::mpiexec {
@@ -233,6 +234,107 @@ JobMessage JobMessage::decode(std::string_view payload) {
     j.daemon_node.push_back(n);
   }
   return j;
+}
+
+Writer SpawnRequest::encode() const {
+  Writer w;
+  w.u32(id).u32(static_cast<uint32_t>(apps.size()));
+  for (const auto& a : apps)
+    w.str(a.cmd).strings(a.argv).strings(a.env).str(a.wdir).str(a.path).str(a.host).i32(a.procs);
+  return w;
+}
+
+SpawnRequest SpawnRequest::decode(std::string_view payload) {
+  Reader r(payload);
+  SpawnRequest q;
+  q.id = r.u32();
+  const uint32_t napps = r.u32();
+  // Each app takes at least 28 bytes: a count the message cannot hold is
+  // refused before anything is sized by it.
+  if (napps == 0 || napps > payload.size() / 28) throw ProtocolError("inconsistent spawn request");
+  for (uint32_t a = 0; a < napps; ++a) {
+    SpawnApp app;
+    app.cmd = r.str();
+    app.argv = r.strings();
+    app.env = r.strings();
+    app.wdir = r.str();
+    app.path = r.str();
+    app.host = r.str();
+    app.procs = r.i32();
+    q.apps.push_back(std::move(app));
+  }
+  return q;
+}
+
+namespace {
+// PMIx's bound on a namespace's length (PMIX_MAX_NSLEN).
+constexpr size_t kMaxNspace = 255;
+}  // namespace
+
+Writer SpawnJobMessage::encode() const {
+  Writer w;
+  w.u32(spawn).str(nspace).i32(first_slot).i32(universe);
+  w.u32(static_cast<uint32_t>(node_ids.size()));
+  for (uint32_t n : node_ids) w.u32(n);
+  w.strings(paths).str(job.encode().bytes());
+  return w;
+}
+
+SpawnJobMessage SpawnJobMessage::decode(std::string_view payload) {
+  Reader r(payload);
+  SpawnJobMessage m;
+  m.spawn = r.u32();
+  m.nspace = r.str();
+  m.first_slot = r.i32();
+  m.universe = r.i32();
+  const uint32_t nodes = r.u32();
+  if (m.nspace.empty() || m.nspace.size() > kMaxNspace || m.first_slot < 0 || nodes > payload.size() / 4) {
+    throw ProtocolError("inconsistent spawn job");
+  }
+  for (uint32_t n = 0; n < nodes; ++n) m.node_ids.push_back(r.u32());
+  m.paths = r.strings();
+  m.job = JobMessage::decode(r.str());
+  if (m.node_ids.size() != m.job.hostnames.size() || m.paths.size() != m.job.apps.size() ||
+      int64_t{m.first_slot} + m.job.size > INT32_MAX) {
+    throw ProtocolError("inconsistent spawn job");
+  }
+  return m;
+}
+
+Writer GroupFence::encode() const {
+  Writer w;
+  w.u32(id).strings(procs).str(data);
+  return w;
+}
+
+GroupFence GroupFence::decode(std::string_view payload) {
+  Reader r(payload);
+  GroupFence f;
+  f.id = r.u32();
+  f.procs = r.strings();
+  f.data = r.str();
+  std::string nspace;
+  int rank = 0;
+  for (const auto& p : f.procs) {
+    if (!split(p, &nspace, &rank)) throw ProtocolError("malformed fence participant");
+  }
+  if (f.procs.empty()) throw ProtocolError("a fence without participants");
+  return f;
+}
+
+bool GroupFence::split(const std::string& proc, std::string* nspace, int* rank) {
+  const size_t space = proc.rfind(' ');
+  if (space == std::string::npos || space == 0 || space > kMaxNspace) return false;
+  const std::string_view r = std::string_view(proc).substr(space + 1);
+  if (r == "*") {
+    *rank = -1;
+  } else {
+    if (r.empty() || r.size() > 9 || r.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    *rank = 0;
+    for (char c : r) *rank = *rank * 10 + (c - '0');
+  }
+  *nspace = proc.substr(0, space);
+  return true;
 }
 
 std::string machine_identity() {

@@ -56,6 +56,25 @@ enum class Msg : uint8_t {
   // ready, answered, text).
   kSnapshotRequest,
   kSnapshot,
+  // MPI_Comm_spawn from a rank on some host (multihost_spawn.cc): its
+  // daemon sends the client's PMIx_Spawn as kSpawnRequest (SpawnRequest);
+  // mpiexec places the children and sends every daemon kSpawnJob
+  // (SpawnJobMessage); each registers the new namespace, starts the
+  // children placed on its host and answers kSpawnStarted (spawn id, PMIx
+  // status, message); once all have, the asking daemon gets kSpawnReply
+  // (its request id, PMIx status, namespace or "").
+  kSpawnRequest,
+  kSpawnJob,
+  kSpawnStarted,
+  kSpawnReply,
+  // A PMIx fence over any other set of processes spanning hosts (the
+  // union of parents and children, a spawned job's own): kGroupFence
+  // (the daemon's id, the participants as GroupFence::procs, this host's
+  // contribution); mpiexec waits for every host with a participant and
+  // answers each with kGroupFenceDone (that daemon's id, PMIx status, every
+  // such host's contribution concatenated in node order).
+  kGroupFence,
+  kGroupFenceDone,
 };
 
 class ProtocolError : public std::runtime_error {
@@ -154,6 +173,51 @@ struct JobMessage {
 
   Writer encode() const;
   static JobMessage decode(std::string_view payload);  // throws ProtocolError
+};
+
+// The children of all the spawns of a job together, at most.
+inline constexpr int kMaxSpawnedSlots = 4096;
+
+// kSpawnRequest: a client's PMIx_Spawn, as its daemon received it.
+struct SpawnRequest {
+  uint32_t id = 0;  // the daemon's, echoed in kSpawnReply
+  std::vector<SpawnApp> apps;
+
+  Writer encode() const;
+  static SpawnRequest decode(std::string_view payload);  // throws ProtocolError
+};
+
+// kSpawnJob: children to register with every daemon's PMIx server and to
+// start on the hosts they were placed on. `job` holds the children's
+// applications (rank ranges of the new namespace) and, as for the first
+// job, the nodes with children (hostnames, node_ranks) and which of them
+// each daemon serves (daemon_node; -1: none of its children there). Its
+// env, cwd and binding are unused: children get the first job's base
+// environment and directory, unbound.
+struct SpawnJobMessage {
+  uint32_t spawn = 0;  // mpiexec's id, echoed in kSpawnStarted
+  std::string nspace;
+  int first_slot = 0;              // child rank r is slot first_slot + r of mpiexec's
+  int universe = 0;                // PMIX_UNIV_SIZE of the children
+  std::vector<uint32_t> node_ids;  // job node id of each node in job.hostnames
+  std::vector<std::string> paths;  // by app: PATH to look its program up in ("": the job's)
+  JobMessage job;
+
+  Writer encode() const;
+  static SpawnJobMessage decode(std::string_view payload);  // throws ProtocolError
+};
+
+// kGroupFence's participants: "NSPACE RANK" or "NSPACE *" (every rank of
+// that namespace), sorted, so that every host names one fence alike.
+struct GroupFence {
+  uint32_t id = 0;
+  std::vector<std::string> procs;
+  std::string data;
+
+  Writer encode() const;
+  static GroupFence decode(std::string_view payload);  // throws ProtocolError
+  // Splits one participant; false if it is malformed. *rank is -1 for "*".
+  static bool split(const std::string& proc, std::string* nspace, int* rank);
 };
 
 // What a daemon reports so that mpiexec can tell two names of one machine

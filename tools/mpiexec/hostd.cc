@@ -40,6 +40,17 @@ std::string host_name() {
   return buf;
 }
 
+// The callback awaiting answer `id` in `pending`, taken out; an answer
+// nothing awaits is a protocol error.
+template <class Map>
+typename Map::mapped_type take_pending(Map& pending, uint32_t id, const char* what) {
+  auto it = pending.find(id);
+  if (it == pending.end()) throw ProtocolError(what);
+  typename Map::mapped_type done = std::move(it->second);
+  pending.erase(it);
+  return done;
+}
+
 const char* env_value(const std::vector<std::string>& env, const char* name) {
   size_t len = std::strlen(name);
   for (const auto& e : env) {
@@ -201,11 +212,15 @@ bool HostDaemon::wait_for_job(JobMessage* job) {
 
 void HostDaemon::start(const JobMessage& job) {
   job_id_ = job.job_id;
+  base_env_ = job.env;
+  launcher_ = job.launcher;
   if (opt_.node >= static_cast<int>(job.daemon_node.size()) || job.daemon_node[static_cast<size_t>(opt_.node)] < 0) {
     throw std::runtime_error("the job has no node for daemon " + std::to_string(opt_.node));
   }
   const int node = job.daemon_node[static_cast<size_t>(opt_.node)];
   const std::vector<int>& mine = job.node_ranks[static_cast<size_t>(node)];
+  // Never reallocated (libpmix's thread looks ranks up), spawned ones included.
+  ranks_.reserve(mine.size() + kMaxSpawnedSlots);
   for (int r : mine) {
     ranks_.push_back(std::make_unique<Rank>());
     ranks_.back()->rank = r;
@@ -268,27 +283,28 @@ void HostDaemon::start(const JobMessage& job) {
     for (const auto& e : rank_identity_env(job.job_id, r.rank, job.size, i, local_size)) {
       set_entry(env, e);
     }
-    RankLaunch l;
-    l.executable = &executables[app];
-    l.argv = &apps[app].argv;
-    l.wdir = &apps[app].wdir;
-    l.env = &env;
-    l.stdin_fd = devnull;
-    if (r.rank == 0 && opt_.stdin_to_rank0) l.stdin_fd = 0;
-    if (r.rank == 0 && relay[0] >= 0) l.stdin_fd = relay[0];
-    l.cpu_mask = masks.empty() ? nullptr : &masks[static_cast<size_t>(i)];
-    l.pgid = pgid_;
-    StartedRank s = start_rank(l);
-    if (pgid_ == 0) pgid_ = s.pid;
-    r.pid = s.pid;
-    r.running = true;
-    r.out_fd = s.out_fd;
-    r.err_fd = s.err_fd;
-    r.exec_fd = s.exec_fd;
-    ++running_;
+    int stdin_fd = devnull;
+    if (r.rank == 0 && opt_.stdin_to_rank0) stdin_fd = 0;
+    if (r.rank == 0 && relay[0] >= 0) stdin_fd = relay[0];
+    launch(r, executables[app], apps[app].argv, apps[app].wdir, env, stdin_fd,
+           masks.empty() ? nullptr : &masks[static_cast<size_t>(i)]);
   }
   if (devnull >= 0) close(devnull);
   close_fd(relay[0]);
+}
+
+void HostDaemon::launch(Rank& r, const std::string& executable, const std::vector<std::string>& argv,
+                        const std::string& wdir, const std::vector<std::string>& env, int stdin_fd,
+                        const cpu_set_t* cpu_mask) {
+  RankLaunch l;
+  l.executable = &executable;
+  l.argv = &argv;
+  l.wdir = &wdir;
+  l.env = &env;
+  l.stdin_fd = stdin_fd;
+  l.cpu_mask = cpu_mask;
+  l.pgid = pgid_;
+  adopt_started(r, start_rank(l), pgid_, running_);
 }
 
 void HostDaemon::write_stdin() {
@@ -310,6 +326,11 @@ void HostDaemon::report_failure(int code, const std::string& message) {
   Writer w;
   w.i32(code).str(message);
   ch_->send(Msg::kFailure, w);
+  report_unstarted();
+  terminate_ranks();
+}
+
+void HostDaemon::report_unstarted() {
   // Ranks that will never start are gone as far as mpiexec is concerned.
   for (auto& r : ranks_) {
     if (r->pid >= 0) continue;
@@ -323,7 +344,6 @@ void HostDaemon::report_failure(int code, const std::string& message) {
     gone.i32(r->rank).i32(0).i32(0).u8(0).u8(0);
     ch_->send(Msg::kExited, gone);
   }
-  terminate_ranks();
 }
 
 void HostDaemon::lost(const std::string& why) {
@@ -434,13 +454,8 @@ void HostDaemon::handle(Msg type, const std::string& payload) {
   Reader in(payload);
   switch (type) {
     case Msg::kFenceDone: {
-      uint32_t seq = in.u32();
-      std::string all = in.str();
-      auto it = fences_.find(seq);
-      if (it == fences_.end()) throw ProtocolError("completion of an unknown fence");
-      FenceDone done = std::move(it->second);
-      fences_.erase(it);
-      done(true, all);
+      FenceDone done = take_pending(fences_, in.u32(), "completion of an unknown fence");
+      done(true, in.str());
       break;
     }
     case Msg::kModexRequest: {
@@ -455,14 +470,9 @@ void HostDaemon::handle(Msg type, const std::string& payload) {
       break;
     }
     case Msg::kModexReply: {
-      uint32_t id = in.u32();
-      int status = in.i32();
-      std::string blob = in.str();
-      auto it = modex_.find(id);
-      if (it == modex_.end()) throw ProtocolError("reply to an unknown modex request");
-      ModexDone done = std::move(it->second);
-      modex_.erase(it);
-      done(status, blob);
+      ModexDone done = take_pending(modex_, in.u32(), "reply to an unknown modex request");
+      const int status = in.i32();
+      done(status, in.str());
       break;
     }
     case Msg::kStdin: {
@@ -482,6 +492,19 @@ void HostDaemon::handle(Msg type, const std::string& payload) {
       answer_snapshot(seq, std::chrono::milliseconds(std::min<uint32_t>(bound_ms, 60000)), sig);
       break;
     }
+    case Msg::kSpawnJob: start_children(SpawnJobMessage::decode(payload)); break;
+    case Msg::kSpawnReply: {
+      SpawnDone done = take_pending(spawns_, in.u32(), "reply to an unknown spawn");
+      const int status = in.i32();
+      done(status, in.str());
+      break;
+    }
+    case Msg::kGroupFenceDone: {
+      FenceDone done = take_pending(group_fences_, in.u32(), "completion of an unknown fence");
+      const int status = in.i32();
+      done(status == 0, in.str());
+      break;
+    }
     case Msg::kSignal: signal_all(in.i32()); break;
     case Msg::kTerminate: terminate_ranks(); break;
     case Msg::kShutdown:
@@ -497,7 +520,7 @@ void HostDaemon::answer_snapshot(uint32_t seq, std::chrono::milliseconds bound, 
   std::vector<SnapshotAnswer> answers;
   if (!snapshot_dir_.empty() && sig > 0 && sig < NSIG) {
     std::vector<SnapshotTarget> targets;
-    for (const auto& r : ranks_) targets.push_back({r->rank, r->pid, r->running});
+    for (const auto& r : ranks_) targets.push_back({r->rank, r->pid, r->running, r->snapshot_dir, r->snapshot_rank});
     answers = collect_snapshot(snapshot_dir_, seq, targets, bound, sig);
   }
   Writer w;

@@ -8,7 +8,9 @@
 // and finalized with PMIx), aborts, its share of every PMIx fence, which
 // mpiexec gathers from all hosts and hands back, and its ranks' snapshots
 // when mpiexec asks (snapshot.h: it takes them as mpiexec does on one
-// host, blocking its loop for at most the bound mpiexec gives). Decisions (which failure
+// host, blocking its loop for at most the bound mpiexec gives). Its ranks'
+// PMIx_Spawn and fences with other jobs go to mpiexec too, and it starts
+// the children mpiexec places on its host (hostd_spawn.cc). Decisions (which failure
 // ends the job, the exit status) are mpiexec's; the daemon obeys kSignal,
 // kTerminate and kShutdown.
 //
@@ -19,6 +21,7 @@
 // memory and its private directory on this host before it exits.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -70,11 +73,19 @@ class HostDaemon final : public ClientEvents {
   // On our thread.
   void fence(std::string data, FenceDone done) override;
   void direct_modex(int rank, ModexDone done) override;
+  // MPI_Comm_spawn and the fences of connections (hostd_spawn.cc): through
+  // mpiexec, which places the children on the job's hosts.
+  void spawn(const std::vector<SpawnApp>& apps, SpawnDone done) override;
+  void group_fence(std::vector<std::string> procs, std::string data, FenceDone done) override;
 
  private:
   using Clock = std::chrono::steady_clock;
   struct Rank {
-    int rank = -1;
+    int rank = -1;  // its slot: the job's rank, or after them a spawned job's
+    // A spawned rank answers snapshots in its job's directory, under its
+    // rank there (snapshot.h); "" and -1 for the job's ranks.
+    std::string snapshot_dir;
+    int snapshot_rank = -1;
     pid_t pid = -1;
     bool running = false;
     int out_fd = -1, err_fd = -1, exec_fd = -1;
@@ -92,6 +103,14 @@ class HostDaemon final : public ClientEvents {
   void signal_all(int sig);
   void lost(const std::string& why);
   void report_failure(int code, const std::string& message);
+  // Tells mpiexec that the ranks never started (no pid) are gone.
+  void report_unstarted();
+  // Forks `r` (its pid, pipes and the count of running ranks).
+  void launch(Rank& r, const std::string& executable, const std::vector<std::string>& argv, const std::string& wdir,
+              const std::vector<std::string>& env, int stdin_fd, const cpu_set_t* cpu_mask);
+  // kSpawnJob: registers the children's namespace and starts those placed
+  // here; answers kSpawnStarted.
+  void start_children(const SpawnJobMessage& m);
   void write_stdin();
   // Takes request `seq` of this host's ranks and sends the answers.
   void answer_snapshot(uint32_t seq, std::chrono::milliseconds bound, int sig);
@@ -119,6 +138,14 @@ class HostDaemon final : public ClientEvents {
   bool stdin_eof_ = false;
   uint32_t next_modex_ = 0;
   std::map<uint32_t, ModexDone> modex_;
+  // The first job's base environment (children get it too) and mpiexec's
+  // name, for messages.
+  std::vector<std::string> base_env_;
+  std::string launcher_;
+  // Spawns and group fences in flight, by our id.
+  uint32_t next_spawn_ = 0, next_group_fence_ = 0;
+  std::map<uint32_t, SpawnDone> spawns_;
+  std::map<uint32_t, FenceDone> group_fences_;
 };
 
 }  // namespace sonde::mpiexec

@@ -197,6 +197,30 @@ std::vector<Placement> place_blocks(const std::vector<HostSlots>& job_hosts,
   return placed;
 }
 
+std::vector<int> place_children(const std::vector<int>& candidates, const std::vector<int>& slots,
+                                std::vector<int>& used, int count, MapBy map_by) {
+  std::vector<int> out;
+  if (candidates.empty()) return out;
+  for (int round = 1; static_cast<int>(out.size()) < count;) {
+    // Within this round, host i holds at most round * slots[i].
+    int pick = -1;
+    for (int i : candidates) {
+      if (used[i] >= round * std::max(slots[i], 1)) continue;
+      // By slot: the first with room; by node: the least used (the earlier
+      // on a tie), which deals one per host in turn.
+      if (pick < 0 || (map_by == MapBy::kNode && used[i] < used[pick])) pick = i;
+      if (map_by == MapBy::kSlot) break;
+    }
+    if (pick < 0) {
+      ++round;
+      continue;
+    }
+    ++used[pick];
+    out.push_back(pick);
+  }
+  return out;
+}
+
 bool is_local_host(const std::string& name) {
   if (name == "localhost" || name.rfind("127.", 0) == 0) return true;
   char buf[256] = {};

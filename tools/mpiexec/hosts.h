@@ -49,6 +49,15 @@ std::vector<Placement> place_blocks(const std::vector<HostSlots>& job_hosts,
                                     const std::vector<std::vector<HostSlots>>& block_hosts,
                                     const std::vector<int>& sizes, int ppn, MapBy map_by);
 
+// The hosts of `count` children of MPI_Comm_spawn, in child rank order:
+// indices into `slots` (each host's slot count), chosen among `candidates`
+// (in their order) as place_ranks places a job's ranks by `map_by`,
+// counting in `used` what earlier children of the same spawn took. Once
+// every candidate's slots are used, it starts over as if each had its
+// slots again (children may outnumber slots). Empty `candidates`: none.
+std::vector<int> place_children(const std::vector<int>& candidates, const std::vector<int>& slots,
+                                std::vector<int>& used, int count, MapBy map_by);
+
 // Whether `name` is this host: "localhost", a 127.* address, or our host
 // name (full or up to the first dot).
 bool is_local_host(const std::string& name);

@@ -123,7 +123,7 @@ int Job::run() {
                                            [this, host = std::string(host)](uint64_t seq) {
                                              std::vector<SnapshotTarget> targets;
                                              for (int i = 0; i < static_cast<int>(ranks_.size()); ++i)
-                                               targets.push_back({i, ranks_[i]->pid, ranks_[i]->running});
+                                               targets.push_back({i, ranks_[i]->pid, ranks_[i]->running, {}, -1});
                                              auto answers = collect_snapshot(snapshot_dir_, seq, targets);
                                              for (auto& a : answers) a.host = host;
                                              return answers;
@@ -179,13 +179,7 @@ void Job::start_slot(int rank, const std::string& executable, const std::vector<
     throw;
   }
   if (devnull >= 0) close(devnull);
-  if (pgid_ == 0) pgid_ = s.pid;
-  r.pid = s.pid;
-  r.running = true;
-  r.out_fd = s.out_fd;
-  r.err_fd = s.err_fd;
-  r.exec_fd = s.exec_fd;
-  ++running_;
+  adopt_started(r, s, pgid_, running_);
 }
 
 void Job::loop() {

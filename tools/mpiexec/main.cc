@@ -82,9 +82,21 @@ std::vector<std::string> split_words(const std::string& s) {
   return words;
 }
 
+// The slots of host `name` in `list` (a name twice adds up; -ppn instead
+// when given); 0 if the list does not name it.
+int slots_in(const std::vector<HostSlots>& list, const std::string& name, int ppn) {
+  int n = 0;
+  for (const auto& h : list) {
+    if (h.name == name) n = ppn > 0 ? ppn : n + (h.slots > 0 ? h.slots : 1);
+  }
+  return n;
+}
+
 // Where the ranks go when hosts were given; empty without hosts, or when
 // every rank lands on this host (which then runs as a single-host job).
-std::vector<Placement> placement_of(Options& opt) {
+// *slots: each placement host's slots, for MPI_Comm_spawn's placement (the
+// job's list first, else the most a block's list gives it, else its ranks).
+std::vector<Placement> placement_of(Options& opt, std::vector<int>* slots) {
   const bool per_block = std::any_of(opt.block_host_lists.begin(), opt.block_host_lists.end(),
                                      [](const auto& lists) { return !lists.empty(); });
   if (opt.host_lists.empty() && opt.hostfile.empty() && !per_block) return {};
@@ -132,6 +144,13 @@ std::vector<Placement> placement_of(Options& opt) {
     }
   }
   if (p.size() == 1 && is_local_host(p[0].name)) return {};
+  for (const auto& host : p) {
+    int n = slots_in(hosts, host.name, opt.ppn);
+    if (n == 0) {
+      for (const auto& list : block_hosts) n = std::max(n, slots_in(list, host.name, opt.ppn));
+    }
+    slots->push_back(n > 0 ? n : static_cast<int>(host.ranks.size()));
+  }
   return p;
 }
 
@@ -173,11 +192,14 @@ int handled_signal_fd() {
   return signalfd(-1, &handled, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-int run_multihost(const std::string& name, const Options& opt, std::vector<Placement> placement) {
+int run_multihost(const std::string& name, const Options& opt, std::vector<Placement> placement,
+                  std::vector<int> slots) {
   MultiHostSpec spec;
   spec.program_name = name;
   spec.apps = opt.apps;
   spec.placement = std::move(placement);
+  spec.slots = std::move(slots);
+  spec.map_by = opt.map_by;
   std::string agent = opt.launch_agent;
   if (agent.empty()) {
     const char* env = std::getenv("SONDE_LAUNCH_AGENT");
@@ -220,11 +242,12 @@ int main(int argc, char** argv) {
 
   Options opt;
   std::vector<Placement> placement;
+  std::vector<int> slots;
   try {
     opt = parse_options(std::vector<std::string>(argv + 1, argv + argc), read_file);
     apply_timeout_environment(opt, std::getenv("MPIEXEC_TIMEOUT"));
     if (!opt.help && opt.snapshot_pid == 0) {
-      placement = placement_of(opt);
+      placement = placement_of(opt, &slots);
       add_profile(opt);
       finish_apps(opt);
     }
@@ -237,7 +260,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (opt.snapshot_pid > 0) return request_snapshot(name, opt.snapshot_pid, opt.report_json);
-  if (!placement.empty()) return run_multihost(name, opt, std::move(placement));
+  if (!placement.empty()) return run_multihost(name, opt, std::move(placement), std::move(slots));
 
   JobSpec spec;
   spec.program_name = name;

@@ -8,12 +8,17 @@
 // the heartbeat limit, or whose agent exits, ends the job with status 1.
 // Snapshots and hang reports (hang_monitor.h) work as on one host: mpiexec
 // asks every daemon for its ranks' answers (multihost_snapshot.cc).
+// MPI_Comm_spawn from any rank (multihost_spawn.cc): mpiexec places the
+// children on the job's hosts and every daemon learns their namespace;
+// the children become slots after the job's ranks, with the same output,
+// exit and snapshot handling.
 #pragma once
 
 #include <sys/signalfd.h>
 #include <sys/types.h>
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +41,10 @@ struct MultiHostSpec {
   std::string hostd;                 // path of sonde-hostd (the same on every host)
   BindPolicy binding;                // each daemon binds its own ranks (placement.h)
   bool report_bindings = false;
+  // MPI_Comm_spawn's default placement: the slots of each placement host
+  // (as --host, a hostfile or -ppn gave them), filled as --map-by says.
+  std::vector<int> slots;
+  MapBy map_by = MapBy::kSlot;
   bool tag_output = false;
   double timeout_seconds = 0;
   double hang_report_seconds = 0;  // hang_monitor.h
@@ -75,8 +84,12 @@ class MultiHostJob {
     // took its ranks, and it was told to go.
     bool retired = false;
   };
+  // A rank of the job or, after them, of a spawned job (a slot).
   struct Rank {
     int node = 0;
+    int nspace = 0;  // index in nspaces_
+    // Spawned ranks: what they run, for messages.
+    std::string program, wdir;
     bool exited = false;
     bool open[2] = {true, true};  // stdout, stderr still to end
     LineFramer framer[2];
@@ -94,6 +107,14 @@ class MultiHostJob {
   // Daemons reporting one machine: the first gets the others' ranks.
   void merge_same_machines();
   void handle(size_t node, Msg type, const std::string& payload);
+  // multihost_spawn.cc: a daemon's kSpawnRequest, kSpawnStarted and
+  // kGroupFence.
+  void on_spawn_request(size_t node, const SpawnRequest& request);
+  void on_spawn_started(size_t node, Reader& in);
+  void on_group_fence(size_t node, const GroupFence& fence);
+  // The hosts (indices) a spawn's "host" info names, in its order; false
+  // and the name in *unknown if one is not among the job's hosts.
+  bool named_hosts(const std::string& list, std::vector<int>* hosts, std::string* unknown) const;
   void on_exit(size_t node, int rank, int status, int exec_errno, bool connected, bool finalized);
   // The host's connection is gone: its ranks with it (a failure while the
   // job runs).
@@ -130,6 +151,35 @@ class MultiHostJob {
   // Direct modex requests in flight: our id -> (asking node, its id).
   uint32_t next_modex_ = 0;
   std::map<uint32_t, std::pair<size_t, uint32_t>> modex_;
+  // Every namespace of the job: [0] its own, then one per spawn.
+  struct Namespace {
+    std::string name;
+    int first_slot = 0, size = 0;
+  };
+  std::vector<Namespace> nspaces_;
+  std::vector<int> daemon_node_;  // by host: its node id (kJob), -1 when retired
+  int spawned_slots_ = 0;
+  // Spawns whose daemons have not all answered kSpawnStarted, by our id.
+  struct PendingSpawn {
+    size_t asker = 0;      // host whose rank asked
+    uint32_t request = 0;  // its daemon's id
+    std::string nspace;
+    std::vector<bool> waiting;  // by host
+    size_t left = 0;
+    bool failed = false;
+  };
+  uint32_t next_spawn_ = 0;
+  std::map<uint32_t, PendingSpawn> spawns_;
+  // Group fences gathering, by their participants (one list per set, in
+  // arrival order: a host's next contribution goes to the first one it has
+  // not contributed to).
+  struct GroupWait {
+    std::vector<bool> involved;                     // by host
+    std::vector<std::optional<std::string>> parts;  // by host
+    std::vector<uint32_t> ids;                      // by host: its daemon's id
+    size_t need = 0, have = 0;
+  };
+  std::map<std::string, std::deque<GroupWait>> group_fences_;
   int running_ = 0;  // ranks not yet reported gone
   size_t hellos_ = 0;
   size_t serving_ = 0;  // hosts not retired: one per node, each has a share of every fence

@@ -56,6 +56,8 @@ void MultiHostJob::send_job() {
     job.node_ranks.push_back(h.place.ranks);
   }
   serving_ = job.hostnames.size();
+  daemon_node_ = job.daemon_node;
+  nspaces_.push_back({"sonde-" + spec_.job_id, 0, job.size});
   broadcast(Msg::kJob, job.encode());
   // A daemon told to go has started nothing; its connection may close.
   for (auto& h : hosts_) {
@@ -181,6 +183,9 @@ void MultiHostJob::handle(size_t node, Msg type, const std::string& payload) {
       break;
     }
     case Msg::kSnapshot: on_snapshot(node, in); break;
+    case Msg::kSpawnRequest: on_spawn_request(node, SpawnRequest::decode(payload)); break;
+    case Msg::kSpawnStarted: on_spawn_started(node, in); break;
+    case Msg::kGroupFence: on_group_fence(node, GroupFence::decode(payload)); break;
     case Msg::kFailure: {
       int code = in.i32();
       std::string message = in.str();
@@ -197,10 +202,19 @@ void MultiHostJob::on_exit(size_t node, int rank, int status, int exec_errno, bo
   r.exited = true;
   --running_;
   if (phase_ != Phase::kRunning) return;  // we are ending it anyway
-  const std::string who = "rank " + std::to_string(rank) + " (on " + hosts_[node].hostname + ")";
+  const Namespace& ns = nspaces_[static_cast<size_t>(r.nspace)];
+  const std::string who =
+      (r.nspace == 0 ? "rank " + std::to_string(rank)
+                     : "rank " + std::to_string(rank - ns.first_slot) + " of spawned job " + ns.name) +
+      " (on " + hosts_[node].hostname + ")";
   if (exec_errno != 0) {
-    const App& app = spec_.apps[static_cast<size_t>(app_of(spec_.apps, rank))];
-    fail(127, who + ": cannot execute '" + app.argv[0] + "'" + (app.wdir.empty() ? "" : " in " + app.wdir) + ": " +
+    std::string program = r.program, wdir = r.wdir;
+    if (r.nspace == 0) {
+      const App& app = spec_.apps[static_cast<size_t>(app_of(spec_.apps, rank))];
+      program = app.argv[0];
+      wdir = app.wdir;
+    }
+    fail(127, who + ": cannot execute '" + program + "'" + (wdir.empty() ? "" : " in " + wdir) + ": " +
                   std::strerror(exec_errno));
   } else if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);

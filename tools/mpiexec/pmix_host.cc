@@ -161,28 +161,41 @@ void complete_fence(pmix_modex_cbfunc_t cbfunc, void* cbdata, pmix_status_t stat
 pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t, char* data, size_t ndata,
                        pmix_modex_cbfunc_t cbfunc, void* cbdata) {
   std::string mine(data != nullptr ? data : "", data != nullptr ? ndata : 0);
-  bool local_only = true, whole_job = false;
+  bool local_only = true, whole_job = false, job_only = true;
+  std::vector<std::string> names;
   for (size_t i = 0; i < nprocs; ++i) {
-    if (procs[i].rank == PMIX_RANK_WILDCARD) {
-      whole_job = true;
+    const bool wildcard = procs[i].rank == PMIX_RANK_WILDCARD;
+    const bool ours = g_host->job_nspace() == procs[i].nspace;
+    if (wildcard) {
+      local_only = false;
+      whole_job = whole_job || ours;
     } else if (!g_host->is_local(rank_of(&procs[i]))) {
       local_only = false;
     }
+    job_only = job_only && ours;
+    names.push_back(std::string(procs[i].nspace, strnlen(procs[i].nspace, PMIX_MAX_NSLEN)) + " " +
+                    (wildcard ? std::string("*") : std::to_string(procs[i].rank)));
   }
-  if (!g_host->relaying_fences() || (local_only && !whole_job)) {
+  if (!g_host->relaying_fences() || local_only) {
     // Every participant is local, so libpmix has already gathered all the
     // contributions: handing them back completes the fence.
     g_host->post([=] { complete_fence(cbfunc, cbdata, PMIX_SUCCESS, mine); });
     return PMIX_SUCCESS;
   }
-  // Only fences over the whole job cross hosts: the relay cannot tell which
-  // hosts a partial one involves (Sonde never asks for one).
-  if (!whole_job) return PMIX_ERR_NOT_SUPPORTED;
-  g_host->post([=] {
-    g_host->events()->fence(mine, [=](bool ok, const std::string& all) {
-      complete_fence(cbfunc, cbdata, ok ? PMIX_SUCCESS : PMIX_ERROR, all);
-    });
-  });
+  auto done = [=](bool ok, const std::string& all) {
+    complete_fence(cbfunc, cbdata, ok ? PMIX_SUCCESS : PMIX_ERROR, all);
+  };
+  if (whole_job && job_only) {
+    // The job's own fences (every host takes part, in the same order).
+    g_host->post([=] { g_host->events()->fence(mine, done); });
+    return PMIX_SUCCESS;
+  }
+  // Any other set (a connection's union, a spawned job): mpiexec finds the
+  // hosts it involves from the names, listed alike on every host.
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  g_host->post(
+      [=, names = std::move(names)]() mutable { g_host->events()->group_fence(std::move(names), mine, done); });
   return PMIX_SUCCESS;
 }
 
@@ -190,6 +203,7 @@ pmix_status_t on_direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size
                               void* cbdata) {
   if (!g_host->relaying_fences()) return PMIX_ERR_NOT_SUPPORTED;  // one host: nothing remote
   int rank = rank_of(proc);
+  if (rank < 0) return PMIX_ERR_NOT_FOUND;  // no process of any job we know
   g_host->post([=] {
     g_host->events()->direct_modex(rank, [=](int status, const std::string& blob) {
       complete_fence(cbfunc, cbdata, status, blob);
@@ -291,7 +305,7 @@ PmixHost::PmixHost(const std::string& tmpdir, ClientEvents* events) : events_(ev
 PmixHost::~PmixHost() {
   std::vector<std::string> names;
   if (job_registered_) names.push_back(nspace_);
-  for (const auto& s : spawned_) names.push_back(s.first);
+  for (const auto& s : spawned_) names.push_back(s.nspace);
   for (const auto& name : names) {
     auto* w = new OpWait;
     PMIx_server_deregister_nspace(name.c_str(), OpWait::callback, w);
@@ -318,9 +332,13 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 void PmixHost::register_job(const JobLayout& job) {
   nspace_ = job.nspace;
+  job_size_ = job.size;
   const NodeLayout& here = job.nodes.at(static_cast<size_t>(job.this_node));
-  local_.assign(static_cast<size_t>(job.size), false);
-  for (int r : here.ranks) local_.at(static_cast<size_t>(r)) = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    local_.assign(static_cast<size_t>(job.size), false);
+    for (int r : here.ranks) local_.at(static_cast<size_t>(r)) = true;
+  }
   register_nspace(job, false);
   job_registered_ = true;
 }
@@ -328,7 +346,14 @@ void PmixHost::register_job(const JobLayout& job) {
 void PmixHost::register_spawned(const JobLayout& job, int first_slot) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    spawned_.emplace_back(job.nspace, first_slot);
+    spawned_.push_back({job.nspace, first_slot, job.size});
+    if (job.this_node >= 0) {
+      const size_t end = static_cast<size_t>(first_slot) + static_cast<size_t>(job.size);
+      if (local_.size() < end) local_.resize(end, false);
+      for (int r : job.nodes.at(static_cast<size_t>(job.this_node)).ranks) {
+        local_.at(static_cast<size_t>(first_slot + r)) = true;
+      }
+    }
   }
   register_nspace(job, true);
 }
@@ -337,13 +362,38 @@ int PmixHost::slot_of(const char* nspace, uint32_t rank) {
   if (nspace_ == nspace) return static_cast<int>(rank);
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& s : spawned_)
-    if (s.first == nspace) return s.second + static_cast<int>(rank);
+    if (s.nspace == nspace && rank < static_cast<uint32_t>(s.size)) return s.first_slot + static_cast<int>(rank);
   return -1;
+}
+
+bool PmixHost::proc_of(int slot, std::string* nspace, int* rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& s : spawned_) {
+    if (slot >= s.first_slot && slot < s.first_slot + s.size) {
+      *nspace = s.nspace;
+      *rank = slot - s.first_slot;
+      return true;
+    }
+  }
+  if (!job_registered_ || slot < 0 || slot >= job_size_) return false;
+  *nspace = nspace_;
+  *rank = slot;
+  return true;
+}
+
+bool PmixHost::is_local(int slot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slot >= 0 && slot < static_cast<int>(local_.size()) && local_[static_cast<size_t>(slot)];
 }
 
 void PmixHost::register_nspace(const JobLayout& job, bool spawned) {
   const uint32_t n = static_cast<uint32_t>(job.size);
-  const NodeLayout& here = job.nodes.at(static_cast<size_t>(job.this_node));
+  // A spawned job may have no rank here (this_node -1): then only what
+  // every host shares is registered, and no local peers.
+  const NodeLayout* here = job.this_node >= 0 ? &job.nodes.at(static_cast<size_t>(job.this_node)) : nullptr;
+  auto node_id = [&](size_t index) {
+    return index < job.node_ids.size() ? job.node_ids[index] : static_cast<uint32_t>(index);
+  };
   InfoList info;
   info.add_string(PMIX_JOBID, job.job_id);
   info.add_u32(PMIX_UNIV_SIZE, static_cast<uint32_t>(std::max(job.universe, job.size)));
@@ -352,12 +402,14 @@ void PmixHost::register_nspace(const JobLayout& job, bool spawned) {
   info.add_bool(PMIX_SPAWNED, spawned);
   info.add_u32(PMIX_JOB_NUM_APPS, static_cast<uint32_t>(job.apps.empty() ? 1 : job.apps.size()));
   info.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(job.nodes.size()));
-  info.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(here.ranks.size()));
-  info.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(here.ranks.size()));
-  info.add_string(PMIX_LOCAL_PEERS, rank_list(here.ranks));
-  info.add_rank(PMIX_LOCALLDR, static_cast<pmix_rank_t>(here.ranks.front()));
-  info.add_string(PMIX_HOSTNAME, here.hostname);
-  info.add_u32(PMIX_NODEID, static_cast<uint32_t>(job.this_node));
+  if (here != nullptr) {
+    info.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(here->ranks.size()));
+    info.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(here->ranks.size()));
+    info.add_string(PMIX_LOCAL_PEERS, rank_list(here->ranks));
+    info.add_rank(PMIX_LOCALLDR, static_cast<pmix_rank_t>(here->ranks.front()));
+    info.add_string(PMIX_HOSTNAME, here->hostname);
+    info.add_u32(PMIX_NODEID, node_id(static_cast<size_t>(job.this_node)));
+  }
   info.add_string(PMIX_TMPDIR, job.tmpdir);
 
   std::string hosts, ppn_input;
@@ -392,7 +444,7 @@ void PmixHost::register_nspace(const JobLayout& job, bool spawned) {
   for (size_t id = 0; id < job.nodes.size(); ++id) {
     const NodeLayout& node_layout = job.nodes[id];
     InfoList node;
-    node.add_u32(PMIX_NODEID, static_cast<uint32_t>(id));
+    node.add_u32(PMIX_NODEID, node_id(id));
     node.add_string(PMIX_HOSTNAME, node_layout.hostname);
     node.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(node_layout.ranks.size()));
     node.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(node_layout.ranks.size()));
@@ -413,15 +465,16 @@ void PmixHost::register_nspace(const JobLayout& job, bool spawned) {
       proc.add_u32(PMIX_APPNUM, a);
       proc.add_u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(local));
       proc.add_u16(PMIX_NODE_RANK, static_cast<uint16_t>(local));
-      proc.add_u32(PMIX_NODEID, static_cast<uint32_t>(id));
+      proc.add_u32(PMIX_NODEID, node_id(id));
       proc.add_string(PMIX_HOSTNAME, node_layout.hostname);
       info.add_array(PMIX_PROC_DATA, proc);
     }
   }
 
   auto* w = new OpWait;
-  pmix_status_t rc = PMIx_server_register_nspace(job.nspace.c_str(), static_cast<int>(here.ranks.size()), info.infos(),
-                                                 info.size(), OpWait::callback, w);
+  const int local_count = here != nullptr ? static_cast<int>(here->ranks.size()) : 0;
+  pmix_status_t rc =
+      PMIx_server_register_nspace(job.nspace.c_str(), local_count, info.infos(), info.size(), OpWait::callback, w);
   if (rc == PMIX_SUCCESS) {
     rc = OpWait::finish(w, "PMIx_server_register_nspace");
   } else {
@@ -470,10 +523,15 @@ void ClientEvents::direct_modex(int, ModexDone done) { done(PMIX_ERR_NOT_SUPPORT
 
 void ClientEvents::spawn(const std::vector<SpawnApp>&, SpawnDone done) { done(PMIX_ERR_NOT_SUPPORTED, {}); }
 
-void PmixHost::serve_modex(int rank, ClientEvents::ModexDone reply) {
+void ClientEvents::group_fence(std::vector<std::string>, std::string, FenceDone done) { done(false, {}); }
+
+void PmixHost::serve_modex(int slot, ClientEvents::ModexDone reply) {
+  std::string nspace;
+  int rank = 0;
+  if (!proc_of(slot, &nspace, &rank)) return reply(PMIX_ERR_NOT_FOUND, {});
   pmix_proc_t proc;
   std::memset(&proc, 0, sizeof proc);
-  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+  PMIX_LOAD_PROCID(&proc, nspace.c_str(), static_cast<pmix_rank_t>(rank));
   auto* pending = new ClientEvents::ModexDone(std::move(reply));
   pmix_status_t rc = PMIx_server_dmodex_request(
       &proc,

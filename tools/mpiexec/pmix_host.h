@@ -15,19 +15,9 @@
 #include <utility>
 #include <vector>
 
-namespace sonde::mpiexec {
+#include "tools/mpiexec/apps.h"
 
-// One application block of a PMIx_Spawn request (pmix_app_t and the info
-// keys Sonde serves: "wdir"/PMIX_WDIR, "path" and "host").
-struct SpawnApp {
-  std::string cmd;
-  std::vector<std::string> argv;  // argv[0] included
-  std::vector<std::string> env;   // NAME=value set over the inherited ones
-  std::string wdir;               // empty: the launcher's
-  std::string path;               // PATH to search cmd in; empty: ours
-  std::string host;               // empty: any; otherwise must name this host
-  int procs = 1;
-};
+namespace sonde::mpiexec {
 
 // Told on libpmix's thread; implementations must only record and return.
 // Ranks are *slots*: a rank of the launched job is its own slot; ranks of
@@ -53,6 +43,13 @@ class ClientEvents {
   using ModexDone = std::function<void(int status, const std::string& blob)>;
   virtual void direct_modex(int rank, ModexDone done);
 
+  // Any other fence that spans hosts (PmixHost::relay_fences): over
+  // `procs`, "NSPACE RANK" or "NSPACE *" each, sorted (control.h,
+  // GroupFence). As `fence`, on the launcher's thread, `done` exactly once
+  // with every involved host's parts concatenated in host order. Default:
+  // refused.
+  virtual void group_fence(std::vector<std::string> procs, std::string data, FenceDone done);
+
   // PMIx_Spawn from a client (MPI_Comm_spawn): start `apps` as a new job,
   // a new namespace. On the launcher's thread; `done` gets a PMIx status and
   // the new namespace (empty on failure), exactly once. Default: refused.
@@ -75,7 +72,11 @@ struct JobLayout {
   int size = 0;
   // Every host of the job, indexed by node id; every rank on exactly one.
   std::vector<NodeLayout> nodes;
-  int this_node = 0;  // the host this server runs on
+  // The host this server runs on; -1 (spawned jobs only): none of the
+  // job's ranks run here, but its clients' peers must know it.
+  int this_node = 0;
+  // PMIX_NODEID of each entry of `nodes`; empty: its index.
+  std::vector<uint32_t> node_ids;
   // MPMD: (first rank, size) of each application, contiguous and in rank
   // order; empty: one application of every rank. Each rank's PMIX_APPNUM
   // is its application's index (MPI_APPNUM).
@@ -103,10 +104,12 @@ class PmixHost {
   // Registers `rank` as an expected client and returns the NAME=value entries
   // its environment needs to find this server. Call before forking it.
   std::vector<std::string> client_env(int rank);
-  // A job spawned by a client: registered under `job.nspace` (one host, all
-  // of it here), its rank r being slot `first_slot` + r. Call on the
-  // launcher's thread, before client_env_in for its ranks.
+  // A job spawned by a client: registered under `job.nspace`, its rank r
+  // being slot `first_slot` + r. Call on the launcher's thread, before
+  // client_env_in for its ranks.
   void register_spawned(const JobLayout& job, int first_slot);
+  // The namespace and rank of `slot`; false for a slot we do not know.
+  bool proc_of(int slot, std::string* nspace, int* rank);
   std::vector<std::string> client_env_in(const std::string& nspace, int rank);
   // The slot of (nspace, rank), or -1 for a process we do not serve.
   int slot_of(const char* nspace, uint32_t rank);
@@ -116,12 +119,15 @@ class PmixHost {
   // host alone still complete here; other partial fences are refused.
   void relay_fences() { relay_fences_ = true; }
   bool relaying_fences() const { return relay_fences_; }
-  bool is_local(int rank) const { return rank >= 0 && rank < static_cast<int>(local_.size()) && local_[rank]; }
+  // The launched job's namespace (register_job).
+  const std::string& job_nspace() const { return nspace_; }
+  // Whether `slot` runs on this host (any thread).
+  bool is_local(int slot);
 
-  // Another host asks for the data our rank `rank` committed: libpmix
+  // Another host asks for the data our `slot` committed: libpmix
   // answers once the rank has committed (it waits for that). `reply` runs on
   // the launcher's thread, through run_pending.
-  void serve_modex(int rank, ClientEvents::ModexDone reply);
+  void serve_modex(int slot, ClientEvents::ModexDone reply);
 
   // Readable while replies for libpmix are queued.
   int wake_fd() const { return wake_fd_; }
@@ -140,10 +146,16 @@ class PmixHost {
   std::mutex mu_;
   std::vector<std::function<void()>> pending_;
   bool job_registered_ = false;
+  int job_size_ = 0;
   bool relay_fences_ = false;
-  std::vector<bool> local_;  // by global rank: on this host
-  // Spawned jobs: namespace -> first slot (under mu_: libpmix's thread reads).
-  std::vector<std::pair<std::string, int>> spawned_;
+  // Under mu_ (libpmix's thread reads them): by slot, on this host;
+  // spawned jobs' namespace, first slot and size.
+  std::vector<bool> local_;
+  struct Spawned {
+    std::string nspace;
+    int first_slot = 0, size = 0;
+  };
+  std::vector<Spawned> spawned_;
 };
 
 }  // namespace sonde::mpiexec

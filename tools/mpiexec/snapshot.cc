@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -48,15 +49,26 @@ std::string snapshot_dir(const std::string& tmpdir) {
 std::vector<SnapshotAnswer> collect_snapshot(const std::string& dir, uint64_t seq,
                                              const std::vector<SnapshotTarget>& targets,
                                              std::chrono::milliseconds bound, int sig) {
-  const std::string request = dir + "/request", tmp = dir + "/request.tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << seq << "\n";
+  // Each target's answer file, and the request in every directory used.
+  std::vector<std::string> files, dirs = {dir};
+  for (const auto& t : targets) {
+    const std::string& d = t.dir.empty() ? dir : t.dir;
+    if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+    files.push_back(d + "/rank-" + std::to_string(t.file_rank >= 0 ? t.file_rank : t.rank));
   }
-  std::rename(tmp.c_str(), request.c_str());
+  for (const auto& d : dirs) {
+    const std::string request = d + "/request", tmp = d + "/request.tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << seq << "\n";
+    }
+    std::rename(tmp.c_str(), request.c_str());
+  }
   std::vector<SnapshotAnswer> answers;
   for (const auto& t : targets) {
-    const bool ready = t.running && access((dir + "/ready-" + std::to_string(t.rank)).c_str(), F_OK) == 0;
+    const std::string& d = t.dir.empty() ? dir : t.dir;
+    const int r = t.file_rank >= 0 ? t.file_rank : t.rank;
+    const bool ready = t.running && access((d + "/ready-" + std::to_string(r)).c_str(), F_OK) == 0;
     answers.push_back({t.rank, t.running, ready, false, {}, {}, false});
   }
   const auto give_up = std::chrono::steady_clock::now() + bound;
@@ -69,7 +81,7 @@ std::vector<SnapshotAnswer> collect_snapshot(const std::string& dir, uint64_t se
       SnapshotAnswer& a = answers[i];
       if (!a.ready || a.answered) continue;
       std::string text;
-      if (read_text(dir + "/rank-" + std::to_string(a.rank), &text) && seq_of(text) == seq && complete(text)) {
+      if (read_text(files[i], &text) && seq_of(text) == seq && complete(text)) {
         a.answered = true;
         a.text = std::move(text);
         continue;

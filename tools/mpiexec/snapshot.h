@@ -35,6 +35,11 @@ struct SnapshotTarget {
   int rank = 0;
   pid_t pid = -1;
   bool running = false;  // false: exited (not asked)
+  // A spawned job's ranks answer in a directory of their own, under their
+  // rank in that job: `dir` (empty: collect_snapshot's) and `file_rank`
+  // (-1: `rank`).
+  std::string dir;
+  int file_rank = -1;
 };
 
 struct SnapshotAnswer {

@@ -92,6 +92,20 @@ std::string signal_name(int sig);
 void set_nonblocking(int fd);
 void close_fd(int& fd);
 
+// Records a started rank in `r` (pid, running, out_fd, err_fd, exec_fd, as
+// kill_and_reap's Rank): the first rank's pid becomes the ranks' process
+// group `pgid`, and `running` counts one more.
+template <class Rank>
+void adopt_started(Rank& r, const StartedRank& s, pid_t& pgid, int& running) {
+  if (pgid == 0) pgid = s.pid;
+  r.pid = s.pid;
+  r.running = true;
+  r.out_fd = s.out_fd;
+  r.err_fd = s.err_fd;
+  r.exec_fd = s.exec_fd;
+  ++running;
+}
+
 // Teardown shared by mpiexec and sonde-hostd: SIGKILL every rank still
 // running (see signal_ranks), reap them for at most `grace` (a rank stuck in
 // the kernel is given up on rather than waited for forever), and close our
