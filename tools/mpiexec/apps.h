@@ -35,8 +35,8 @@ struct SpawnApp {
   std::vector<std::string> env;   // NAME=value set over the inherited ones
   std::string wdir;               // empty: the launcher's
   std::string path;               // PATH to search cmd in; empty: ours
-  // Empty: the launcher places them. Otherwise host names separated by
-  // commas, each one of the job's hosts.
+  // Empty: the launcher places them. Otherwise where: on one host, that
+  // host's name; across hosts, names of the job's hosts separated by commas.
   std::string host;
   int procs = 1;
 };
