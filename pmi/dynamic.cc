@@ -56,13 +56,16 @@ Error spawn(const std::vector<App>& apps, std::string* nspace) {
     a[i].env = argv_of(apps[i].env);
     if (!apps[i].wdir.empty()) a[i].cwd = strdup(apps[i].wdir.c_str());
     a[i].maxprocs = apps[i].procs;
-    size_t n = (!apps[i].path.empty()) + (!apps[i].host.empty());
+    size_t n = (!apps[i].path.empty()) + (!apps[i].host.empty()) + (!apps[i].hostfile.empty());
     if (n > 0) {
       PMIX_INFO_CREATE(a[i].info, n);
       a[i].ninfo = n;
       size_t k = 0;
       if (!apps[i].path.empty()) PMIX_INFO_LOAD(&a[i].info[k++], "sonde.path", apps[i].path.c_str(), PMIX_STRING);
       if (!apps[i].host.empty()) PMIX_INFO_LOAD(&a[i].info[k++], PMIX_HOST, apps[i].host.c_str(), PMIX_STRING);
+      if (!apps[i].hostfile.empty()) {
+        PMIX_INFO_LOAD(&a[i].info[k++], PMIX_HOSTFILE, apps[i].hostfile.c_str(), PMIX_STRING);
+      }
     }
   }
   pmix_nspace_t ns;

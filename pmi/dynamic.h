@@ -35,6 +35,7 @@ struct App {
   std::vector<std::string> args;  // after the program name
   std::vector<std::string> env;   // NAME=value added to the children's environment
   std::string wdir, path, host;   // empty: the launcher's choice
+  std::string hostfile;           // a hostfile's path; empty: none
   int procs = 1;
 };
 // PMIx_Spawn: starts `apps` as one new job; its namespace in *nspace.

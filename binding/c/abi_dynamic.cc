@@ -14,8 +14,8 @@ using namespace sonde::engine;
 
 namespace {
 
-// The info keys of MPI 4.1 11.8.4 that Sonde serves: "host", "wdir",
-// "path" (others are ignored, as the standard allows).
+// The info keys of MPI 4.1 11.8.4 that Sonde serves: "host", "hostfile",
+// "wdir", "path" (others are ignored, as the standard allows).
 bool app_from(const char* command, char** argv, int maxprocs, MPI_Info info, sonde::dynamic::App* app) {
   app->command = command;
   for (char** a = argv; a != nullptr && *a != nullptr; ++a) app->args.emplace_back(*a);
@@ -27,6 +27,7 @@ bool app_from(const char* command, char** argv, int maxprocs, MPI_Info info, son
       if (key == "wdir") app->wdir = value;
       if (key == "path") app->path = value;
       if (key == "host") app->host = value;
+      if (key == "hostfile") app->hostfile = value;
     }
   }
   return true;

@@ -275,8 +275,8 @@ TEST_CASE("spawned children take the job's slots as its ranks did, then start ov
 TEST_CASE("spawn messages round-trip; malformed ones are refused") {
   SpawnRequest q;
   q.id = 9;
-  q.apps = {SpawnApp{"/bin/p", {"/bin/p", "a"}, {"X=1"}, "/w", "/usr/bin", "h1,h0", 2},
-            SpawnApp{"q", {"q"}, {}, "", "", "", 1}};
+  q.apps = {SpawnApp{"/bin/p", {"/bin/p", "a"}, {"X=1"}, "/w", "/usr/bin", "h1,h0", "", 2},
+            SpawnApp{"q", {"q"}, {}, "", "", "", "", 1}};
   SpawnRequest q2 = SpawnRequest::decode(q.encode().bytes());
   CHECK(q2.id == 9);
   REQUIRE(q2.apps.size() == 2);

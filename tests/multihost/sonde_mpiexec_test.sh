@@ -287,7 +287,8 @@ case "$scenario" in
   spawn)
     # MPI_Comm_spawn from a job on two hosts. By default the children take
     # the job's slots as its ranks did (one per host: child 0 on h0, child 1
-    # on h1); with the info key "host" they all go to h1. Parents and
+    # on h1); with the info key "host" they all go to h1, with "hostfile"
+    # they follow the file. Parents and
     # children exchange data over the intercommunicator and the merged
     # communicator (shm within a host, ofi between hosts).
     mh_setup 2
@@ -301,6 +302,13 @@ case "$scenario" in
     for c in 0 1; do
       grep -qxF "spawn_exchange: child $c of 2 on h1" "$out" || die "child $c is not on h1"
     done
+    expect_hosts_empty
+    # The info key "hostfile": its hosts in its order, with its slots.
+    printf 'h1 slots=1\nh0\n' >"$MH_DIR/spawn_hosts"
+    job 90 --host h0,h1 "$bin/spawn_exchange" 2 any "@$MH_DIR/spawn_hosts"
+    expect_ok "spawn_exchange: rank 0 passed (2 ranks)"
+    grep -qxF "spawn_exchange: child 0 of 2 on h1" "$out" || die "child 0 is not on h1"
+    grep -qxF "spawn_exchange: child 1 of 2 on h0" "$out" || die "child 1 is not on h0"
     expect_hosts_empty
     ;;
   spawn_multiple)

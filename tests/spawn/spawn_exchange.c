@@ -10,7 +10,9 @@
  * killed (the parents must then end with an error, not hang); with argv[4]
  * "refused", the spawn must fail with MPI_ERR_SPAWN (a host that is not the
  * job's) and the parents go on. Each child prints "spawn_exchange: child R
- * of N on HOST" (its processor name). argv[2] "any" checks no transport. */
+ * of N on HOST" (its processor name). argv[2] "any" checks no transport;
+ * argv[3] "@FILE" gives the hostfile FILE (the info key "hostfile")
+ * instead. */
 #include <unistd.h>
 
 #include "tests/integration/itest.h"
@@ -107,7 +109,10 @@ int main(int argc, char** argv) {
     MPI_Info info = MPI_INFO_NULL;
     if (argc > 3) {
       CHECK_OK(MPI_Info_create(&info));
-      CHECK_OK(MPI_Info_set(info, "host", argv[3]));
+      if (argv[3][0] == '@')
+        CHECK_OK(MPI_Info_set(info, "hostfile", argv[3] + 1));
+      else
+        CHECK_OK(MPI_Info_set(info, "host", argv[3]));
     }
     if (argc > 4 && strcmp(argv[4], "refused") == 0) {
       MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -28,7 +28,7 @@ inline int app_of(const std::vector<App>& apps, int rank) {
 }
 
 // One application block of a PMIx_Spawn request (pmix_app_t and the info
-// keys Sonde serves: "wdir"/PMIX_WDIR, "path" and "host").
+// keys Sonde serves: "wdir"/PMIX_WDIR, "path", "host" and "hostfile").
 struct SpawnApp {
   std::string cmd;
   std::vector<std::string> argv;  // argv[0] included
@@ -36,8 +36,12 @@ struct SpawnApp {
   std::string wdir;               // empty: the launcher's
   std::string path;               // PATH to search cmd in; empty: ours
   // Empty: the launcher places them. Otherwise where: on one host, that
-  // host's name; across hosts, names of the job's hosts separated by commas.
+  // host's name; across hosts, names of the job's hosts separated by commas,
+  // each with its slots for these children if ":N" follows.
   std::string host;
+  // A hostfile's path (hosts.h, parse_hostfile), read on the asking rank's
+  // host; used when `host` is empty. Every name must be one of the job's.
+  std::string hostfile;
   int procs = 1;
 };
 

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "tools/mpiexec/hostd.h"
+#include "tools/mpiexec/hosts.h"
 #include "tools/mpiexec/spawn.h"
 
 namespace sonde::mpiexec {
@@ -33,20 +34,28 @@ const char* path_of(const std::vector<std::string>& env) {
 
 void HostDaemon::spawn(const std::vector<SpawnApp>& apps, SpawnDone done) {
   if (leaving_ || !ch_) return done(PMIX_ERR_JOB_TERMINATED, {});
-  // A program or directory missing here answers at once, before anything
-  // starts anywhere (the job's hosts are expected to look alike).
-  for (const auto& app : apps) {
+  // A program, directory or hostfile missing here answers at once, before
+  // anything starts anywhere (the job's hosts are expected to look alike).
+  SpawnRequest request;
+  for (SpawnApp app : apps) {
     if (app.procs < 1) return done(PMIX_ERR_BAD_PARAM, {});
+    if (app.host.empty() && !app.hostfile.empty()) {
+      try {
+        app.host = host_list_from_file(app.hostfile);  // the hosts as a list, for mpiexec
+      } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: spawn on %s: %s\n", launcher_.c_str(), hostname_.c_str(), e.what());
+        return done(PMIX_ERR_BAD_PARAM, {});
+      }
+    }
     std::string wdir = app.wdir, executable, why;
     const char* path = !app.path.empty() ? app.path.c_str() : path_of(base_env_);
     if (prepare_program(wdir, app.cmd, path, &executable, &why) != 0) {
       std::fprintf(stderr, "%s: spawn on %s: %s\n", launcher_.c_str(), hostname_.c_str(), why.c_str());
       return done(PMIX_ERR_NOT_FOUND, {});
     }
+    request.apps.push_back(std::move(app));
   }
-  SpawnRequest request;
   request.id = next_spawn_++;
-  request.apps = apps;
   spawns_[request.id] = std::move(done);
   ch_->send(Msg::kSpawnRequest, request.encode());
 }

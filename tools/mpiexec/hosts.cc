@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "tools/mpiexec/options.h"
@@ -219,6 +220,18 @@ std::vector<int> place_children(const std::vector<int>& candidates, const std::v
     out.push_back(pick);
   }
   return out;
+}
+
+std::string host_list_from_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read hostfile " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string list;
+  for (const auto& h : parse_hostfile(text.str(), path)) {
+    list += (list.empty() ? "" : ",") + h.name + (h.slots > 0 ? ":" + std::to_string(h.slots) : "");
+  }
+  return list;
 }
 
 bool is_local_host(const std::string& name) {

@@ -58,6 +58,10 @@ std::vector<Placement> place_blocks(const std::vector<HostSlots>& job_hosts,
 std::vector<int> place_children(const std::vector<int>& candidates, const std::vector<int>& slots,
                                 std::vector<int>& used, int count, MapBy map_by);
 
+// The hosts of hostfile `path` as a host list ("a:2,b"), for a spawn's
+// "hostfile" info. Throws UsageError if it cannot be read or parsed.
+std::string host_list_from_file(const std::string& path);
+
 // Whether `name` is this host: "localhost", a 127.* address, or our host
 // name (full or up to the first dot).
 bool is_local_host(const std::string& name);

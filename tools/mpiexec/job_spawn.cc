@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "tools/mpiexec/hosts.h"
 #include "tools/mpiexec/job.h"
 
 namespace sonde::mpiexec {
@@ -29,6 +30,21 @@ void Job::spawn(const std::vector<SpawnApp>& apps, SpawnDone done) {
       std::fprintf(stderr, "%s: spawn: host '%s' is not this job's host\n", spec_.program_name.c_str(),
                    app.host.c_str());
       return done(PMIX_ERR_NOT_AVAILABLE, {});
+    }
+    if (app.host.empty() && !app.hostfile.empty()) {
+      // Every host the file names must be this one.
+      try {
+        for (const auto& h : parse_host_list(host_list_from_file(app.hostfile))) {
+          if (h.name != host && !is_local_host(h.name)) {
+            std::fprintf(stderr, "%s: spawn: host '%s' of %s is not this job's host\n", spec_.program_name.c_str(),
+                         h.name.c_str(), app.hostfile.c_str());
+            return done(PMIX_ERR_NOT_AVAILABLE, {});
+          }
+        }
+      } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: spawn: %s\n", spec_.program_name.c_str(), e.what());
+        return done(PMIX_ERR_BAD_PARAM, {});
+      }
     }
     std::string wdir = app.wdir, exe, error;
     if (prepare_program(wdir, app.cmd, app.path.empty() ? nullptr : app.path.c_str(), &exe, &error) != 0) {

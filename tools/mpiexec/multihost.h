@@ -112,9 +112,11 @@ class MultiHostJob {
   void on_spawn_request(size_t node, const SpawnRequest& request);
   void on_spawn_started(size_t node, Reader& in);
   void on_group_fence(size_t node, const GroupFence& fence);
-  // The hosts (indices) a spawn's "host" info names, in its order; false
-  // and the name in *unknown if one is not among the job's hosts.
-  bool named_hosts(const std::string& list, std::vector<int>* hosts, std::string* unknown) const;
+  // The hosts (indices) a spawn's "host" info names ("a,b:2"), in its
+  // order, and in *slots (by host) the slot counts it gives; false and
+  // what is wrong in *why if a name is not among the job's hosts or the
+  // list is malformed.
+  bool named_hosts(const std::string& list, std::vector<int>* hosts, std::vector<int>* slots, std::string* why) const;
   void on_exit(size_t node, int rank, int status, int exec_errno, bool connected, bool finalized);
   // The host's connection is gone: its ranks with it (a failure while the
   // job runs).

@@ -13,23 +13,24 @@
 
 namespace sonde::mpiexec {
 
-bool MultiHostJob::named_hosts(const std::string& list, std::vector<int>* out, std::string* unknown) const {
+bool MultiHostJob::named_hosts(const std::string& list, std::vector<int>* out, std::vector<int>* slots,
+                               std::string* why) const {
+  std::vector<HostSlots> named;
+  try {
+    named = parse_host_list(list);
+  } catch (const UsageError& e) {
+    *why = e.what();
+    return false;
+  }
   out->clear();
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    std::string name = list.substr(start, comma - start);
-    start = comma + 1;
-    // "name" or "name:N" (slots are the job's own), blanks around it.
-    name = name.substr(0, name.find(':'));
-    const size_t b = name.find_first_not_of(' '), e = name.find_last_not_of(' ');
-    name = b == std::string::npos ? "" : name.substr(b, e - b + 1);
-    if (name.empty()) continue;
+  std::vector<int> given(hosts_.size(), 0);
+  for (const auto& entry : named) {
     int found = -1;
     for (size_t n = 0; n < hosts_.size() && found < 0; ++n) {
       const Host& h = hosts_[n];
-      if (h.place.name == name || h.hostname == name || (h.local && is_local_host(name))) found = static_cast<int>(n);
+      if (h.place.name == entry.name || h.hostname == entry.name || (h.local && is_local_host(entry.name))) {
+        found = static_cast<int>(n);
+      }
     }
     // A second name of a machine: the host that took its ranks.
     if (found >= 0 && hosts_[static_cast<size_t>(found)].retired) {
@@ -40,14 +41,15 @@ bool MultiHostJob::named_hosts(const std::string& list, std::vector<int>* out, s
       }
     }
     if (found < 0 || hosts_[static_cast<size_t>(found)].gone) {
-      *unknown = name;
+      *why = "host '" + entry.name + "' is not one of the job's hosts";
       return false;
     }
     if (std::find(out->begin(), out->end(), found) == out->end()) out->push_back(found);
+    // "name:N" gives the host N slots for these children (a name twice adds up).
+    given[static_cast<size_t>(found)] += entry.slots;
   }
-  if (out->empty()) {
-    *unknown = list;
-    return false;
+  for (size_t n = 0; n < given.size(); ++n) {
+    if (given[n] > 0) (*slots)[n] = given[n];
   }
   return true;
 }
@@ -80,12 +82,12 @@ void MultiHostJob::on_spawn_request(size_t node, const SpawnRequest& request) {
       return refuse(PMIX_ERR_OUT_OF_RESOURCE,
                     "a job spawns at most " + std::to_string(kMaxSpawnedSlots) + " processes in all");
     }
-    std::vector<int> candidates = all;
-    std::string unknown;
-    if (!app.host.empty() && !named_hosts(app.host, &candidates, &unknown)) {
-      return refuse(PMIX_ERR_NOT_AVAILABLE, "host '" + unknown + "' is not one of the job's hosts");
+    std::vector<int> candidates = all, app_slots = slots;
+    std::string why;
+    if (!app.host.empty() && !named_hosts(app.host, &candidates, &app_slots, &why)) {
+      return refuse(PMIX_ERR_NOT_AVAILABLE, why);
     }
-    for (int h : place_children(candidates, slots, used, app.procs, spec_.map_by)) host_of.push_back(h);
+    for (int h : place_children(candidates, app_slots, used, app.procs, spec_.map_by)) host_of.push_back(h);
   }
   if (static_cast<int64_t>(host_of.size()) != total) return refuse(PMIX_ERR_OUT_OF_RESOURCE, "no host to run on");
 

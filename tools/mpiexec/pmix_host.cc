@@ -233,6 +233,7 @@ pmix_status_t on_spawn(const pmix_proc_t*, const pmix_info_t[], size_t, const pm
       const pmix_info_t& in = apps[a].info[i];
       if (PMIX_CHECK_KEY(&in, PMIX_WDIR)) app.wdir = text_value(in.value);
       if (PMIX_CHECK_KEY(&in, PMIX_HOST)) app.host = text_value(in.value);
+      if (PMIX_CHECK_KEY(&in, PMIX_HOSTFILE)) app.hostfile = text_value(in.value);
       if (PMIX_CHECK_KEY(&in, "sonde.path")) app.path = text_value(in.value);
     }
     copy.push_back(std::move(app));
