@@ -348,6 +348,25 @@ case "$scenario" in
     echo "ended by: $(grep -m1 -E "was killed|sonde ofi:" "$err")"
     expect_hosts_empty
     ;;
+  spawn_timeout)
+    # --timeout covers the children: the report (JSON) lists the child on
+    # h1 (slot 2, after the job's ranks 0 and 1; its state, normally
+    # user-code, is printed), and the job ends with 124, nothing left behind.
+    mh_setup 2
+    job 60 --timeout 6 --json --host h0,h1 "$bin/spawn_exchange" 1 any h1 die
+    expect_failed 124
+    python3 - "$err" <<'EOF' || die "the timeout report does not show the child"
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith("{") and json.loads(line).get("sonde") == "timeout":
+        ranks = {r["rank"]: r for r in json.loads(line)["ranks"]}
+        child = ranks.get(2, {})
+        print("child in the report:", child.get("host"), child.get("state"))
+        sys.exit(0 if child.get("host") == "h1" else 1)
+sys.exit(1)
+EOF
+    expect_hosts_empty
+    ;;
   *)
     echo "unknown scenario $scenario" >&2
     exit 2
