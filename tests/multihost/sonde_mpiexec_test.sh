@@ -292,12 +292,14 @@ case "$scenario" in
     # children exchange data over the intercommunicator and the merged
     # communicator (shm within a host, ofi between hosts).
     mh_setup 2
-    job 90 --host h0,h1 "$bin/spawn_exchange" 2 any
+    # Every process has a member on the other host it reaches over ofi (its
+    # last transport); a parent on h1 with h1's children only gets shm.
+    job 90 --host h0,h1 "$bin/spawn_exchange" 2 ofi
     expect_ok "spawn_exchange: rank 0 passed (2 ranks)"
     grep -qxF "spawn_exchange: child 0 of 2 on h0" "$out" || die "child 0 is not on h0"
     grep -qxF "spawn_exchange: child 1 of 2 on h1" "$out" || die "child 1 is not on h1"
     expect_hosts_empty
-    job 90 --host h0:2,h1:2 "$bin/spawn_exchange" 2 any h1
+    job 90 --host h0:2,h1:2 "$bin/spawn_exchange" 2 h0=ofi,h1=shm,child=ofi h1
     expect_ok "spawn_exchange: rank 0 passed (4 ranks)"
     for c in 0 1; do
       grep -qxF "spawn_exchange: child $c of 2 on h1" "$out" || die "child $c is not on h1"
@@ -305,7 +307,7 @@ case "$scenario" in
     expect_hosts_empty
     # The info key "hostfile": its hosts in its order, with its slots.
     printf 'h1 slots=1\nh0\n' >"$MH_DIR/spawn_hosts"
-    job 90 --host h0,h1 "$bin/spawn_exchange" 2 any "@$MH_DIR/spawn_hosts"
+    job 90 --host h0,h1 "$bin/spawn_exchange" 2 ofi "@$MH_DIR/spawn_hosts"
     expect_ok "spawn_exchange: rank 0 passed (2 ranks)"
     grep -qxF "spawn_exchange: child 0 of 2 on h1" "$out" || die "child 0 is not on h1"
     grep -qxF "spawn_exchange: child 1 of 2 on h0" "$out" || die "child 1 is not on h0"

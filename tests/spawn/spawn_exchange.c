@@ -11,12 +11,34 @@
  * "refused", the spawn must fail with MPI_ERR_SPAWN (a host that is not the
  * job's) and the parents go on. Each child prints "spawn_exchange: child R
  * of N on HOST" (its processor name). argv[2] "any" checks no transport;
+ * "HOST=T,...,child=T" expects T of a parent on HOST, of every child;
  * argv[3] "@FILE" gives the hostfile FILE (the info key "hostfile")
  * instead. */
 #include <unistd.h>
 
 #include "tests/integration/itest.h"
 #include "tests/spawn/last_transport.h"
+
+/* The transport argv[2] expects of this process: the spec itself, or in a
+ * "HOST=T,...,child=T" list the entry of "child" (children) or of this
+ * process's host (parents); "any" where none applies. */
+static const char* expected_transport(const char* spec, int child, char* buf, size_t size) {
+  if (!strchr(spec, '=')) return spec;
+  char host[MPI_MAX_PROCESSOR_NAME] = "";
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  const char* key = child ? "child" : host;
+  snprintf(buf, size, "any");
+  for (const char* p = spec; *p;) {
+    const char* eq = strchr(p, '=');
+    const char* end = strchr(p, ',');
+    if (!end) end = p + strlen(p);
+    if (eq && eq < end && (size_t)(eq - p) == strlen(key) && strncmp(p, key, (size_t)(eq - p)) == 0)
+      snprintf(buf, size, "%.*s", (int)(end - eq - 1), eq + 1);
+    p = *end ? end + 1 : end;
+  }
+  return buf;
+}
 
 static void exchange(MPI_Comm inter, int parents_side) {
   int rank, size, remote;
@@ -134,7 +156,8 @@ int main(int argc, char** argv) {
     MPI_Comm_test_inter(inter, &is_inter);
     MPI_Comm_remote_size(inter, &remote);
     CHECK(is_inter && remote == n, "remote size %d, want %d", remote, n);
-    if (argc > 2) check_last_transport(argv[2]);
+    char want[32];
+    if (argc > 2) check_last_transport(expected_transport(argv[2], 0, want, sizeof want));
     if (argc > 4 && strcmp(argv[4], "die") == 0) {
       printf("traffic flowing\n");
       fflush(stdout);
@@ -157,7 +180,8 @@ int main(int argc, char** argv) {
     CHECK_OK(MPI_Get_processor_name(host, &len));
     printf("spawn_exchange: child %d of %d on %s\n", itest_rank, itest_size, host);
     fflush(stdout);
-    if (argc > 2) check_last_transport(argv[2]);
+    char want[32];
+    if (argc > 2) check_last_transport(expected_transport(argv[2], 1, want, sizeof want));
     if (argc > 3 && strcmp(argv[3], "die") == 0)
       for (;;) sleep(1);
     exchange(parent, 0);
