@@ -21,7 +21,7 @@ namespace sonde::engine::coll::detail {
 class ScratchPool {
  public:
   static constexpr size_t kMinBytes = 64 * 1024;   // smaller requests: plain new[]
-  static constexpr size_t kMaxBlocks = 8;           // freed blocks kept
+  static constexpr size_t kMaxBlocks = 8;          // freed blocks kept
   static constexpr size_t kMaxBytes = 256u << 20;  // bytes kept, all blocks together
 
   // At least `bytes` bytes (16-byte aligned), and in *capacity how many the

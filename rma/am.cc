@@ -331,8 +331,7 @@ int send_message(Window* w, int target, Header h, const std::vector<Segment>& se
   if (sizeof h + seg_bytes + bytes <= kInlineLimit) h.body = kBodyInline;
   else if (sizeof h + seg_bytes <= kInlineLimit && bytes) h.body = kDataFollows;
   else h.body = kBodyFollows;
-  auto* first = new Bytes(sizeof h + (h.body == kBodyFollows ? 0 : seg_bytes) +
-                                         (h.body == kBodyInline ? bytes : 0));
+  auto* first = new Bytes(sizeof h + (h.body == kBodyFollows ? 0 : seg_bytes) + (h.body == kBodyInline ? bytes : 0));
   std::memcpy(first->data(), &h, sizeof h);
   Bytes* second = nullptr;
   if (h.body != kBodyFollows && seg_bytes) std::memcpy(first->data() + sizeof h, segs.data(), seg_bytes);

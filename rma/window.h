@@ -39,10 +39,10 @@ struct Region {
 // A message that arrived on the window's header channel and waits, in
 // arrival order, to be applied (am.cc).
 struct Incoming {
-  int source = 0;                // rank in the window's communicator
-  Bytes message;                 // header, segments, data
-  Request* payload = nullptr;    // the separate payload still arriving, or null
-  bool landed = false;           // the data went where it belongs (a put's window range, an answer's result)
+  int source = 0;              // rank in the window's communicator
+  Bytes message;               // header, segments, data
+  Request* payload = nullptr;  // the separate payload still arriving, or null
+  bool landed = false;         // the data went where it belongs (a put's window range, an answer's result)
 };
 
 // An operation of this process waiting for its target's answer (a get's
