@@ -24,7 +24,7 @@ void note_call(CallKind kind, uint64_t enter) {
   }
   // Past the call's exit time: pair blocks the callbacks used up are
   // replaced here, outside any measured interval.
-  if (g.warm_pairs - g.fresh_pairs < kWarmPairs / 2) warm_pairs(kWarmPairs);
+  if (g.warm_pairs - g.fresh_pairs < kWarmPairs / 2) warm_pairs(0);
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ void announce(MPI_Comm parent, MPI_Comm child, bool split, int color) {
     return;
   }
   CommRec& c = g.comms[ci];
-  warm_pairs(kWarmPairs + std::min(std::max(size, 0), kWarmPairsPerComm) * (g.keep_internal ? 2 : 1));
+  warm_pairs(size);
   std::string label = g.comms[pi].label;
   label += split ? "/split" + std::to_string(n) + ":color" + std::to_string(color) : "/dup" + std::to_string(n);
   set_label(c, label.c_str());
@@ -125,7 +125,7 @@ void start(int provided) {
     g.problem = "out of memory for the tables";
     return;
   }
-  warm_pairs(kWarmPairs + (std::min(g.world_size, kWarmPairsPerComm) + 1) * (g.keep_internal ? 2 : 1));  // WORLD, SELF
+  warm_pairs(g.world_size + 1);  // MPI_COMM_WORLD's peers and MPI_COMM_SELF's
   if (PERUSE_Init() != PERUSE_SUCCESS) {
     g.supported = false;
     g.problem = "PERUSE_Init failed";

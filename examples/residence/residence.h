@@ -251,14 +251,14 @@ inline void queue_out(CommRec& c, int internal, Queue q) {
 // measured). Called once, from MPI_Init, before any handle exists.
 bool allocate_tables();
 
-// Touches the arena's never-used pair blocks until `ahead` of them are ready
-// past the last one handed out, so the callback that first samples a
-// (communicator, peer) pays no page fault (a first touch costs tens of
-// microseconds on a virtual machine). Called outside callbacks: at MPI_Init
-// and when an interceptor learns of a new communicator. Lock held.
-void warm_pairs(int32_t ahead);
-// Blocks kept ready: a base, plus one per member of a new communicator up to
-// a cap (its peers are the pairs it will need first).
+// Touches the arena's never-used pair blocks until kWarmPairs, plus one per
+// peer of `members` (up to kWarmPairsPerComm; two with internal traffic
+// kept), are ready past the last one handed out, so the callback that
+// first samples a (communicator, peer) pays no page fault (a first touch
+// costs tens of microseconds on a virtual machine). Called outside
+// callbacks: at MPI_Init, when an interceptor learns of a new communicator
+// of `members` ranks, and after blocking calls (members 0). Lock held.
+void warm_pairs(int members);
 constexpr int32_t kWarmPairs = 16, kWarmPairsPerComm = 64;
 
 // The record of a communicator (an index into g.comms), made on first sight

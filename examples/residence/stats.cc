@@ -60,8 +60,9 @@ bool allocate_tables() {
          g.messages.init(table);
 }
 
-void warm_pairs(int32_t ahead) {
-  const int32_t want = std::min(g.max_pairs, g.fresh_pairs + std::max<int32_t>(ahead, 0));
+void warm_pairs(int members) {
+  const int32_t ahead = kWarmPairs + std::min(std::max(members, 0), kWarmPairsPerComm) * (g.keep_internal ? 2 : 1);
+  const int32_t want = std::min(g.max_pairs, g.fresh_pairs + ahead);
   if (want <= g.warm_pairs) return;
   std::memset(static_cast<void*>(g.pair_stats + g.warm_pairs), 0, size_t(want - g.warm_pairs) * sizeof(PairStats));
   g.warm_pairs = want;
