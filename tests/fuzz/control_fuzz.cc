@@ -1,7 +1,8 @@
 // The mpiexec <-> sonde-hostd control protocol (tools/mpiexec/control.h):
 // frames as Channel::next() cuts them from a byte stream, and each one's
 // payload read as its receiver reads it (JobMessage::decode for kJob,
-// SpawnRequest, SpawnJobMessage and GroupFence's decode for theirs, the
+// SpawnRequest, SpawnJobMessage, GroupFence, NameRequest and NameReply's
+// decode for theirs, the
 // Reader's fields for the others). Malformed input must end in
 // ProtocolError, never a crash, an out-of-bounds read or a runaway
 // allocation.
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "tools/mpiexec/control.h"
+#include "tools/mpiexec/name_table.h"
 
 using namespace sonde::mpiexec;
 
@@ -36,6 +38,8 @@ void read_payload(Msg type, const std::string& payload) {
     case Msg::kSpawnReply:
     case Msg::kGroupFenceDone: in.u32(), in.i32(), in.str(); break;
     case Msg::kGroupFence: GroupFence::decode(payload); break;
+    case Msg::kNameRequest: NameRequest::decode(payload); break;
+    case Msg::kNameReply: NameReply::decode(payload); break;
     default: in.strings(); break;  // unknown types: any field layout
   }
 }

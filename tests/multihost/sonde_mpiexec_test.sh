@@ -369,6 +369,21 @@ sys.exit(1)
 EOF
     expect_hosts_empty
     ;;
+  connect)
+    # The name service spans hosts: mpiexec keeps it for every daemon. The
+    # even ranks (h0, --map-by node) publish a port name and accept, the odd
+    # ones (h1) look it up and connect; accept/connect's own port keys are
+    # waiting lookups across the hosts too.
+    mh_setup 2
+    job 90 --host h0:2,h1:2 --map-by node "$bin/accept_connect"
+    expect_ok "accept_connect: rank 0 passed"
+    expect_hosts_empty
+    # Two spawned jobs, X on h0 and Y on h1: X accepts, Y connects, and the
+    # connection wires ofi between them.
+    job 90 --host h0:3,h1:2 "$bin/cross_connect" h0 h1 ofi
+    expect_ok "cross_connect: rank 0 passed"
+    expect_hosts_empty
+    ;;
   *)
     echo "unknown scenario $scenario" >&2
     exit 2

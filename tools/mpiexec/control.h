@@ -75,6 +75,12 @@ enum class Msg : uint8_t {
   // such host's contribution concatenated in node order).
   kGroupFence,
   kGroupFenceDone,
+  // The name service (name_table.h), kept by mpiexec for every host: a
+  // daemon passes its client's publish, lookup or unpublish on as
+  // kNameRequest (NameRequest) and gets kNameReply (NameReply, its id
+  // echoed); a lookup that waits is answered once its names exist.
+  kNameRequest,
+  kNameReply,
 };
 
 class ProtocolError : public std::runtime_error {

@@ -505,6 +505,12 @@ void HostDaemon::handle(Msg type, const std::string& payload) {
       done(status == 0, in.str());
       break;
     }
+    case Msg::kNameReply: {
+      NameReply reply = NameReply::decode(payload);
+      NameTable::Done done = take_pending(names_, reply.id, "reply to an unknown name request");
+      done(std::move(reply));
+      break;
+    }
     case Msg::kSignal: signal_all(in.i32()); break;
     case Msg::kTerminate: terminate_ranks(); break;
     case Msg::kShutdown:

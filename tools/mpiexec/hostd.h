@@ -77,6 +77,8 @@ class HostDaemon final : public ClientEvents {
   // mpiexec, which places the children on the job's hosts.
   void spawn(const std::vector<SpawnApp>& apps, SpawnDone done) override;
   void group_fence(std::vector<std::string> procs, std::string data, FenceDone done) override;
+  // The name service: mpiexec keeps the launch's names for every host.
+  void names(const NameRequest& request, NameTable::Done done) override;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -146,6 +148,8 @@ class HostDaemon final : public ClientEvents {
   uint32_t next_spawn_ = 0, next_group_fence_ = 0;
   std::map<uint32_t, SpawnDone> spawns_;
   std::map<uint32_t, FenceDone> group_fences_;
+  uint32_t next_name_ = 0;
+  std::map<uint32_t, NameTable::Done> names_;
 };
 
 }  // namespace sonde::mpiexec

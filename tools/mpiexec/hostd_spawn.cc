@@ -70,6 +70,19 @@ void HostDaemon::group_fence(std::vector<std::string> procs, std::string data, F
   ch_->send(Msg::kGroupFence, f.encode());
 }
 
+void HostDaemon::names(const NameRequest& request, NameTable::Done done) {
+  NameRequest r = request;
+  r.id = next_name_++;
+  if (!ch_) {
+    NameReply refused;
+    refused.id = r.id;
+    refused.status = NameStatus::kBadRequest;
+    return done(std::move(refused));
+  }
+  names_[r.id] = std::move(done);
+  ch_->send(Msg::kNameRequest, r.encode());
+}
+
 void HostDaemon::start_children(const SpawnJobMessage& m) {
   const JobMessage& job = m.job;
   const int node =

@@ -11,7 +11,8 @@
 // MPI_Comm_spawn from any rank (multihost_spawn.cc): mpiexec places the
 // children on the job's hosts and every daemon learns their namespace;
 // the children become slots after the job's ranks, with the same output,
-// exit and snapshot handling.
+// exit and snapshot handling. mpiexec keeps the name service
+// (name_table.h) for the ranks of every host.
 #pragma once
 
 #include <sys/signalfd.h>
@@ -29,6 +30,7 @@
 #include "tools/mpiexec/control.h"
 #include "tools/mpiexec/hang_monitor.h"
 #include "tools/mpiexec/hosts.h"
+#include "tools/mpiexec/name_table.h"
 #include "tools/mpiexec/output.h"
 
 namespace sonde::mpiexec {
@@ -112,6 +114,9 @@ class MultiHostJob {
   void on_spawn_request(size_t node, const SpawnRequest& request);
   void on_spawn_started(size_t node, Reader& in);
   void on_group_fence(size_t node, const GroupFence& fence);
+  // A daemon's kNameRequest, served from names_; the reply goes to that
+  // daemon (now, or when a waiting lookup's names appear).
+  void on_name_request(size_t node, const NameRequest& request);
   // The hosts (indices) a spawn's "host" info names ("a,b:2"), in its
   // order, and in *slots (by host) the slot counts it gives; false and
   // what is wrong in *why if a name is not among the job's hosts or the
@@ -182,6 +187,8 @@ class MultiHostJob {
     size_t need = 0, have = 0;
   };
   std::map<std::string, std::deque<GroupWait>> group_fences_;
+  // The launch's name service, for the ranks of every host.
+  NameTable names_;
   int running_ = 0;  // ranks not yet reported gone
   size_t hellos_ = 0;
   size_t serving_ = 0;  // hosts not retired: one per node, each has a share of every fence

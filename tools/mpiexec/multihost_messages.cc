@@ -186,6 +186,7 @@ void MultiHostJob::handle(size_t node, Msg type, const std::string& payload) {
     case Msg::kSpawnRequest: on_spawn_request(node, SpawnRequest::decode(payload)); break;
     case Msg::kSpawnStarted: on_spawn_started(node, in); break;
     case Msg::kGroupFence: on_group_fence(node, GroupFence::decode(payload)); break;
+    case Msg::kNameRequest: on_name_request(node, NameRequest::decode(payload)); break;
     case Msg::kFailure: {
       int code = in.i32();
       std::string message = in.str();

@@ -3,7 +3,8 @@
 // that asked once every daemon has registered them (and started its own),
 // and gathering the fences over sets other than the whole job (a
 // connection's union of parents and children, the children's own job)
-// from exactly the hosts that have a member.
+// from exactly the hosts that have a member; and the name service every
+// host's ranks share.
 #include <pmix_common.h>
 
 #include <algorithm>
@@ -237,6 +238,13 @@ void MultiHostJob::on_group_fence(size_t node, const GroupFence& fence) {
   }
   waits.erase(wait);
   if (waits.empty()) group_fences_.erase(key);
+}
+
+void MultiHostJob::on_name_request(size_t node, const NameRequest& request) {
+  names_.serve(request, [this, node](NameReply reply) {
+    Host& h = hosts_[node];
+    if (h.ch && !h.gone) h.ch->send(Msg::kNameReply, reply.encode());
+  });
 }
 
 }  // namespace sonde::mpiexec

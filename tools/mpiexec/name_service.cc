@@ -4,31 +4,63 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
-#include <vector>
 
 namespace sonde::mpiexec {
 namespace {
 
-struct Entry {
-  pmix_proc_t publisher;
-  pmix_value_t* value = nullptr;  // owned
-};
+// A PMIx value as bytes, or false if libpmix cannot pack it.
+bool pack(const pmix_value_t& v, std::string* out) {
+  pmix_data_buffer_t buf;
+  PMIX_DATA_BUFFER_CONSTRUCT(&buf);
+  bool ok = PMIx_Data_pack(nullptr, &buf, const_cast<pmix_value_t*>(&v), 1, PMIX_VALUE) == PMIX_SUCCESS;
+  if (ok) {
+    pmix_byte_object_t bo;
+    PMIX_BYTE_OBJECT_CONSTRUCT(&bo);
+    ok = PMIx_Data_unload(&buf, &bo) == PMIX_SUCCESS;
+    if (ok) out->assign(bo.bytes != nullptr ? bo.bytes : "", bo.size);
+    PMIX_BYTE_OBJECT_DESTRUCT(&bo);
+  }
+  PMIX_DATA_BUFFER_DESTRUCT(&buf);
+  return ok;
+}
 
-struct Waiter {
-  pmix_proc_t requester;
-  std::vector<std::string> keys;
-  pmix_lookup_cbfunc_t cbfunc;
-  void* cbdata;
-};
+// The value pack() made of `bytes`, into *out.
+bool unpack(const std::string& bytes, pmix_value_t* out) {
+  pmix_data_buffer_t buf;
+  PMIX_DATA_BUFFER_CONSTRUCT(&buf);
+  pmix_byte_object_t bo;
+  PMIX_BYTE_OBJECT_CONSTRUCT(&bo);
+  bo.bytes = static_cast<char*>(std::malloc(bytes.size() + 1));
+  if (bo.bytes == nullptr) return false;
+  std::memcpy(bo.bytes, bytes.data(), bytes.size());
+  bo.size = bytes.size();
+  bool ok = PMIx_Data_load(&buf, &bo) == PMIX_SUCCESS;  // the buffer owns the bytes now
+  int32_t count = 1;
+  ok = ok && PMIx_Data_unpack(nullptr, &buf, out, &count, PMIX_VALUE) == PMIX_SUCCESS && count == 1;
+  PMIX_BYTE_OBJECT_DESTRUCT(&bo);
+  PMIX_DATA_BUFFER_DESTRUCT(&buf);
+  return ok;
+}
 
-// Touched on libpmix's thread only (every upcall runs there); the mutex
-// keeps that true even if a library calls from elsewhere.
-std::mutex g_mu;
-std::map<std::string, Entry>* g_table = new std::map<std::string, Entry>;
-std::vector<Waiter>* g_waiters = new std::vector<Waiter>;
+pmix_status_t to_pmix(NameStatus s) {
+  switch (s) {
+    case NameStatus::kOk: return PMIX_SUCCESS;
+    case NameStatus::kDuplicate: return PMIX_ERR_DUPLICATE_KEY;
+    case NameStatus::kNotFound: return PMIX_ERR_NOT_FOUND;
+    case NameStatus::kNoPermission: return PMIX_ERR_NO_PERMISSIONS;
+    case NameStatus::kBadRequest: return PMIX_ERR_BAD_PARAM;
+  }
+  return PMIX_ERROR;
+}
+
+NameRequest request_of(NameRequest::Op op, const pmix_proc_t* proc) {
+  NameRequest r;
+  r.op = op;
+  r.nspace.assign(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN));
+  r.rank = proc->rank;
+  return r;
+}
 
 bool has_flag(const pmix_info_t info[], size_t ninfo, const char* key) {
   for (size_t i = 0; i < ninfo; ++i)
@@ -36,108 +68,61 @@ bool has_flag(const pmix_info_t info[], size_t ninfo, const char* key) {
   return false;
 }
 
-bool all_present(const std::vector<std::string>& keys) {
-  for (const auto& k : keys)
-    if (g_table->find(k) == g_table->end()) return false;
-  return true;
-}
-
-// Answers a lookup with copies of the values present (under g_mu); the
-// callback runs on the launcher's thread.
-void answer(const Waiter& w) {
-  size_t n = 0;
-  for (const auto& k : w.keys) n += g_table->count(k);
-  pmix_pdata_t* data = nullptr;
-  if (n > 0) PMIX_PDATA_CREATE(data, n);
-  size_t i = 0;
-  for (const auto& k : w.keys) {
-    auto it = g_table->find(k);
-    if (it == g_table->end()) continue;
-    PMIX_LOAD_PROCID(&data[i].proc, it->second.publisher.nspace, it->second.publisher.rank);
-    PMIX_LOAD_KEY(data[i].key, k.c_str());
-    PMIx_Value_xfer(&data[i].value, it->second.value);
-    ++i;
-  }
-  pmix_status_t status = n == w.keys.size() ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
-  auto cbfunc = w.cbfunc;
-  void* cbdata = w.cbdata;
-  name_service_post([=] {
-    cbfunc(status, data, n, cbdata);
-    pmix_pdata_t* d = data;
-    if (d != nullptr) PMIX_PDATA_FREE(d, n);
+void forward_op(NameRequest r, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  name_service_post([r = std::move(r), cbfunc, cbdata]() mutable {
+    name_service_forward(std::move(r), [cbfunc, cbdata](NameReply reply) {
+      if (cbfunc != nullptr) cbfunc(to_pmix(reply.status), cbdata);
+    });
   });
-}
-
-void wake_waiters() {
-  for (size_t i = 0; i < g_waiters->size();) {
-    if (all_present((*g_waiters)[i].keys)) {
-      answer((*g_waiters)[i]);
-      g_waiters->erase(g_waiters->begin() + static_cast<long>(i));
-    } else {
-      ++i;
-    }
-  }
-}
-
-void reply_op(pmix_op_cbfunc_t cbfunc, void* cbdata, pmix_status_t status) {
-  if (cbfunc != nullptr) name_service_post([=] { cbfunc(status, cbdata); });
 }
 
 pmix_status_t on_publish(const pmix_proc_t* proc, const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
                          void* cbdata) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  NameRequest r = request_of(NameRequest::Op::kPublish, proc);
   // Directives (range, persistence...) are pmix.* keys; everything else is data.
-  std::vector<size_t> data;
   for (size_t i = 0; i < ninfo; ++i) {
     if (std::strncmp(info[i].key, "pmix.", 5) == 0) continue;
-    if (g_table->count(info[i].key) != 0) {
-      reply_op(cbfunc, cbdata, PMIX_ERR_DUPLICATE_KEY);
-      return PMIX_SUCCESS;
-    }
-    data.push_back(i);
+    std::string bytes;
+    if (!pack(info[i].value, &bytes)) return PMIX_ERR_BAD_PARAM;
+    r.keys.emplace_back(info[i].key, strnlen(info[i].key, PMIX_MAX_KEYLEN));
+    r.values.push_back(std::move(bytes));
   }
-  for (size_t i : data) {
-    Entry e;
-    PMIX_LOAD_PROCID(&e.publisher, proc->nspace, proc->rank);
-    PMIX_VALUE_CREATE(e.value, 1);
-    PMIx_Value_xfer(e.value, &info[i].value);
-    (*g_table)[info[i].key] = e;
-  }
-  wake_waiters();
-  reply_op(cbfunc, cbdata, PMIX_SUCCESS);
+  if (r.keys.empty()) return PMIX_ERR_BAD_PARAM;
+  forward_op(std::move(r), cbfunc, cbdata);
   return PMIX_SUCCESS;
 }
 
 pmix_status_t on_lookup(const pmix_proc_t* proc, char** keys, const pmix_info_t info[], size_t ninfo,
                         pmix_lookup_cbfunc_t cbfunc, void* cbdata) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  Waiter w{*proc, {}, cbfunc, cbdata};
-  for (char** k = keys; k != nullptr && *k != nullptr; ++k) w.keys.emplace_back(*k);
-  if (w.keys.empty()) return PMIX_ERR_BAD_PARAM;
-  if (all_present(w.keys) || !has_flag(info, ninfo, PMIX_WAIT)) {
-    answer(w);
-  } else {
-    g_waiters->push_back(std::move(w));
-  }
+  NameRequest r = request_of(NameRequest::Op::kLookup, proc);
+  for (char** k = keys; k != nullptr && *k != nullptr; ++k) r.keys.emplace_back(*k);
+  if (r.keys.empty()) return PMIX_ERR_BAD_PARAM;
+  r.wait = has_flag(info, ninfo, PMIX_WAIT);
+  name_service_post([r = std::move(r), cbfunc, cbdata]() mutable {
+    name_service_forward(std::move(r), [cbfunc, cbdata](NameReply reply) {
+      const size_t n = reply.found.size();
+      pmix_pdata_t* data = nullptr;
+      if (n > 0) PMIX_PDATA_CREATE(data, n);
+      pmix_status_t status = to_pmix(reply.status);
+      for (size_t i = 0; i < n; ++i) {
+        const NameEntry& e = reply.found[i];
+        PMIX_LOAD_PROCID(&data[i].proc, e.nspace.c_str(), e.rank);
+        PMIX_LOAD_KEY(data[i].key, e.key.c_str());
+        if (!unpack(e.value, &data[i].value)) status = PMIX_ERR_UNPACK_FAILURE;
+      }
+      cbfunc(status, data, n, cbdata);
+      if (data != nullptr) PMIX_PDATA_FREE(data, n);
+    });
+  });
   return PMIX_SUCCESS;
 }
 
 pmix_status_t on_unpublish(const pmix_proc_t* proc, char** keys, const pmix_info_t[], size_t, pmix_op_cbfunc_t cbfunc,
                            void* cbdata) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  pmix_status_t status = PMIX_SUCCESS;
-  for (char** k = keys; k != nullptr && *k != nullptr; ++k) {
-    auto it = g_table->find(*k);
-    if (it == g_table->end()) {
-      status = PMIX_ERR_NOT_FOUND;
-    } else if (std::strcmp(it->second.publisher.nspace, proc->nspace) != 0) {
-      status = PMIX_ERR_NO_PERMISSIONS;
-    } else {
-      PMIX_VALUE_RELEASE(it->second.value);
-      g_table->erase(it);
-    }
-  }
-  reply_op(cbfunc, cbdata, status);
+  NameRequest r = request_of(NameRequest::Op::kUnpublish, proc);
+  // No keys: every key this process published.
+  for (char** k = keys; k != nullptr && *k != nullptr; ++k) r.keys.emplace_back(*k);
+  forward_op(std::move(r), cbfunc, cbdata);
   return PMIX_SUCCESS;
 }
 

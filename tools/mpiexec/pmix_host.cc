@@ -578,4 +578,13 @@ void PmixHost::run_pending() {
 
 namespace sonde::mpiexec {
 void name_service_post(std::function<void()> reply) { g_host->post(std::move(reply)); }
+
+void name_service_forward(NameRequest request, NameTable::Done done) {
+  g_host->events()->names(request, std::move(done));
+}
+
+void ClientEvents::names(const NameRequest& request, NameTable::Done done) {
+  static NameTable* table = new NameTable;  // the launcher's, for its whole life
+  table->serve(request, std::move(done));
+}
 }  // namespace sonde::mpiexec

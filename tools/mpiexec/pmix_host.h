@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tools/mpiexec/apps.h"
+#include "tools/mpiexec/name_table.h"
 
 namespace sonde::mpiexec {
 
@@ -55,6 +56,11 @@ class ClientEvents {
   // the new namespace (empty on failure), exactly once. Default: refused.
   using SpawnDone = std::function<void(int status, const std::string& nspace)>;
   virtual void spawn(const std::vector<SpawnApp>& apps, SpawnDone done);
+
+  // PMIx_Publish, PMIx_Lookup, PMIx_Unpublish of a client (name_table.h).
+  // On the launcher's thread; `done` exactly once, on it too. Default: a
+  // table of this process (mpiexec's own, on one host).
+  virtual void names(const NameRequest& request, NameTable::Done done);
 
  protected:
   ~ClientEvents() = default;
