@@ -34,9 +34,12 @@ using dynamic::Proc;
 
 std::string my_nspace() { return job_wireup() ? job_wireup()->nspace() : std::string(); }
 
-// Engine peer id -> PMIx name; world ranks first.
+// Engine peer id -> PMIx name; world ranks first. Changed under the
+// engine lock; the snapshot handler reads it (connected_process).
+std::vector<Proc>* g_names = nullptr;
 std::vector<Proc>& names() {
-  static auto* v = new std::vector<Proc>;
+  if (g_names == nullptr) g_names = new std::vector<Proc>;
+  std::vector<Proc>* v = g_names;
   Engine& e = engine();
   if (v->empty()) {
     std::string ns = my_nspace();
@@ -193,6 +196,19 @@ int spawn_class(const dynamic::Error& e) {
 }
 
 }  // namespace
+
+bool connected_process(int id, const char** nspace, int* rank) {
+  const std::vector<Proc>* v = g_names;
+  if (v == nullptr || id < engine().world_size() || id < 0 || size_t(id) >= v->size()) return false;
+  *nspace = (*v)[size_t(id)].nspace.c_str();
+  *rank = (*v)[size_t(id)].rank;
+  return true;
+}
+
+int connected_process_end() {
+  const std::vector<Proc>* v = g_names;
+  return v == nullptr ? 0 : int(v->size());
+}
 
 int connect_to_parents() {
   const char* v = std::getenv("SONDE_SPAWN_PARENTS");

@@ -47,6 +47,14 @@ int connect_to_parents();
 // MPI_Comm_get_parent: the intercommunicator to the parents, or null.
 Comm* parent_comm();
 
+// For the snapshot handler (no allocation, no lock; call where the engine
+// lock is held or no other thread is in MPI): engine peer ids
+// world_size() .. connected_process_end()-1 are processes of other jobs
+// this one is connected to; their PMIx namespace and rank. False for any
+// other id.
+bool connected_process(int id, const char** nspace, int* rank);
+int connected_process_end();
+
 // MPI_Comm_spawn(_multiple) over `comm` (intra): `apps` matter at `root`
 // only. `errcodes`, if not null, gets one code per child (MPI_SUCCESS or
 // MPI_ERR_SPAWN), sized at the root's total and filled on every process

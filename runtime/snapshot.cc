@@ -16,6 +16,7 @@
 #include "core/introspect.h"
 #include "core/process.h"
 #include "core/stamp.h"
+#include "runtime/dynamic.h"
 
 namespace sonde::engine {
 namespace {
@@ -176,6 +177,20 @@ void write_engine_state(Text& t) {
         t.str("\n");
       },
       &t);
+  // Processes of other jobs the communicators name (world= ids past the
+  // world's own ranks).
+  const int end = connected_process_end();
+  for (int id = 0; id < end; ++id) {
+    const char* ns = nullptr;
+    int rank = 0;
+    if (!connected_process(id, &ns, &rank)) continue;
+    t.str("peer");
+    t.kv("id", id);
+    t.str(" nspace=");
+    t.name(ns);
+    t.kv("rank", rank);
+    t.str("\n");
+  }
   struct Ctx {
     Text* t;
     Counts n;

@@ -23,6 +23,8 @@
 //                               "finalized" once the engine is down)
 //   arrivals N                 (moves with every message that arrives)
 //   comm ctx=C handle=0xH name=NAME rank=R size=S inter=0|1 coll=N world=W0,W1,... [coll_age_us=A]
+//   peer id=I nspace=NS rank=R (a world= id past the world's own ranks: a
+//                               process of another job, by PMIx name)
 //   recv id=0xI ctx=C src=S tag=T count=N type=NAME stage=posted|arriving [coll=CALL#SEQ] [age_us=A]
 //   send id=0xI ctx=C dest=D tag=T count=N bytes=B sync=0|1 stage=STAGE [coll=CALL#SEQ] [age_us=A]
 //   unexp id=0xI ctx=C src=S tag=T bytes=B [coll=CALL#SEQ] [age_us=A]

@@ -120,6 +120,19 @@ def main():
         for n in range(3):
             s = rank(report, n)["sends"][0]
             expect(s["dest"] == (n + 1) % 3 and s["tag"] == 11, f"rank {n}'s Ssend")
+    elif case == "spawned":
+        # Members of the spawned job and of the parents' intercommunicator
+        # are the launcher's slots: children 0-2 are ranks 2-4.
+        expect(has_cycle(report, [0, 2, 3]), f"cycle 0-2-3 across the jobs, got {report['cycles']}")
+        expect(not has_cycle(report, [0, 1, 2]) and not has_cycle(report, [0, 1]), "no cycle among wrong ranks")
+        edge = lambda a, b, why: any(e["from"] == a and e["to"] == b and e["why"] == why for e in report["edges"])
+        expect(edge(0, 2, "recv"), "parent 0's receive waits for child 0 (rank 2)")
+        expect(edge(2, 3, "send"), "child 0's Ssend waits for child 1 (rank 3)")
+        expect(edge(3, 0, "recv"), "child 1's receive waits for parent 0 (rank 0)")
+        expect(edge(1, 0, "collective"), "parent 1's barrier waits for parent 0")
+        expect(edge(4, 2, "collective") and edge(4, 3, "collective"), "child 2's barrier waits for children 0, 1")
+        expect(not any(e["to"] in (1, 4) and e["from"] in (0, 2, 3) for e in report["edges"]),
+               "nobody in the cycle waits for rank 1 or 4")
     elif case == "probe":
         x = rank(report, 1)
         expect(x["call"] == "MPI_Probe", "rank 1 in MPI_Probe")

@@ -20,6 +20,11 @@
  *   threads      under MPI_THREAD_MULTIPLE, 0's second thread waits in MPI_Recv
  *                from 1 (tag 14) while its main thread sleeps in user code;
  *                the rest wait in MPI_Barrier
+ *   spawned      2 ranks spawn 3 children (the launcher's slots 2-4): parent
+ *                0 receives from child 0 (tag 16), child 0 MPI_Ssend to
+ *                child 1 (tag 15), child 1 receives from parent 0 (tag 17):
+ *                a cycle across the two jobs; parent 1 and child 2 wait in
+ *                MPI_Barrier on their own worlds
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -66,10 +71,8 @@ int main(int argc, char** argv) {
     MPI_Comm_dup(MPI_COMM_WORLD, &rows);
     MPI_Comm_set_name(rows, "rows");
     for (int i = 0; i < 3; ++i) MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rows);
-    if (rank < size - 1)
-      MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rows);
-    else
-      MPI_Recv(&y, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank < size - 1) MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rows);
+    else MPI_Recv(&y, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else if (!strcmp(mode, "roots")) {
     MPI_Bcast(big, BIG, MPI_CHAR, rank, MPI_COMM_WORLD);
   } else if (!strcmp(mode, "any-source")) {
@@ -101,6 +104,24 @@ int main(int argc, char** argv) {
       pthread_create(&t, NULL, receive_tag14, &y);
       for (;;) sleep(1);
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "spawned")) {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) MPI_Abort(MPI_COMM_WORLD, 4);
+    self[n] = 0;
+    char* args[] = {"spawned-child", NULL};
+    MPI_Comm children;
+    MPI_Comm_spawn(self, args, 3, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children, MPI_ERRCODES_IGNORE);
+    if (rank == 0) MPI_Recv(&y, 1, MPI_INT, 0, 16, children, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "spawned-child")) {
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    if (parent == MPI_COMM_NULL) MPI_Abort(MPI_COMM_WORLD, 5);
+    fprintf(stderr, "hang_cases: child %d ready\n", rank);
+    if (rank == 0) MPI_Ssend(&x, 1, MPI_INT, 1, 15, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(&y, 1, MPI_INT, 0, 17, parent, MPI_STATUS_IGNORE);
     MPI_Barrier(MPI_COMM_WORLD);
   } else {
     fprintf(stderr, "unknown mode '%s'\n", mode);

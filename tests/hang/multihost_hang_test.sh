@@ -9,6 +9,9 @@
 #              report names both sends and the cycle, each rank with its host
 #   skip-coll  4 ranks on h0:2,h1:2; rank 3 (h1) skips the fourth
 #              MPI_Allreduce on "rows": the report names it and the waiters
+#   spawned    2 ranks on h0 spawn 3 children (h0 and h1): the report's
+#              cycle across parents and children names them as the
+#              launcher's ranks (children after the parents)
 #   busy       random_traffic on h0:2,h1:2 while mpiexec takes 20 snapshots
 #              on SIGUSR1 and one through `mpiexec --snapshot PID --json`:
 #              the job still finishes with every checksum right
@@ -46,9 +49,9 @@ for r in reports:
 PY
 }
 
-hang_job() {  # RANKS-ON-HOSTS CASE
+hang_job() {  # RANKS-ON-HOSTS CASE [RANKS]
   set +e
-  mh_run 0 timeout -s KILL 120 "$mpiexec" --launch-agent "$(mh_agent)" --host "$1" \
+  mh_run 0 timeout -s KILL 120 "$mpiexec" --launch-agent "$(mh_agent)" --host "$1" ${3:+-n "$3"} \
     --hang-report 2 --timeout 100 --json "$bin/hang_cases" "$2" >"$out" 2>"$err"
   local rc=$?
   set -e
@@ -61,6 +64,9 @@ case "$scenario" in
   ssend)
     hang_job h0,h1 ssend
     check_hosts '{"sonde":"hang"' 0:h0,1:h1
+    ;;
+  spawned)
+    hang_job h0:2,h1:3 spawned 2
     ;;
   skip-coll)
     hang_job h0:2,h1:2 skip-coll

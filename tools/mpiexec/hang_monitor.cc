@@ -33,8 +33,12 @@ double seconds_between(HangMonitor::Clock::time_point a, HangMonitor::Clock::tim
 
 }  // namespace
 
-HangMonitor::HangMonitor(std::string program_name, double hang_seconds, bool json, Collect collect)
-    : program_name_(std::move(program_name)), hang_seconds_(hang_seconds), json_(json), collect_(std::move(collect)) {
+HangMonitor::HangMonitor(std::string program_name, double hang_seconds, bool json, Collect collect, SlotNames names)
+    : program_name_(std::move(program_name)),
+      hang_seconds_(hang_seconds),
+      json_(json),
+      collect_(std::move(collect)),
+      names_(std::move(names)) {
   start_ = last_change_ = Clock::now();
   next_ = start_ + period();
 }
@@ -67,6 +71,7 @@ std::vector<RankSnapshot> HangMonitor::take() {
     ranks.push_back(std::move(r));
   }
   std::sort(ranks.begin(), ranks.end(), [](const auto& x, const auto& y) { return x.rank < y.rank; });
+  if (names_.proc_of && names_.slot_of) world_to_slots(ranks, names_);
   ages_.stamp(ranks, seconds_between(start_, Clock::now()));
   return ranks;
 }

@@ -32,7 +32,10 @@ class HangMonitor {
   // host's through their daemons) and returns one answer per rank.
   using Collect = std::function<std::vector<SnapshotAnswer>(uint64_t seq)>;
 
-  HangMonitor(std::string program_name, double hang_seconds, bool json, Collect collect);
+  // `names`: the launcher's slots and their PMIx names, so that members
+  // of spawned and connected jobs count as the slots they are
+  // (world_to_slots); without it, every member is read as a slot.
+  HangMonitor(std::string program_name, double hang_seconds, bool json, Collect collect, SlotNames names = {});
 
   // When tick() next wants to run; none without --hang-report.
   std::optional<Clock::time_point> next_tick() const;
@@ -54,6 +57,7 @@ class HangMonitor {
   double hang_seconds_;
   bool json_;
   Collect collect_;
+  SlotNames names_;
   uint64_t seq_ = 0;
   EntryAges ages_;
   Clock::time_point start_, next_, last_change_;

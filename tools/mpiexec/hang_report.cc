@@ -72,6 +72,20 @@ SnapshotEntry entry_of(const std::map<std::string, std::string>& f, bool send) {
 
 }  // namespace
 
+void world_to_slots(std::vector<RankSnapshot>& ranks, const SlotNames& names) {
+  for (RankSnapshot& r : ranks) {
+    std::string nspace;
+    int own = 0;
+    if (!names.proc_of(r.rank, &nspace, &own)) continue;
+    for (SnapshotComm& c : r.comms) {
+      for (int& w : c.world) {
+        auto peer = r.peers.find(w);
+        w = peer != r.peers.end() ? names.slot_of(peer->second.first, peer->second.second) : names.slot_of(nspace, w);
+      }
+    }
+  }
+}
+
 const SnapshotComm* RankSnapshot::comm(uint32_t ctx) const {
   for (const auto& c : comms)
     if (c.ctx == ctx) return &c;
@@ -123,6 +137,9 @@ RankSnapshot parse_rank_snapshot(int rank, const std::string& text) {
       std::string w;
       while (std::getline(ws, w, ',')) c.world.push_back(std::atoi(w.c_str()));
       r.comms.push_back(std::move(c));
+    } else if (kind == "peer") {
+      auto f = fields(words);
+      r.peers[static_cast<int>(num(f, "id"))] = {unescape(str(f, "nspace")), static_cast<int>(num(f, "rank"))};
     } else if (kind == "recv" || kind == "send" || kind == "unexp") {
       auto f = fields(words);
       SnapshotEntry e = entry_of(f, kind == "send");
@@ -238,7 +255,7 @@ void add_edges(const std::vector<RankSnapshot>& ranks, const RankSnapshot& r, st
     if (e.peer == kAnySource) {
       if (const SnapshotComm* c = r.comm(e.ctx)) {
         for (int t : c->world)
-          if (t != r.rank) edges.push_back({w.from, t, w.why, w.call, w.ctx, w.tag, w.peer, w.seq});
+          if (t >= 0 && t != r.rank) edges.push_back({w.from, t, w.why, w.call, w.ctx, w.tag, w.peer, w.seq});
       }
     } else if (int t = world_of(r, e.ctx, e.peer); t >= 0) {
       w.to = t;

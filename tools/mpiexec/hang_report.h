@@ -17,8 +17,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sonde::mpiexec {
@@ -68,11 +70,29 @@ struct RankSnapshot {
   std::vector<SnapshotComm> comms;
   std::vector<SnapshotEntry> recvs, sends, unexpected;  // recvs: receives and probes
   int omitted = 0;
+  // Processes of other jobs its communicators name: engine id -> PMIx
+  // namespace and rank (the snapshot's peer records).
+  std::map<int, std::pair<std::string, int>> peers;
   const SnapshotComm* comm(uint32_t ctx) const;
 };
 
 // Parses one rank's text; a text that is not a snapshot gives kSilent.
 RankSnapshot parse_rank_snapshot(int rank, const std::string& text);
+
+// A launcher's slots (its first job's ranks, then every spawned job's
+// after them) and their PMIx names, both ways.
+struct SlotNames {
+  // The namespace and rank of `slot`; false for a slot it does not know.
+  std::function<bool(int slot, std::string* nspace, int* rank)> proc_of;
+  // The slot of (nspace, rank), or -1.
+  std::function<int(const std::string& nspace, int rank)> slot_of;
+};
+
+// Rewrites each rank's communicator members (SnapshotComm::world: the ids
+// the rank's engine gave them, its own world's ranks first) into slots,
+// -1 for a process the launcher does not serve; analyze_hang then reads
+// them as slots. A rank whose slot `names` does not know is left as it is.
+void world_to_slots(std::vector<RankSnapshot>& ranks, const SlotNames& names);
 
 // The collective a rank is in (the first collective traffic it has
 // pending), or null; *seconds: how long it has been in it (-1: unknown).

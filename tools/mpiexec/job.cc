@@ -119,15 +119,20 @@ int Job::run() {
   host_->register_job(layout);
 
   snapshot_dir_ = snapshot_dir(spec_.tmpdir);
-  monitor_ = std::make_unique<HangMonitor>(spec_.program_name, spec_.hang_report_seconds, spec_.report_json,
-                                           [this, host = std::string(host)](uint64_t seq) {
-                                             std::vector<SnapshotTarget> targets;
-                                             for (int i = 0; i < static_cast<int>(ranks_.size()); ++i)
-                                               targets.push_back({i, ranks_[i]->pid, ranks_[i]->running, {}, -1});
-                                             auto answers = collect_snapshot(snapshot_dir_, seq, targets);
-                                             for (auto& a : answers) a.host = host;
-                                             return answers;
-                                           });
+  monitor_ = std::make_unique<HangMonitor>(
+      spec_.program_name, spec_.hang_report_seconds, spec_.report_json,
+      [this, host = std::string(host)](uint64_t seq) {
+        std::vector<SnapshotTarget> targets;
+        for (int i = 0; i < static_cast<int>(ranks_.size()); ++i)
+          targets.push_back({i, ranks_[i]->pid, ranks_[i]->running, ranks_[i]->snapshot_dir, ranks_[i]->snapshot_rank});
+        auto answers = collect_snapshot(snapshot_dir_, seq, targets);
+        for (auto& a : answers) a.host = host;
+        return answers;
+      },
+      SlotNames{[this](int slot, std::string* nspace, int* rank) { return host_->proc_of(slot, nspace, rank); },
+                [this](const std::string& nspace, int rank) {
+                  return rank < 0 ? -1 : host_->slot_of(nspace.c_str(), static_cast<uint32_t>(rank));
+                }});
   const std::vector<std::string> base = inherited_environment();
   for (int r = 0; r < spec_.ranks && !failed(); ++r) {
     std::vector<std::string> env = base;

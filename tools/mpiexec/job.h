@@ -77,8 +77,11 @@ class Job final : public ClientEvents {
     int exec_errno = 0;                          // set if execve failed in the child
     LineFramer out, err;
     std::atomic<bool> connected{false}, finalized{false};
-    // Spawned ranks (PMIx_Spawn): what they run, for messages.
+    // Spawned ranks (PMIx_Spawn): what they run, for messages; the
+    // directory of their job's snapshot answers and their rank there.
     std::string executable, wdir;
+    std::string snapshot_dir;
+    int snapshot_rank = -1;
   };
   // Slots are never reallocated: libpmix's thread reads them by index.
   static constexpr size_t kMaxSlots = 4096;

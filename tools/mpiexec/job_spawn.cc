@@ -4,6 +4,7 @@
 // status and snapshots are handled like any rank's.
 #include <algorithm>
 #include <pmix.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -87,6 +88,10 @@ void Job::spawn(const std::vector<SpawnApp>& apps, SpawnDone done) {
     slot.err = LineFramer(spec_.tag_output ? tag_prefix(first + r, true) : "", stderr_open_line_);
   }
   const std::vector<std::string> base = inherited_environment();
+  // The children answer snapshots in a directory of their namespace's own,
+  // under their ranks in it.
+  const std::string snapshots = snapshot_dir_ + "-" + layout.nspace;
+  mkdir(snapshots.c_str(), 0700);
   int r = 0;
   for (size_t a = 0; a < apps.size(); ++a) {
     for (int k = 0; k < apps[a].procs; ++k, ++r) {
@@ -94,11 +99,13 @@ void Job::spawn(const std::vector<SpawnApp>& apps, SpawnDone done) {
       for (const auto& e : apps[a].env) set_entry(env, e);
       try {
         for (const auto& e : host_->client_env_in(layout.nspace, r)) set_entry(env, e);
-        set_entry(env, "SONDE_SNAPSHOT_DIR=" + snapshot_dir_);
+        set_entry(env, "SONDE_SNAPSHOT_DIR=" + snapshots);
         for (const auto& e : rank_identity_env(spec_.job_id, r, total, r, total)) set_entry(env, e);
         Rank& slot = *ranks_[static_cast<size_t>(first + r)];
         slot.executable = executables[a];
         slot.wdir = wdirs[a];
+        slot.snapshot_dir = snapshots;
+        slot.snapshot_rank = r;
         start_slot(first + r, executables[a], apps[a].argv, wdirs[a], env, nullptr);
       } catch (const std::exception& e) {
         // Some children may run already: the job cannot go on consistently.

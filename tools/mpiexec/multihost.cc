@@ -135,8 +135,25 @@ int MultiHostJob::run() {
     }
     hosts_.push_back(std::move(h));
   }
-  monitor_ = std::make_unique<HangMonitor>(spec_.program_name, spec_.hang_report_seconds, spec_.report_json,
-                                           [this](uint64_t seq) { return collect_snapshot_across_hosts(seq); });
+  monitor_ = std::make_unique<HangMonitor>(
+      spec_.program_name, spec_.hang_report_seconds, spec_.report_json,
+      [this](uint64_t seq) { return collect_snapshot_across_hosts(seq); },
+      SlotNames{[this](int slot, std::string* nspace, int* rank) {
+                  for (const Namespace& ns : nspaces_) {
+                    if (slot >= ns.first_slot && slot < ns.first_slot + ns.size) {
+                      *nspace = ns.name;
+                      *rank = slot - ns.first_slot;
+                      return true;
+                    }
+                  }
+                  return false;
+                },
+                [this](const std::string& nspace, int rank) {
+                  for (const Namespace& ns : nspaces_) {
+                    if (ns.name == nspace && rank >= 0 && rank < ns.size) return ns.first_slot + rank;
+                  }
+                  return -1;
+                }});
   for (size_t n = 0; n < hosts_.size() && !failed_; ++n) {
     try {
       launch(n, endpoints);
