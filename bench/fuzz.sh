@@ -24,7 +24,7 @@ cd "$top"
 
 # harness: the sources it needs besides tests/fuzz/<harness>_fuzz.cc
 declare -A SOURCES=(
-  [control]="tools/mpiexec/control.cc"
+  [control]="tools/mpiexec/control.cc tools/mpiexec/name_table.cc"
   [hostfile]="tools/mpiexec/hosts.cc tools/mpiexec/options.cc tools/mpiexec/placement.cc tools/mpiexec/spawn.cc pmi/wireup_job_id.cc"
   [configfile]="tools/mpiexec/options.cc tools/mpiexec/placement.cc tools/mpiexec/spawn.cc pmi/wireup_job_id.cc"
   [owner]="tools/mpiexec/stale_dirs.cc tools/mpiexec/cleanup.cc"
