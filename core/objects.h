@@ -129,9 +129,13 @@ struct alignas(64) Request : matching::PostedEntry {
   bool stream_asked = false;
   int error = MPI_SUCCESS;
 
-  // The user's arguments (peer and tag are in line 2).
+  // The user's arguments that an arrival reads (peer, tag and count are
+  // further on).
   void* buf = nullptr;
-  int64_t count = 0;
+  // Called as the request completes, for the internal requests of layers
+  // above the core that keep a list of work to do (rma/: a window whose
+  // channel received something); null for most. reset() clears it.
+  void (*on_complete)(void* owner) = nullptr;
   Datatype* type = nullptr;
   Comm* comm = nullptr;
   uint8_t* staged = nullptr;  // packed copy of a buffered send's data (MPI_Bsend)
@@ -145,7 +149,9 @@ struct alignas(64) Request : matching::PostedEntry {
   uint64_t status_bytes = 0;
   int world_peer = -1;  // protocol state
   int peer = 0;         // rank in comm (or wildcard)
+  // ---- line 3 ----
   int tag = 0;
+  int64_t count = 0;
 
   // ---- the rest: sends, rendezvous, snapshots, PERUSE ----
   // core/stamp.h: when it entered its stage (posted; queued or announced
@@ -158,11 +164,7 @@ struct alignas(64) Request : matching::PostedEntry {
   uint64_t coop_split = 0;   // bytes [0, split) are the sender's to write
   uint8_t coop_waiting = 0;  // coop events still owed before completion
   SendPart item;
-  // Called as the request completes, for the internal requests of layers
-  // above the core that keep a list of work to do (rma/: a window whose
-  // channel received something); null for most. reset() clears it.
-  void (*on_complete)(void* owner) = nullptr;
-  void* owner = nullptr;
+  void* owner = nullptr;  // on_complete's argument
 
   // ---- PERUSE ----
   // The spec of this request's events (the user's arguments), built by the

@@ -1,6 +1,7 @@
 #include "matching/match_queues.h"
 
 #include <algorithm>
+#include <bit>
 #include <memory>
 #include <vector>
 
@@ -42,24 +43,30 @@ struct Bucket {
 };
 
 // Buckets by key in an open-addressing table (linear probing, at most half
-// full) of pointers into chunks that never move, so entries may point at
-// their bucket. Creating a bucket allocates only when every chunk is full
+// full) of bucket numbers into chunks that never move, so entries may point
+// at their bucket. Creating a bucket allocates only when every chunk is full
 // (chunks double). When both queues empty, the index is cleared and kept
 // for this thread's next index (MatchQueues::recycle), so a communicator
 // that fills and drains its queues again and again (a loop of many
 // receives waited for together) neither frees nor allocates nor faults in
-// pages per round, and a communicator at rest holds no index.
+// pages per round, and a communicator at rest holds no index. Clearing
+// writes no slot: a slot is in use only when it carries the table's
+// current epoch, and clearing moves to the next epoch (a deep round's table
+// is 16 bytes a slot, and its lines would be written again only to be
+// evicted before the next round reads them).
 struct MatchQueues::Index {
   struct Slot {
     uint64_t key = 0;
-    Bucket* bucket = nullptr;  // null: empty slot
+    uint32_t bucket = 0;  // bucket number (bucket_at)
+    uint32_t epoch = 0;   // in use when equal to Index::epoch (never 0)
   };
   static constexpr size_t kMinSlots = 64;
   std::vector<Slot> slots = std::vector<Slot>(kMinSlots);  // a power of two
-  size_t used = 0, peak = 0;                               // buckets in the table; most since the last clear()
-  std::vector<std::unique_ptr<Bucket[]>> chunks;           // chunk i holds kMinSlots << i buckets
-  size_t chunk = 0, chunk_fill = 0;                        // the chunk being filled; its buckets handed out
-  std::vector<Bucket*> spare;                              // swept out of the table, empty, for reuse
+  uint32_t epoch = 1;
+  size_t used = 0, peak = 0;                      // buckets in the table; most since the last clear()
+  std::vector<std::unique_ptr<Bucket[]>> chunks;  // chunk i holds kMinSlots << i buckets
+  uint32_t handed = 0;                            // buckets handed out since the last clear(), in order
+  std::vector<uint32_t> spare;                    // swept out of the table, empty, for reuse
   // Posted receives by pattern kind (pattern_kind): an arrival looks up
   // only the kinds some receive has, so a queue of receives that name
   // source and tag costs one lookup per arrival, not four.
@@ -72,14 +79,22 @@ struct MatchQueues::Index {
   mutable Bucket* last = nullptr;
   mutable uint64_t last_key = 0;
 
+  bool live(const Slot& s) const { return s.epoch == epoch; }
+  // Bucket number n is in chunk chunk_of(n), which holds the numbers from
+  // kMinSlots * (2^c - 1) on.
+  static size_t chunk_of(uint32_t n) { return size_t(std::bit_width(uint64_t(n) / kMinSlots + 1) - 1); }
+  Bucket* bucket_at(uint32_t n) const {
+    const size_t c = chunk_of(n);
+    return &chunks[c][n - kMinSlots * ((size_t(1) << c) - 1)];
+  }
   Bucket* find(int32_t source, int32_t tag) const {
     const uint64_t k = key(source, tag);
     if (last && last_key == k) return last;
     const size_t mask = slots.size() - 1;
     for (size_t i = KeyHash{}(k)&mask;; i = (i + 1) & mask) {
       const Slot& s = slots[i];
-      if (!s.bucket) return nullptr;
-      if (s.key == k) return remember(k, s.bucket);
+      if (!live(s)) return nullptr;
+      if (s.key == k) return remember(k, bucket_at(s.bucket));
     }
   }
   Bucket* remember(uint64_t k, Bucket* b) const {
@@ -92,46 +107,45 @@ struct MatchQueues::Index {
     if (last && last_key == k) return *last;
     size_t mask = slots.size() - 1;
     size_t i = KeyHash{}(k)&mask;
-    for (; slots[i].bucket; i = (i + 1) & mask)
-      if (slots[i].key == k) return *remember(k, slots[i].bucket);
+    for (; live(slots[i]); i = (i + 1) & mask)
+      if (slots[i].key == k) return *remember(k, bucket_at(slots[i].bucket));
     if (2 * (used + 1) > slots.size()) {
       rehash(2 * slots.size(), false);
       mask = slots.size() - 1;
-      for (i = KeyHash{}(k)&mask; slots[i].bucket; i = (i + 1) & mask) {
+      for (i = KeyHash{}(k)&mask; live(slots[i]); i = (i + 1) & mask) {
       }
     }
-    Bucket* b = new_bucket();
-    slots[i] = {k, b};
+    const uint32_t n = new_bucket();
+    slots[i] = {k, n, epoch};
     peak = std::max(peak, ++used);
-    return *remember(k, b);
+    return *remember(k, bucket_at(n));
   }
-  Bucket* new_bucket() {
+  uint32_t new_bucket() {
     if (!spare.empty()) {
-      Bucket* b = spare.back();
+      const uint32_t n = spare.back();
       spare.pop_back();
-      return b;
+      return n;
     }
-    if (chunk < chunks.size() && chunk_fill == kMinSlots << chunk) {
-      ++chunk;
-      chunk_fill = 0;
-    }
-    if (chunk == chunks.size()) chunks.emplace_back(new Bucket[kMinSlots << chunk]);
-    return &chunks[chunk][chunk_fill++];
+    const uint32_t n = handed++;
+    const size_t c = chunk_of(n);
+    if (c == chunks.size()) chunks.emplace_back(new Bucket[kMinSlots << c]);
+    return n;
   }
   // Every bucket is unused (both queues are empty): forget them all, keeping
   // the chunks for the next round and a table sized for the last one (a
   // table much larger than the last round needed is replaced by a small one,
-  // so a shallow round after a deep one does not clear the deep one's table).
+  // so a shallow round after a deep one does not probe the deep one's table).
   void clear() {
     size_t want = kMinSlots;
     while (want < 2 * peak) want *= 2;
     if (slots.size() > 4 * want) {
       std::vector<Slot>(want).swap(slots);
-    } else {
+    } else if (++epoch == 0) {
       std::fill(slots.begin(), slots.end(), Slot{});
+      epoch = 1;
     }
     used = peak = 0;
-    chunk = chunk_fill = 0;
+    handed = 0;
     spare.clear();
     std::fill(std::begin(posted_kinds), std::end(posted_kinds), 0);
     last = nullptr;
@@ -150,13 +164,13 @@ struct MatchQueues::Index {
     if (drop_unused) last = nullptr;
     const size_t mask = capacity - 1;
     for (const Slot& s : old) {
-      if (!s.bucket) continue;
-      if (drop_unused && s.bucket->unused()) {
+      if (!live(s)) continue;
+      if (drop_unused && bucket_at(s.bucket)->unused()) {
         spare.push_back(s.bucket);
         continue;
       }
       size_t i = KeyHash{}(s.key) & mask;
-      while (slots[i].bucket) i = (i + 1) & mask;
+      while (live(slots[i])) i = (i + 1) & mask;
       slots[i] = s;
       ++used;
     }
