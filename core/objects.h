@@ -98,7 +98,9 @@ struct SendPart final : transport::SendItem {
 // handle reads fill the first line; the arguments and flags that an
 // arrival and a wait read the second; what an arrival writes (sink,
 // status, peer) the third. A receive matched at depth, and the wait that
-// retires it, then touch three lines of it rather than five or six.
+// retires it, then touch three lines of it rather than five or six, and
+// the indexed search prefetches all three once it knows the request
+// (matching::kPostedPrefetchBytes).
 struct alignas(64) Request : matching::PostedEntry {
   // ---- line 0: the matching entry (56 bytes), then ----
   // Listed in the MPI_Waitall running now (binding/c/abi_requests.cc): its
@@ -175,6 +177,7 @@ struct alignas(64) Request : matching::PostedEntry {
 
   void reset();
 };
+static_assert(matching::kPostedPrefetchBytes == 3 * 64, "an arrival's lines of a Request: 0, 1 and 2");
 
 // A message that arrived before a receive matched it (or is being probed).
 struct Message : matching::UnexpectedEntry {

@@ -1,7 +1,6 @@
 #include "matching/match_queues.h"
 
 #include <algorithm>
-#include <bit>
 #include <memory>
 #include <vector>
 
@@ -43,17 +42,17 @@ struct Bucket {
 };
 
 // Buckets by key in an open-addressing table (linear probing, at most half
-// full) of bucket numbers into chunks that never move, so entries may point
-// at their bucket. Creating a bucket allocates only when every chunk is full
-// (chunks double). When both queues empty, the index is cleared and kept
-// for this thread's next index (MatchQueues::recycle), so a communicator
-// that fills and drains its queues again and again (a loop of many
-// receives waited for together) neither frees nor allocates nor faults in
-// pages per round, and a communicator at rest holds no index. Clearing
-// writes no slot: a slot is in use only when it carries the table's
-// current epoch, and clearing moves to the next epoch (a deep round's table
-// is 16 bytes a slot, and its lines would be written again only to be
-// evicted before the next round reads them).
+// full) of bucket numbers into fixed-size chunks that never move, so
+// entries may point at their bucket. Creating a bucket allocates only when
+// every chunk is full. When both queues empty, the index is cleared and
+// kept for this thread's next index (MatchQueues::recycle), so a
+// communicator that fills and drains its queues again and again (a loop of
+// many receives waited for together) neither frees nor allocates nor faults
+// in pages per round, and a communicator at rest holds no index. Clearing
+// writes no slot: a slot is in use only when it carries the table's current
+// epoch, and clearing moves to the next epoch (a deep round's table is
+// 16 bytes a slot, and writing its lines again would only evict what the
+// next round reads).
 struct MatchQueues::Index {
   struct Slot {
     uint64_t key = 0;
@@ -61,10 +60,11 @@ struct MatchQueues::Index {
     uint32_t epoch = 0;   // in use when equal to Index::epoch (never 0)
   };
   static constexpr size_t kMinSlots = 64;
+  static constexpr uint32_t kChunkBits = 7;                // buckets per chunk: 2^kChunkBits
   std::vector<Slot> slots = std::vector<Slot>(kMinSlots);  // a power of two
   uint32_t epoch = 1;
   size_t used = 0, peak = 0;                      // buckets in the table; most since the last clear()
-  std::vector<std::unique_ptr<Bucket[]>> chunks;  // chunk i holds kMinSlots << i buckets
+  std::vector<std::unique_ptr<Bucket[]>> chunks;  // bucket n is chunks[n >> kChunkBits][n & mask]
   uint32_t handed = 0;                            // buckets handed out since the last clear(), in order
   std::vector<uint32_t> spare;                    // swept out of the table, empty, for reuse
   // Posted receives by pattern kind (pattern_kind): an arrival looks up
@@ -80,13 +80,7 @@ struct MatchQueues::Index {
   mutable uint64_t last_key = 0;
 
   bool live(const Slot& s) const { return s.epoch == epoch; }
-  // Bucket number n is in chunk chunk_of(n), which holds the numbers from
-  // kMinSlots * (2^c - 1) on.
-  static size_t chunk_of(uint32_t n) { return size_t(std::bit_width(uint64_t(n) / kMinSlots + 1) - 1); }
-  Bucket* bucket_at(uint32_t n) const {
-    const size_t c = chunk_of(n);
-    return &chunks[c][n - kMinSlots * ((size_t(1) << c) - 1)];
-  }
+  Bucket* bucket_at(uint32_t n) const { return &chunks[n >> kChunkBits][n & ((1u << kChunkBits) - 1)]; }
   Bucket* find(int32_t source, int32_t tag) const {
     const uint64_t k = key(source, tag);
     if (last && last_key == k) return last;
@@ -102,16 +96,21 @@ struct MatchQueues::Index {
     last = b;
     return b;
   }
-  Bucket& at(int32_t source, int32_t tag) {
+  // The bucket of (source, tag), made when there is none.
+  [[gnu::always_inline]] Bucket& at(int32_t source, int32_t tag) {
     const uint64_t k = key(source, tag);
     if (last && last_key == k) return *last;
-    size_t mask = slots.size() - 1;
+    const size_t mask = slots.size() - 1;
     size_t i = KeyHash{}(k)&mask;
     for (; live(slots[i]); i = (i + 1) & mask)
       if (slots[i].key == k) return *remember(k, bucket_at(slots[i].bucket));
+    return insert(k, i);
+  }
+  // A new bucket for key k, whose probe ended at the free slot i.
+  [[gnu::noinline]] Bucket& insert(uint64_t k, size_t i) {
     if (2 * (used + 1) > slots.size()) {
       rehash(2 * slots.size(), false);
-      mask = slots.size() - 1;
+      const size_t mask = slots.size() - 1;
       for (i = KeyHash{}(k)&mask; live(slots[i]); i = (i + 1) & mask) {
       }
     }
@@ -127,8 +126,7 @@ struct MatchQueues::Index {
       return n;
     }
     const uint32_t n = handed++;
-    const size_t c = chunk_of(n);
-    if (c == chunks.size()) chunks.emplace_back(new Bucket[kMinSlots << c]);
+    if (n >> kChunkBits == chunks.size()) chunks.emplace_back(new Bucket[size_t(1) << kChunkBits]);
     return n;
   }
   // Every bucket is unused (both queues are empty): forget them all, keeping
@@ -152,9 +150,7 @@ struct MatchQueues::Index {
   }
   // Slots and buckets it holds: a cleared index larger than this is freed
   // rather than kept (MatchQueues::recycle).
-  size_t footprint() const {
-    return slots.size() * sizeof(Slot) + ((kMinSlots << chunks.size()) - kMinSlots) * sizeof(Bucket);
-  }
+  size_t footprint() const { return slots.size() * sizeof(Slot) + (chunks.size() << kChunkBits) * sizeof(Bucket); }
   // Moves every bucket into a table of `capacity` slots; with `drop_unused`
   // the unused ones go to the spares instead.
   void rehash(size_t capacity, bool drop_unused) {
@@ -309,6 +305,7 @@ PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObser
       if (!b || b->posted.empty()) return;
       ++posted_attempts_;
       PostedEntry& r = b->posted.front();
+      for (size_t at = 0; at < kPostedPrefetchBytes; at += 64) __builtin_prefetch(reinterpret_cast<char*>(&r) + at, 1);
       if (!found || r.seq < found->seq) found = &r;
     };
     consider(source, tag);

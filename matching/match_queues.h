@@ -69,6 +69,13 @@ inline constexpr size_t kIndexThreshold = 32;
 struct Bucket;  // match_queues.cc
 using BucketHook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>>;
 
+// An arrival goes on to use the receive it matched: an indexed search
+// prefetches this many bytes from the entry's address as soon as it reads
+// that address from a bucket, so the entry's line and the owner's next ones
+// arrive together rather than one after another (the engine's request keeps
+// what an arrival reads and writes within them: core/objects.h).
+inline constexpr size_t kPostedPrefetchBytes = 192;
+
 // A receive waiting for a message: source/tag may be wildcards. The engine
 // sets source and tag; the rest belongs to MatchQueues.
 struct PostedEntry : boost::intrusive::list_base_hook<> {
