@@ -91,6 +91,11 @@ struct MatchQueues::Index {
       if (s.key == k) return remember(k, bucket_at(s.bucket));
     }
   }
+  // Starts loading the slot where find(source, tag) begins.
+  void prefetch(int32_t source, int32_t tag) const {
+    const uint64_t k = key(source, tag);
+    if (!(last && last_key == k)) __builtin_prefetch(&slots[KeyHash{}(k) & (slots.size() - 1)]);
+  }
   Bucket* remember(uint64_t k, Bucket* b) const {
     last_key = k;
     last = b;
@@ -308,6 +313,10 @@ PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObser
       for (size_t at = 0; at < kPostedPrefetchBytes; at += 64) __builtin_prefetch(reinterpret_cast<char*>(&r) + at, 1);
       if (!found || r.seq < found->seq) found = &r;
     };
+    // The wildcard patterns' slots are fetched together with the first
+    // one's rather than after it.
+    if (kinds[2]) index_->prefetch(kAnySource, tag);
+    if (tag >= 0 && kinds[1]) index_->prefetch(source, kAnyTag);
     consider(source, tag);
     consider(kAnySource, tag);
     if (tag >= 0) {
