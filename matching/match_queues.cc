@@ -26,9 +26,9 @@ struct KeyHash {
 };
 }  // namespace
 
-// The entries whose pattern is this bucket's key, each list in queue order.
+// The messages whose pattern is this bucket's key, each list in arrival
+// order (the receives with that pattern are listed in its slot: PatternSlot).
 struct Bucket {
-  BucketList<PostedEntry, &PostedEntry::in_pattern> posted;               // receives with exactly this pattern
   BucketList<UnexpectedEntry, &UnexpectedEntry::in_pair> pair;            // key (s, t): messages from s with tag t
   BucketList<UnexpectedEntry, &UnexpectedEntry::in_tag> tag;              // key (ANY, t): messages with tag t
   BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> src;           // key (s, ANY): user-tag messages from s
@@ -36,9 +36,23 @@ struct Bucket {
   // Key (s, ANY): receives naming source s, messages from s.
   uint32_t posted_from = 0, unexpected_from = 0;
   bool unused() const {
-    return posted.empty() && pair.empty() && tag.empty() && src.empty() && reserved_src.empty() && posted_from == 0 &&
+    return pair.empty() && tag.empty() && src.empty() && reserved_src.empty() && posted_from == 0 &&
            unexpected_from == 0;
   }
+};
+
+// A slot of the index's table (MatchQueues::Index): a key, its bucket, and
+// the posted receives whose pattern is the key, oldest first. They are
+// listed here rather than in the bucket, so an arrival reads the slot and
+// then the receive, and the bucket not at all; the list's ends move with
+// the slot when the table is rehashed (the receives point only at each
+// other).
+struct PatternSlot {
+  uint64_t key = 0;
+  PostedEntry* front = nullptr;  // oldest receive with this pattern, or null
+  PostedEntry* back = nullptr;   // newest
+  uint32_t bucket = 0;           // bucket number (Index::bucket_at)
+  uint32_t epoch = 0;            // in use when equal to Index::epoch (never 0)
 };
 
 // Buckets by key in an open-addressing table (linear probing, at most half
@@ -51,14 +65,10 @@ struct Bucket {
 // in pages per round, and a communicator at rest holds no index. Clearing
 // writes no slot: a slot is in use only when it carries the table's current
 // epoch, and clearing moves to the next epoch (a deep round's table is
-// 16 bytes a slot, and writing its lines again would only evict what the
+// 32 bytes a slot, and writing its lines again would only evict what the
 // next round reads).
 struct MatchQueues::Index {
-  struct Slot {
-    uint64_t key = 0;
-    uint32_t bucket = 0;  // bucket number (bucket_at)
-    uint32_t epoch = 0;   // in use when equal to Index::epoch (never 0)
-  };
+  using Slot = PatternSlot;
   static constexpr size_t kMinSlots = 64;
   static constexpr uint32_t kChunkBits = 7;                // buckets per chunk: 2^kChunkBits
   std::vector<Slot> slots = std::vector<Slot>(kMinSlots);  // a power of two
@@ -71,58 +81,64 @@ struct MatchQueues::Index {
   // only the kinds some receive has, so a queue of receives that name
   // source and tag costs one lookup per arrival, not four.
   uint32_t posted_kinds[4] = {};
-  // The bucket found last and its key (null: none). Consecutive lookups
+  // The slot found last and its key (kNone: none). Consecutive lookups
   // often name the same key (a collective's messages from one source, each
-  // one filed and then received), and a comparison is cheaper than a hash
-  // and a probe. Buckets never move; a sweep that takes buckets out of the
-  // table forgets it.
-  mutable Bucket* last = nullptr;
-  mutable uint64_t last_key = 0;
+  // one filed and then received; an arrival's search and the unlink of the
+  // receive it found), and a comparison is cheaper than a hash and a probe.
+  // A rehash moves slots and forgets it.
+  static constexpr size_t kNone = SIZE_MAX;
+  size_t last = kNone;
+  uint64_t last_key = 0;
 
   bool live(const Slot& s) const { return s.epoch == epoch; }
   Bucket* bucket_at(uint32_t n) const { return &chunks[n >> kChunkBits][n & ((1u << kChunkBits) - 1)]; }
-  Bucket* find(int32_t source, int32_t tag) const {
+  Slot* find_slot(int32_t source, int32_t tag) {
     const uint64_t k = key(source, tag);
-    if (last && last_key == k) return last;
+    if (last != kNone && last_key == k) return &slots[last];
     const size_t mask = slots.size() - 1;
     for (size_t i = KeyHash{}(k)&mask;; i = (i + 1) & mask) {
-      const Slot& s = slots[i];
+      Slot& s = slots[i];
       if (!live(s)) return nullptr;
-      if (s.key == k) return remember(k, bucket_at(s.bucket));
+      if (s.key == k) return remember(k, i);
     }
+  }
+  Bucket* find(int32_t source, int32_t tag) {
+    const Slot* s = find_slot(source, tag);
+    return s ? bucket_at(s->bucket) : nullptr;
   }
   // Starts loading the slot where find(source, tag) begins.
   void prefetch(int32_t source, int32_t tag) const {
     const uint64_t k = key(source, tag);
-    if (!(last && last_key == k)) __builtin_prefetch(&slots[KeyHash{}(k) & (slots.size() - 1)]);
+    if (!(last != kNone && last_key == k)) __builtin_prefetch(&slots[KeyHash{}(k) & (slots.size() - 1)]);
   }
-  Bucket* remember(uint64_t k, Bucket* b) const {
+  Slot* remember(uint64_t k, size_t i) {
     last_key = k;
-    last = b;
-    return b;
+    last = i;
+    return &slots[i];
   }
-  // The bucket of (source, tag), made when there is none.
-  [[gnu::always_inline]] Bucket& at(int32_t source, int32_t tag) {
+  // The slot of (source, tag), with a new bucket when there was none. Valid
+  // until the next at_slot or at (which may rehash).
+  [[gnu::always_inline]] Slot& at_slot(int32_t source, int32_t tag) {
     const uint64_t k = key(source, tag);
-    if (last && last_key == k) return *last;
+    if (last != kNone && last_key == k) return slots[last];
     const size_t mask = slots.size() - 1;
     size_t i = KeyHash{}(k)&mask;
     for (; live(slots[i]); i = (i + 1) & mask)
-      if (slots[i].key == k) return *remember(k, bucket_at(slots[i].bucket));
+      if (slots[i].key == k) return *remember(k, i);
     return insert(k, i);
   }
+  Bucket& at(int32_t source, int32_t tag) { return *bucket_at(at_slot(source, tag).bucket); }
   // A new bucket for key k, whose probe ended at the free slot i.
-  [[gnu::noinline]] Bucket& insert(uint64_t k, size_t i) {
+  [[gnu::noinline]] Slot& insert(uint64_t k, size_t i) {
     if (2 * (used + 1) > slots.size()) {
       rehash(2 * slots.size(), false);
       const size_t mask = slots.size() - 1;
       for (i = KeyHash{}(k)&mask; live(slots[i]); i = (i + 1) & mask) {
       }
     }
-    const uint32_t n = new_bucket();
-    slots[i] = {k, n, epoch};
+    slots[i] = {k, nullptr, nullptr, new_bucket(), epoch};
     peak = std::max(peak, ++used);
-    return *remember(k, bucket_at(n));
+    return *remember(k, i);
   }
   uint32_t new_bucket() {
     if (!spare.empty()) {
@@ -151,7 +167,7 @@ struct MatchQueues::Index {
     handed = 0;
     spare.clear();
     std::fill(std::begin(posted_kinds), std::end(posted_kinds), 0);
-    last = nullptr;
+    last = kNone;
   }
   // Slots and buckets it holds: a cleared index larger than this is freed
   // rather than kept (MatchQueues::recycle).
@@ -162,11 +178,11 @@ struct MatchQueues::Index {
     std::vector<Slot> old(capacity);
     old.swap(slots);
     used = 0;
-    if (drop_unused) last = nullptr;
+    last = kNone;
     const size_t mask = capacity - 1;
     for (const Slot& s : old) {
       if (!live(s)) continue;
-      if (drop_unused && bucket_at(s.bucket)->unused()) {
+      if (drop_unused && !s.front && bucket_at(s.bucket)->unused()) {
         spare.push_back(s.bucket);
         continue;
       }
@@ -204,11 +220,14 @@ MatchQueues::~MatchQueues() {
 // ---------------------------------------------------------------- the index
 
 void MatchQueues::index_posted(PostedEntry* r) {
-  Bucket& own = index_->at(r->source, r->tag);
-  own.posted.push_back(*r);
+  PatternSlot& own = index_->at_slot(r->source, r->tag);
+  r->pattern_next = nullptr;
+  r->pattern_prev = own.back;
+  (own.back ? own.back->pattern_next : own.front) = r;
+  own.back = r;
   ++index_->posted_kinds[pattern_kind(r->source, r->tag)];
   if (r->source != kAnySource) {
-    Bucket& counter = r->tag == kAnyTag ? own : index_->at(r->source, kAnyTag);
+    Bucket& counter = index_->at(r->source, kAnyTag);  // own may have moved
     ++counter.posted_from;
     r->counted_in = &counter;
   }
@@ -255,14 +274,16 @@ void MatchQueues::drop_index_if_empty() {
 
 // Without an index no entry is in a bucket or counted in one (the index is
 // dropped only when both queues are empty), so only the queue is touched.
-void MatchQueues::unlink_posted(PostedEntry* r) {
+void MatchQueues::unlink_posted(PostedEntry* r, PatternSlot* own) {
   PostedList& half = posted_half(r->tag);
   half.erase(half.iterator_to(*r));
   if (!index_) return;
-  if (r->in_pattern.is_linked()) {
-    r->in_pattern.unlink();
-    --index_->posted_kinds[pattern_kind(r->source, r->tag)];
-  }
+  // Indexed: every posted receive is in its pattern's slot list.
+  if (!own) own = index_->find_slot(r->source, r->tag);
+  (r->pattern_prev ? r->pattern_prev->pattern_next : own->front) = r->pattern_next;
+  (r->pattern_next ? r->pattern_next->pattern_prev : own->back) = r->pattern_prev;
+  r->pattern_next = r->pattern_prev = nullptr;
+  --index_->posted_kinds[pattern_kind(r->source, r->tag)];
   if (r->counted_in) {
     --r->counted_in->posted_from;
     r->counted_in = nullptr;
@@ -291,6 +312,7 @@ PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObser
   // PERUSE: SEARCH_POSTED_Q_BEGIN
   if (obs) obs->search_posted_begin();
   PostedEntry* found = nullptr;
+  PatternSlot* found_in = nullptr;  // indexed: the slot listing it
   if (!index_) {
     for (auto& r : posted_half(tag)) {
       ++posted_attempts_;
@@ -306,12 +328,15 @@ PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObser
     const uint32_t* kinds = index_->posted_kinds;
     auto consider = [&](int32_t want_source, int32_t want_tag) {
       if (kinds[pattern_kind(want_source, want_tag)] == 0) return;
-      Bucket* b = index_->find(want_source, want_tag);
-      if (!b || b->posted.empty()) return;
+      PatternSlot* s = index_->find_slot(want_source, want_tag);
+      if (!s || !s->front) return;
       ++posted_attempts_;
-      PostedEntry& r = b->posted.front();
+      PostedEntry& r = *s->front;
       for (size_t at = 0; at < kPostedPrefetchBytes; at += 64) __builtin_prefetch(reinterpret_cast<char*>(&r) + at, 1);
-      if (!found || r.seq < found->seq) found = &r;
+      if (!found || r.seq < found->seq) {
+        found = &r;
+        found_in = s;
+      }
     };
     // The wildcard patterns' slots are fetched together with the first
     // one's rather than after it.
@@ -327,7 +352,7 @@ PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObser
   // PERUSE: SEARCH_POSTED_Q_END
   if (obs) obs->search_posted_end();
   // PERUSE (engine, when found): REQ_REMOVE_FROM_POSTED_Q, MSG_MATCH_POSTED_REQ
-  if (found) unlink_posted(found);
+  if (found) unlink_posted(found, found_in);
   return found;
 }
 

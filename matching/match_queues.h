@@ -17,34 +17,36 @@
 // messages therefore live in two disjoint halves ("user": what MPI_ANY_TAG
 // can see; "reserved": the rest), and no search crosses from one to the other.
 //
-// Two regimes. While a communicator has at most kIndexThreshold entries in
-// its two queues, searches walk its lists (a handful of compares, no hashing,
-// no allocation). Past that, an index is built: one open-addressing table of
-// buckets (match_queues.cc, Index) keyed by receive pattern -- (source, tag),
-// (MPI_ANY_SOURCE, tag), (source, MPI_ANY_TAG), (MPI_ANY_SOURCE, MPI_ANY_TAG). A posted receive sits
-// in its pattern's bucket; an arriving message looks at the front of the (at
-// most four) buckets whose patterns accept it and takes the lowest sequence
-// number. An unexpected message with a user tag sits, in arrival order, in
-// every bucket whose pattern accepts it, so a receive of any pattern finds
-// its oldest acceptable message at the front of one bucket. One with a
-// reserved tag (a new tag per collective call) sits only in its source's
-// (source, MPI_ANY_TAG) bucket, in a list of its own that a receive walks
-// from the front; the message it wants is at or near that front, as one
-// sender's collective messages arrive in call order. Every removal is an
-// unlink. An arrival looks up only the pattern kinds that some posted
-// receive has (a count per kind), so receives that all name source and tag
-// cost one lookup per arrival. When both queues are empty the index leaves
-// the communicator: it is cleared and kept for the thread's next index
-// (one, of at most kKeptIndexBytes), so a communicator at rest holds only
-// the list heads and counters below (under 150 bytes), and one that fills
-// and drains its queues round after round allocates and frees nothing.
+// Two regimes. While a communicator has at most kIndexThreshold entries in its
+// two queues, searches walk its lists (a handful of compares, no hashing, no
+// allocation). Past that, an index is built: one open-addressing table
+// (match_queues.cc, Index) keyed by receive pattern -- (source, tag),
+// (MPI_ANY_SOURCE, tag), (source, MPI_ANY_TAG), (MPI_ANY_SOURCE, MPI_ANY_TAG)
+// -- whose slots hold the key's posted receives and a bucket for its messages.
+// A posted receive sits in its pattern's slot list; an arriving message looks
+// at the front of the (at most four) slots whose patterns accept it and takes
+// the lowest sequence number, so it reads a slot and then the receive it
+// matches (whose first lines the search prefetches, kPostedPrefetchBytes), and
+// no bucket. An unexpected message with a user tag sits, in arrival order, in
+// every bucket whose pattern accepts it, so a receive of any pattern finds its
+// oldest acceptable message at the front of one bucket. One with a reserved tag
+// (a new tag per collective call) sits only in its source's (source,
+// MPI_ANY_TAG) bucket, in a list of its own that a receive walks from the
+// front; the message it wants is at or near that front, as one sender's
+// collective messages arrive in call order. Every removal is an unlink. An
+// arrival looks up only the pattern kinds that some posted receive has (a count
+// per kind), so receives that all name source and tag cost one lookup per
+// arrival. When both queues are empty the index leaves the communicator: it is
+// cleared and kept for the thread's next index (one, of at most
+// kKeptIndexBytes), so a communicator at rest holds only the list heads and
+// counters below (under 150 bytes), and one that fills and drains its queues
+// round after round allocates and frees nothing.
 //
-// Counters. Per communicator: queue lengths, bytes waiting unexpected, and
-// the entries examined by searches ("match attempts": each entry compared on
-// the linear path, each bucket front considered on the indexed path). Per
+// Counters. Per communicator: queue lengths, bytes waiting unexpected, and the
+// entries examined by searches ("match attempts": each entry compared on the
+// linear path, each slot or bucket front considered on the indexed path). Per
 // source: posted receives naming it and messages from it waiting, O(1) per
-// source while indexed and a walk of at most kIndexThreshold entries while
-// not.
+// source while indexed and a walk of at most kIndexThreshold entries while not.
 //
 // PERUSE: the comments marked "PERUSE:" are the exact points where the
 // matching events fire (see docs/architecture.md's event table). The event
@@ -66,7 +68,8 @@ inline constexpr int32_t kAnyTag = -1;     // MPI_ANY_TAG
 // Entries in both queues together past which a communicator is indexed.
 inline constexpr size_t kIndexThreshold = 32;
 
-struct Bucket;  // match_queues.cc
+struct Bucket;       // match_queues.cc
+struct PatternSlot;  // match_queues.cc
 using BucketHook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>>;
 
 // An arrival goes on to use the receive it matched: an indexed search
@@ -81,8 +84,10 @@ inline constexpr size_t kPostedPrefetchBytes = 192;
 struct PostedEntry : boost::intrusive::list_base_hook<> {
   int32_t source = 0;
   int32_t tag = 0;
-  uint64_t seq = 0;              // posting order within the communicator
-  BucketHook in_pattern;         // indexed: the bucket of its own pattern
+  uint64_t seq = 0;  // posting order within the communicator
+  // Indexed: the neighbours in the list of receives with its own pattern.
+  PostedEntry* pattern_next = nullptr;
+  PostedEntry* pattern_prev = nullptr;
   Bucket* counted_in = nullptr;  // indexed, named source: the bucket counting it
 };
 
@@ -215,7 +220,8 @@ class MatchQueues {
   UnexpectedEntry* find_indexed(int32_t source, int32_t tag);
   UnexpectedEntry* find_reserved(int32_t source, int32_t tag);
   void unlink_unexpected(UnexpectedEntry* message);
-  void unlink_posted(PostedEntry* receive);
+  // `own`: the index's slot listing the receive, when the caller has it.
+  void unlink_posted(PostedEntry* receive, PatternSlot* own = nullptr);
   void index_posted(PostedEntry* receive);
   void index_unexpected(UnexpectedEntry* message);
   // Past kIndexThreshold entries (checked by post and push_unexpected).
