@@ -266,11 +266,6 @@ SpawnRequest SpawnRequest::decode(std::string_view payload) {
   return q;
 }
 
-namespace {
-// PMIx's bound on a namespace's length (PMIX_MAX_NSLEN).
-constexpr size_t kMaxNspace = 255;
-}  // namespace
-
 Writer SpawnJobMessage::encode() const {
   Writer w;
   w.u32(spawn).str(nspace).i32(first_slot).i32(universe);

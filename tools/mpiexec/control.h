@@ -181,6 +181,10 @@ struct JobMessage {
   static JobMessage decode(std::string_view payload);  // throws ProtocolError
 };
 
+// PMIx's bound on a namespace's length (PMIX_MAX_NSLEN): longer ones in a
+// message are a protocol error.
+inline constexpr size_t kMaxNspace = 255;
+
 // The children of all the spawns of a job together, at most.
 inline constexpr int kMaxSpawnedSlots = 4096;
 

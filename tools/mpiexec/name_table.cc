@@ -3,9 +3,8 @@
 namespace sonde::mpiexec {
 namespace {
 
-// PMIx's bounds on a key and a namespace (PMIX_MAX_KEYLEN, PMIX_MAX_NSLEN).
+// PMIx's bound on a key (PMIX_MAX_KEYLEN).
 constexpr size_t kMaxKey = 511;
-constexpr size_t kMaxNspace = 255;
 
 }  // namespace
 

@@ -360,7 +360,7 @@ void PmixHost::register_spawned(const JobLayout& job, int first_slot) {
 }
 
 int PmixHost::slot_of(const char* nspace, uint32_t rank) {
-  if (nspace_ == nspace) return static_cast<int>(rank);
+  if (nspace_ == nspace) return rank < static_cast<uint32_t>(job_size_) ? static_cast<int>(rank) : -1;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& s : spawned_)
     if (s.nspace == nspace && rank < static_cast<uint32_t>(s.size)) return s.first_slot + static_cast<int>(rank);
