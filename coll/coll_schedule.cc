@@ -173,8 +173,9 @@ Schedule::Schedule(Comm* c, int kind)
       tag(user_tag_),
       p(c->peers()),
       r(c->rank) {
-  c->coll_since = stamp_now();
-  if (c->inter) c->local_comm->coll_since = c->coll_since;
+  // Stamped when the collective first waits (note_waiting).
+  c->coll_since = 0;
+  if (c->inter) c->local_comm->coll_since = 0;
 }
 
 void skip_sequence(Comm* c) {
@@ -209,7 +210,10 @@ bool Schedule::ready() const {
 }
 
 int Schedule::wait_requests() {
-  if (!ready()) progress_until_ready(*this);
+  if (!ready()) {
+    note_waiting();
+    progress_until_ready(*this);
+  }
   return retire();
 }
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/objects.h"
+#include "core/stamp.h"
 #include "include/mpi.h"
 
 namespace sonde::engine::coll {
@@ -160,7 +161,10 @@ class Schedule {
   struct Round {
     Schedule* s;
     bool await_ready() const { return s->ready(); }
-    void await_suspend(std::coroutine_handle<> h) { s->waiting = h; }
+    void await_suspend(std::coroutine_handle<> h) {
+      s->waiting = h;
+      s->note_waiting();
+    }
     int await_resume() { return s->retire(); }
   };
   // co_await: suspends until every transfer started since the last round
@@ -212,6 +216,14 @@ class Schedule {
  private:
   int retire();
   int wait_requests();
+  // The collective waits for the first time: its communicator's coll_since
+  // is stamped now (the start of a collective that never waits is not worth
+  // reading the clock for; hang reports only age collectives that wait).
+  void note_waiting() {
+    if (user->coll_since != 0) return;
+    user->coll_since = stamp_now();
+    if (user->inter) user->local_comm->coll_since = user->coll_since;
+  }
   void wait_left_behind();
   // The round's error so far, which the next round starts without.
   int take_error() { return std::exchange(error_, MPI_SUCCESS); }

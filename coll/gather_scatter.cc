@@ -229,15 +229,16 @@ Task allgather_doubling(Schedule& s, void* rbuf, int64_t rcount, Datatype* rtype
   co_return MPI_SUCCESS;
 }
 
-// Ring: p-1 steps, each passing on the slot received in the step before.
-// rcounts/displs null: Allgather's layout.
+// Ring: p-1 steps, each passing on the slot received in the step before;
+// steps before `from` have been done by the caller. rcounts/displs null:
+// Allgather's layout.
 Task allgather_ring(Schedule& s, void* rbuf, int64_t rcount, const int64_t* rcounts, const int64_t* displs,
-                    Datatype* rtype) {
+                    Datatype* rtype, int from = 0) {
   const int p = s.p, r = s.r;
   auto count_of = [=](int i) -> int64_t { return rcounts ? rcounts[i] : rcount; };
   auto slot = [=](int i) { return at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); };
   const int right = (r + 1) % p, left = (r - 1 + p) % p;
-  for (int i = 0; i < p - 1; ++i) {
+  for (int i = from; i < p - 1; ++i) {
     const int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
     s.recv(slot(rb), count_of(rb), rtype, left);
     s.send(slot(sb), count_of(sb), rtype, right);
@@ -247,11 +248,26 @@ Task allgather_ring(Schedule& s, void* rbuf, int64_t rcount, const int64_t* rcou
 }
 
 // Everything happens in rbuf with rtype: slot j holds rank j's rcount elements.
+// The ring's first step sends this rank's block straight from sbuf and copies
+// it into its own slot while that transfer is under way, so a peer never
+// reads memory this rank has just written (which would cost every line of it
+// a transfer between the caches).
 Task allgather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
                     Datatype* rtype) {
   const int p = s.p, r = s.r;
-  if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, r * rcount, rtype), rcount, rtype));
   const int64_t block = rcount * rtype->size;
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  // copy() fails only when the send is longer than the slot.
+  if (!in_place && p > 1 && block * p > kAllgatherSmallMax && scount * stype->size <= block) {
+    const int left = (r - 1 + p) % p;
+    s.recv(at(rbuf, int64_t(left) * rcount, rtype), rcount, rtype, left);
+    s.send(sbuf, scount, stype, (r + 1) % p);
+    const int copied = copy(sbuf, scount, stype, at(rbuf, int64_t(r) * rcount, rtype), rcount, rtype);
+    SONDE_CO_TRY(co_await s.round());
+    SONDE_CO_TRY(copied);
+    co_return co_await allgather_ring(s, rbuf, rcount, nullptr, nullptr, rtype, 1);
+  }
+  if (!in_place) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, r * rcount, rtype), rcount, rtype));
   if (p == 1 || block == 0) co_return MPI_SUCCESS;
   if (block * p <= kAllgatherSmallMax) {
     if ((p & (p - 1)) == 0) co_return co_await allgather_doubling(s, rbuf, rcount, rtype);

@@ -141,6 +141,7 @@ void Engine::shutdown_transports() {
 int Engine::progress() {
   if (in_progress_) return 0;  // a callback waiting inside progress: never re-enter
   in_progress_ = true;
+  pass_stamp_ = 0;
   int n = 0;
   for (auto& t : router_.transports_) n += t->progress(*this);
   in_progress_ = false;

@@ -24,6 +24,7 @@
 #include "core/current_call.h"
 #include "core/engine_parts.h"
 #include "core/objects.h"
+#include "core/stamp.h"
 #include "include/mpi.h"
 #include "transports/transport.h"
 
@@ -339,6 +340,15 @@ class Engine final : public transport::Delivery {
   // Per world rank: has single copy worked (1), failed (-1), not tried (0)?
   std::vector<int8_t> single_copy_state_;
   bool in_progress_ = false;
+  // The clock when the current progress pass delivered its first message (0:
+  // none yet). Every message a pass delivers was waiting when the pass began
+  // looking, so they share one reading of the clock.
+  uint64_t pass_stamp_ = 0;
+  uint64_t arrival_stamp() {
+    if (!in_progress_) return stamp_now();
+    if (pass_stamp_ == 0) pass_stamp_ = stamp_now();
+    return pass_stamp_;
+  }
   std::vector<Request*> wait_all_done_;  // claim_wait_all_notes
   bool wait_all_noting_ = false;
   uint64_t id_counter_ = 0;

@@ -35,7 +35,7 @@ struct Comm {
   int errhandler = MPI_ERRORS_ARE_FATAL;
   bool live = false;
   uint32_t coll_seq = 0;    // collectives started on this communicator
-  uint64_t coll_since = 0;  // core/stamp.h: when the latest of them started
+  uint64_t coll_since = 0;  // core/stamp.h: when the latest of them first waited (0: it has not)
   // Nonblocking operations still running on this communicator (collectives
   // count themselves in and out); MPI_Comm_free keeps its context matching
   // while this is not zero.

@@ -299,7 +299,7 @@ Message* Engine::new_message(int peer, const PacketHeader& h, Comm* comm) {
   m->source = h.source;
   m->tag = h.tag;
   m->bytes = h.total;
-  m->since = stamp_now();
+  m->since = arrival_stamp();
   m->sink.message = m;
   m->sink.request = nullptr;
   if (h.payload > m->capacity) {

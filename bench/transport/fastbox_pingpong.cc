@@ -9,8 +9,8 @@
 //   flag      the floor: a single word per direction, nothing else;
 //   fastbox   the fast boxes (shm/fast_box.h: BoxWriter, BoxReader) beside an
 //             idle ring, without the rest of the transport: the sequence word
-//             and the header share a line, the reader polls that word (and
-//             the ring's write index), and acknowledges with a counter the
+//             and the header share a line, the reader polls that word (and,
+//             through its RingReader, the ring's write index), and acknowledges with a counter the
 //             writer reads only when it runs out of boxes;
 //   transport the real shm transport through the Transport interface
 //             (try_send_now + progress), with and without fast boxes.
@@ -36,6 +36,7 @@
 #include "tests/transports/rank_harness.h"
 #include "transports/shm/fast_box.h"
 #include "transports/shm/ring.h"
+#include "transports/shm/ring_reader.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/transport.h"
 
@@ -142,6 +143,7 @@ double bench_fastbox() {
   using sonde::transport::shm::BoxWriter;
   BoxWriter writer;  // each process has its own after fork
   BoxReader reader;
+  sonde::transport::shm::RingReader<Ring> ring_reader;  // of the other rank's ring
   PacketHeader header{};
   auto send = [&] {
     sonde::transport::shm::FastBox* box;
@@ -150,8 +152,8 @@ double bench_fastbox() {
     box->header = header;
     writer.post(*box);
   };
-  auto receive = [&](Ring& ring) {
-    while (reader.locate(ring) != BoxReader::Next::kBox) {
+  auto receive = [&] {
+    while (reader.locate(ring_reader) != BoxReader::Next::kBox) {
     }
     header = reader.box().header;
     reader.done();
@@ -160,13 +162,14 @@ double bench_fastbox() {
       [&](int rank) {
         writer = BoxWriter(&pair->dir[rank].boxes);
         reader = BoxReader(&pair->dir[1 - rank].boxes);
+        ring_reader = sonde::transport::shm::RingReader<Ring>(&pair->dir[1 - rank].ring.ring);
       },
       [&](int rank) {
         if (rank == 0) {
           send();
-          receive(pair->dir[1].ring.ring);
+          receive();
         } else {
-          receive(pair->dir[0].ring.ring);
+          receive();
           send();
         }
       });

@@ -1,5 +1,6 @@
 // The fast-box protocol (shm/fast_box.h) on its own, between two threads over
-// ordinary memory: one FastBoxes and one Boost ring at a single address.
+// ordinary memory: one FastBoxes and one Boost ring at a single address, the
+// ring read through a RingReader (shm/ring_reader.h) as the transport does.
 //
 // The transport tests cannot show ThreadSanitizer the box and ring memory
 // ordering: even with both ranks as threads, the writer reaches the reader's
@@ -19,6 +20,7 @@
 #include "tests/transports/test_packets.h"
 #include "transports/shm/fast_box.h"
 #include "transports/shm/ring.h"
+#include "transports/shm/ring_reader.h"
 
 namespace sonde::test {
 namespace {
@@ -47,9 +49,10 @@ void push(transport::shm::Ring<kRing>& ring, const uint8_t* bytes, size_t n) {
   ring.push(reinterpret_cast<const char*>(bytes), n);
 }
 
-void pop(transport::shm::Ring<kRing>& ring, uint8_t* bytes, size_t n) {
+template <typename Reader>
+void pop(Reader& ring, uint8_t* bytes, size_t n) {
   while (n != 0) {
-    size_t got = ring.pop(reinterpret_cast<char*>(bytes), n);
+    size_t got = ring.take(reinterpret_cast<char*>(bytes), n);
     if (got == 0) std::this_thread::yield();
     bytes += got;
     n -= got;
@@ -80,10 +83,12 @@ void writer(Pair& pair, uint32_t count, uint64_t seed) {
   }
 }
 
-// Receives `count` packets; returns what went wrong, or nothing.
+// Receives `count` packets; returns what went wrong, or nothing. A stash of
+// `Stash` bytes: a small one splits headers between batches.
+template <size_t Stash>
 std::string reader(Pair& pair, uint32_t count, uint32_t* boxed) {
   BoxReader boxes(&pair.boxes);
-  auto& ring = pair.ring.ring;
+  transport::shm::RingReader<transport::shm::Ring<kRing>, Stash> ring(&pair.ring.ring);
   std::vector<uint8_t> data;
   for (uint32_t seq = 0; seq < count; ++seq) {
     BoxReader::Next next;
@@ -107,21 +112,28 @@ std::string reader(Pair& pair, uint32_t count, uint32_t* boxed) {
   return {};
 }
 
-TEST_CASE("fast boxes and the ring between two threads: exact sequence, intact bytes, boxes reused") {
+template <size_t Stash>
+void run_pair() {
   for (uint64_t seed : {1, 2, 3}) {
     CAPTURE(seed);
+    CAPTURE(Stash);
     auto pair = std::make_unique<Pair>();
     constexpr uint32_t kCount = 20000;
     uint32_t boxed = 0;
     g_stop = false;
     std::thread write([&] { writer(*pair, kCount, seed); });
-    const std::string problem = reader(*pair, kCount, &boxed);
+    const std::string problem = reader<Stash>(*pair, kCount, &boxed);
     g_stop = true;
     write.join();
     CHECK_MESSAGE(problem.empty(), problem);
     CHECK(boxed > kCount / 4);  // the boxes were used, and reused many times over
     CHECK(boxed < kCount);      // ... and so was the ring
   }
+}
+
+TEST_CASE("fast boxes and the ring between two threads: exact sequence, intact bytes, boxes reused") {
+  run_pair<4096>();  // the transport's stash
+  run_pair<200>();   // headers split between batches, payloads popped past the stash
 }
 
 }  // namespace

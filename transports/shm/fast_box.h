@@ -23,7 +23,9 @@
 // After on_payload_done (the payload may be delivered straight from the box
 // into the sink) the reader stores consumed = next + 1 (release); the writer
 // reloads it (acquire) only when its cached copy says no box is free, so in
-// steady state a box costs the writer no load from the reader's lines.
+// steady state a box costs the writer no load from the reader's lines; a
+// writer that found every box busy does not reload it for the next
+// kFastBoxes packets, unless it finds the ring empty first.
 //
 // Idle polling of a peer: the box word and the ring's write index, two loads
 // of lines that stay in the reader's cache while nothing is written.
@@ -81,14 +83,27 @@ class BoxWriter {
 
   // The box the next packet may use, or null while the packet that used it
   // last (kFastBoxes packets ago) is not consumed. Loads the reader's counter
-  // only when the cached copy says that box is busy.
+  // only when the cached copy says that box is busy, and after a load that
+  // found it still busy not again for the next kFastBoxes packets: a writer
+  // that far ahead sends through the ring, and reloading the counter the
+  // reader stores after every packet would move its line once per packet.
   FastBox* claim() {
     if (next_ - consumed_ >= kFastBoxes) {
+      if (next_ < retry_at_) return nullptr;
       consumed_ = boxes_->consumed.load(std::memory_order_acquire);
-      if (next_ - consumed_ >= kFastBoxes) return nullptr;
+      if (next_ - consumed_ >= kFastBoxes) {
+        retry_at_ = next_ + kFastBoxes;
+        return nullptr;
+      }
     }
     return &boxes_->box[next_ % kFastBoxes];
   }
+  // claim() answers null without loading the counter (a load found the
+  // boxes busy fewer than kFastBoxes packets ago).
+  bool backing_off() const { return next_ - consumed_ >= kFastBoxes && next_ < retry_at_; }
+  // The reader has caught up (it emptied the ring): the next claim() loads
+  // the counter again.
+  void stop_backing_off() { retry_at_ = 0; }
   // Publishes the claimed box once header and payload are in it.
   void post(FastBox& box) { box.seq.store(++next_, std::memory_order_release); }
   // The next packet's header went into the ring instead.
@@ -100,6 +115,7 @@ class BoxWriter {
   FastBoxes* boxes_ = nullptr;
   uint64_t next_ = 0;      // sequence number of the next packet
   uint64_t consumed_ = 0;  // boxes_->consumed when last loaded
+  uint64_t retry_at_ = 0;  // no reload before packet number retry_at_
 };
 
 // The reader's end of one pair: finds the next packet in sequence.
@@ -110,13 +126,14 @@ class BoxReader {
   BoxReader() = default;
   explicit BoxReader(FastBoxes* boxes) : boxes_(boxes) {}
 
-  // Where the next packet is: in box(), at the head of `ring` (which must
-  // hold a whole header for it to count), or nowhere yet.
-  template <typename Ring>
-  Next locate(Ring& ring) const {
+  // Where the next packet is: in box(), at the head of the ring `reader`
+  // reads (shm/ring_reader.h; a whole header must be there for it to
+  // count), or nowhere yet.
+  template <typename Reader>
+  Next locate(Reader& reader) const {
     const FastBox& next = box();
     if (next.seq.load(std::memory_order_acquire) == next_ + 1) return Next::kBox;
-    if (ring.read_available() < sizeof(PacketHeader)) return Next::kNothing;
+    if (!reader.has(sizeof(PacketHeader))) return Next::kNothing;
     // That acquire saw a header pushed after any earlier box was posted.
     return next.seq.load(std::memory_order_acquire) == next_ + 1 ? Next::kBox : Next::kRing;
   }

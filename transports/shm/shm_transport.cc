@@ -20,6 +20,7 @@
 
 #include "transports/shm/endpoint.h"
 #include "transports/shm/fast_box.h"
+#include "transports/shm/ring_reader.h"
 #include "transports/shm/segment.h"
 
 namespace sonde::transport {
@@ -116,6 +117,7 @@ class ShmTransport final : public Transport {
     bool single_copy = false;  // the wire-up probe read the peer's cookie
     Ring* out = nullptr;       // ours, in the peer's segment
     Ring* in = nullptr;        // the peer's, in our segment
+    shm::RingReader<Ring> in_reader;  // reads `in`
     shm::BoxWriter out_boxes;  // ours, in the peer's segment
     shm::BoxReader in_boxes;   // the peer's, in our segment
     // Sending.
@@ -322,7 +324,7 @@ class ShmTransport final : public Transport {
 
   // Delivers what `p` has written to us, up to about one ring's worth.
   int drain(Peer& p, Delivery& delivery) {
-    Ring& ring = *p.in;
+    shm::RingReader<Ring>& ring = p.in_reader;
     int delivered = 0;
     size_t budget = RingBytes;
     for (;;) {
@@ -339,7 +341,7 @@ class ShmTransport final : public Transport {
           ++delivered;
           continue;
         }
-        ring.pop(reinterpret_cast<char*>(&p.rx_header), sizeof(PacketHeader));
+        ring.take(reinterpret_cast<char*>(&p.rx_header), sizeof(PacketHeader));
         check_header(p, p.rx_header, UINT64_MAX);
         budget -= sizeof(PacketHeader);
         p.rx_sink = delivery.on_header(p.rank, p.rx_header);
@@ -352,17 +354,17 @@ class ShmTransport final : public Transport {
         p.receiving = true;
         p.rx_done = 0;
       }
-      const size_t avail = ring.read_available();
-      if (avail == 0 || budget == 0) break;
+      if (budget == 0) break;
       const uint64_t len = p.rx_header.payload;
-      size_t n = std::min<uint64_t>({avail, len - p.rx_done, budget});
+      size_t n = std::min<uint64_t>(len - p.rx_done, budget);
       PayloadSink* sink = p.rx_sink;
       if (sink != nullptr && sink->contiguous != nullptr) {
-        n = ring.pop(reinterpret_cast<char*>(sink->contiguous) + p.rx_done, n);
+        n = ring.take(reinterpret_cast<char*>(sink->contiguous) + p.rx_done, n);
       } else {
-        n = ring.pop(reinterpret_cast<char*>(rx_bounce_), std::min(n, kBounceBytes));
-        if (sink != nullptr) sink->unpack(rx_bounce_, p.rx_done, n);
+        n = ring.take(reinterpret_cast<char*>(rx_bounce_), std::min(n, kBounceBytes));
+        if (sink != nullptr && n != 0) sink->unpack(rx_bounce_, p.rx_done, n);
       }
+      if (n == 0) break;
       p.rx_done += n;
       budget -= n;
       if (p.rx_done < len && sink != nullptr && n != 0) sink->on_chunk(p.rx_done);
@@ -378,8 +380,16 @@ class ShmTransport final : public Transport {
 
   // The box the next packet to `p` may use, or null: boxes off, payload too
   // big, or that box still busy.
+  // A writer backing off (shm/fast_box.h) claims again at once when it finds
+  // the ring empty: the reader has caught up, so the boxes are likely free.
   FastBox* free_box(Peer& p, uint64_t payload) {
-    return fast_boxes_ && payload <= kFastBoxPayload ? p.out_boxes.claim() : nullptr;
+    if (!fast_boxes_ || payload > kFastBoxPayload) return nullptr;
+    FastBox* box = p.out_boxes.claim();
+    if (box == nullptr && p.out_boxes.backing_off() && p.out->write_available() == RingBytes) {
+      p.out_boxes.stop_backing_off();
+      box = p.out_boxes.claim();
+    }
+    return box;
   }
 
   // A header peer `p` wrote must be well formed, its payload at most
@@ -488,6 +498,7 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
       for (size_t i = 0; i < npeers_; ++i) {
         Slot* inbox = new (&slots[i]) Slot();
         peers_[i].in = &inbox->ring.ring;
+        peers_[i].in_reader = shm::RingReader<Ring>(peers_[i].in);
         peers_[i].in_boxes = shm::BoxReader(&inbox->boxes);
       }
     } catch (const std::exception& e) {
