@@ -8,6 +8,10 @@
  *                               operations then one flush
  *   rma_acc_rate                million MPI_Accumulate(1 double, MPI_SUM)
  *                               per second, flushed every 64
+ *   rma_dyn_put_lat / rma_dyn_get_lat
+ *                               the latencies again on a window from
+ *                               MPI_Win_create_dynamic, the target's memory
+ *                               attached with MPI_Win_attach
  * Each value is the median over BENCH_TRIALS trials. */
 #include <mpi.h>
 #include <stdio.h>
@@ -19,13 +23,14 @@
 static int rank;
 static MPI_Win win;
 static char* local;
+static MPI_Aint target_disp; /* where the target's memory starts in `win` */
 
 typedef double (*trial_fn)(int size, int iters);
 
 static double put_lat(int size, int iters) {
   double t0 = MPI_Wtime();
   for (int i = 0; i < iters; ++i) {
-    MPI_Put(local, size, MPI_BYTE, 1, 0, size, MPI_BYTE, win);
+    MPI_Put(local, size, MPI_BYTE, 1, target_disp, size, MPI_BYTE, win);
     MPI_Win_flush(1, win);
   }
   return (MPI_Wtime() - t0) * 1e6 / iters;
@@ -34,7 +39,7 @@ static double put_lat(int size, int iters) {
 static double get_lat(int size, int iters) {
   double t0 = MPI_Wtime();
   for (int i = 0; i < iters; ++i) {
-    MPI_Get(local, size, MPI_BYTE, 1, 0, size, MPI_BYTE, win);
+    MPI_Get(local, size, MPI_BYTE, 1, target_disp, size, MPI_BYTE, win);
     MPI_Win_flush(1, win);
   }
   return (MPI_Wtime() - t0) * 1e6 / iters;
@@ -44,7 +49,7 @@ static int window_ops;
 static double put_bw(int size, int iters) {
   double t0 = MPI_Wtime();
   for (int i = 0; i < iters; ++i) {
-    for (int k = 0; k < window_ops; ++k) MPI_Put(local, size, MPI_BYTE, 1, 0, size, MPI_BYTE, win);
+    for (int k = 0; k < window_ops; ++k) MPI_Put(local, size, MPI_BYTE, 1, target_disp, size, MPI_BYTE, win);
     MPI_Win_flush(1, win);
   }
   return (double)size * window_ops * iters / (MPI_Wtime() - t0) / 1e9;
@@ -53,7 +58,7 @@ static double put_bw(int size, int iters) {
 static double get_bw(int size, int iters) {
   double t0 = MPI_Wtime();
   for (int i = 0; i < iters; ++i) {
-    for (int k = 0; k < window_ops; ++k) MPI_Get(local, size, MPI_BYTE, 1, 0, size, MPI_BYTE, win);
+    for (int k = 0; k < window_ops; ++k) MPI_Get(local, size, MPI_BYTE, 1, target_disp, size, MPI_BYTE, win);
     MPI_Win_flush(1, win);
   }
   return (double)size * window_ops * iters / (MPI_Wtime() - t0) / 1e9;
@@ -118,8 +123,27 @@ int main(int argc, char** argv) {
     measure("rma_get_bw", get_bw, bw_sizes[i], n > 0 ? n : 1, trials);
   }
   measure("rma_acc_rate", acc_rate, 8, iters / 10 > 0 ? iters / 10 : 1, trials);
-  free(local);
   MPI_Win_free(&win);
+
+  /* Dynamic window: rank 1 attaches memory of its own; its address is the
+   * target displacement. */
+  MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  char* attached = malloc(max_size);
+  memset(attached, 0, max_size);
+  if (rank == 1) {
+    MPI_Win_attach(win, attached, max_size);
+    MPI_Get_address(attached, &target_disp);
+  }
+  MPI_Bcast(&target_disp, 1, MPI_AINT, 1, MPI_COMM_WORLD);
+  const int dyn_sizes[] = {8, 65536};
+  for (int i = 0; i < 2; ++i) {
+    measure("rma_dyn_put_lat", put_lat, dyn_sizes[i], iters, trials);
+    measure("rma_dyn_get_lat", get_lat, dyn_sizes[i], iters, trials);
+  }
+  if (rank == 1) MPI_Win_detach(win, attached);
+  MPI_Win_free(&win);
+  free(attached);
+  free(local);
   MPI_Finalize();
   return 0;
 }

@@ -92,25 +92,9 @@ int reap_sends(Window* w) {
 }
 
 // Does [offset, offset + length) lie in memory this window exposes here?
-// In a dynamic window a range may span several attached regions that
-// follow one another without a gap (two arrays attached separately that
-// are adjacent in memory).
 bool in_window(const Window* w, uint64_t offset, uint64_t length) {
   if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) return offset <= uint64_t(w->size) && length <= uint64_t(w->size) - offset;
-  if (length == 0) return true;
-  if (offset > ~uint64_t(0) - length) return false;
-  const uint64_t end = offset + length;
-  uint64_t covered = offset;  // [offset, covered) lies in attached regions
-  bool grew = true;
-  while (covered < end && grew) {
-    grew = false;
-    for (const Region& r : w->regions)
-      if (r.base <= covered && covered - r.base < r.size) {
-        covered = r.base + r.size;
-        grew = true;
-      }
-  }
-  return covered >= end;
+  return in_regions(w->regions.data(), w->regions.size(), offset, length);
 }
 
 // Where segment offsets start: the window's base, address 0 for a

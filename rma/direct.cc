@@ -76,12 +76,59 @@ int apply_accumulate(uintptr_t mem, const Segment* segs, uint64_t nsegs, Kind ki
 
 namespace {
 
-// Target t's window memory, mapped here (*mem) or reachable by single copy
-// at *remote (within the single-copy piece limit); false when neither.
-bool reachable(const Window& w, size_t t, size_t nsegs, uint8_t** mem, uint64_t* remote) {
-  *mem = w.mapped.empty() ? nullptr : w.mapped[t];
-  *remote = w.remote_base.empty() ? 0 : w.remote_base[t];
-  return *mem || (*remote && nsegs <= kSingleCopyMaxSegments);
+// How an access reaches target t's memory, if it can: by copies in this
+// process (`local`: mapped memory, this process's own, or absolute
+// addresses of this process's dynamic window) or by single copy to or from
+// its process, at `base` plus each segment's offset.
+struct Reach {
+  enum { kNone, kLocal, kRemote } how = kNone;
+  uintptr_t base = 0;
+};
+
+// A dynamic window's target: its regions (this process's list, the
+// target's table mapped here, or a single copy of it) must hold every
+// segment; otherwise the access goes as a message and the target judges it.
+Reach reach_dynamic(Window& w, size_t t, const std::vector<Segment>& segs) {
+  auto inside = [&](const Region* regions, size_t n) {
+    for (const Segment& s : segs)
+      if (!in_regions(regions, n, s.offset, s.length)) return false;
+    return true;
+  };
+  if (int(t) == w.comm->rank) {
+    if (inside(w.regions.data(), w.regions.size())) return {Reach::kLocal, 0};
+    return {};
+  }
+  Region regions[RegionTable::kSlots];
+  if (const RegionTable* mapped = w.tables[t]) {
+    mapped->read(regions);
+  } else if (w.remote_table[t] != 0) {
+    RegionTable copy;
+    iovec v{&copy, sizeof copy};
+    if (!read_peer(w.comm->world[t], w.remote_table[t], &v, 1)) {
+      w.remote_table[t] = 0;  // refused: messages from now on
+      return {};
+    }
+    copy.read(regions);
+  } else {
+    return {};
+  }
+  if (!inside(regions, RegionTable::kSlots)) return {};
+  return {Reach::kRemote, 0};
+}
+
+Reach reach(Window& w, size_t t, const std::vector<Segment>& segs) {
+  if (segs.size() > kSingleCopyMaxSegments && (w.mapped.empty() || !w.mapped[t])) return {};
+  if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) return reach_dynamic(w, t, segs);
+  if (!w.mapped.empty() && w.mapped[t]) return {Reach::kLocal, reinterpret_cast<uintptr_t>(w.mapped[t])};
+  if (!w.remote_base.empty() && w.remote_base[t]) return {Reach::kRemote, w.remote_base[t]};
+  return {};
+}
+
+// A single copy to target t was refused: its accesses go as messages.
+void refuse_single_copy(Window& w, size_t t) {
+  w.remote_base[t] = 0;
+  w.remote_table[t] = 0;
+  w.tables[t] = nullptr;
 }
 
 }  // namespace
@@ -89,9 +136,8 @@ bool reachable(const Window& w, size_t t, size_t nsegs, uint8_t** mem, uint64_t*
 bool direct_put(Window* w, int target, const std::vector<Segment>& segs, const void* buf, int64_t count, Datatype* type,
                 uint64_t n) {
   const size_t t = size_t(target);
-  uint8_t* mem = nullptr;
-  uint64_t remote = 0;
-  if (!reachable(*w, t, segs.size(), &mem, &remote)) return false;
+  const Reach to = reach(*w, t, segs);
+  if (to.how == Reach::kNone) return false;
   if (n == 0) return true;
   Bytes packed;
   const uint8_t* src = nullptr;
@@ -102,16 +148,16 @@ bool direct_put(Window* w, int target, const std::vector<Segment>& segs, const v
     pack(*type, buf, count, 0, packed.data(), n);
     src = packed.data();
   }
-  if (mem) {
-    scatter_to(reinterpret_cast<uintptr_t>(mem), segs.data(), segs.size(), src);
+  if (to.how == Reach::kLocal) {
+    scatter_to(to.base, segs.data(), segs.size(), src);
     std::atomic_thread_fence(std::memory_order_release);
     return true;
   }
   const int peer = w->comm->world[t];
   for (const Segment& s : segs) {
     iovec v{const_cast<uint8_t*>(src), s.length};
-    if (s.length && !write_peer(peer, remote + s.offset, &v, 1)) {
-      w->remote_base[t] = 0;  // refused: messages from now on (they rewrite what was written)
+    if (s.length && !write_peer(peer, to.base + s.offset, &v, 1)) {
+      refuse_single_copy(*w, t);  // messages from now on (they rewrite what was written)
       return false;
     }
     src += s.length;
@@ -122,9 +168,8 @@ bool direct_put(Window* w, int target, const std::vector<Segment>& segs, const v
 bool direct_get(Window* w, int target, const std::vector<Segment>& segs, void* buf, int64_t count, Datatype* type,
                 uint64_t n) {
   const size_t t = size_t(target);
-  uint8_t* mem = nullptr;
-  uint64_t remote = 0;
-  if (!reachable(*w, t, segs.size(), &mem, &remote)) return false;
+  const Reach from = reach(*w, t, segs);
+  if (from.how == Reach::kNone) return false;
   if (n == 0) return true;
   Bytes packed;
   uint8_t* dst = nullptr;
@@ -134,16 +179,16 @@ bool direct_get(Window* w, int target, const std::vector<Segment>& segs, void* b
     packed.resize(n);
     dst = packed.data();
   }
-  if (mem) {
+  if (from.how == Reach::kLocal) {
     std::atomic_thread_fence(std::memory_order_acquire);
-    gather_from(reinterpret_cast<uintptr_t>(mem), segs.data(), segs.size(), dst);
+    gather_from(from.base, segs.data(), segs.size(), dst);
   } else {
     const int peer = w->comm->world[t];
     uint8_t* out = dst;
     for (const Segment& s : segs) {
       iovec v{out, s.length};
-      if (s.length && !read_peer(peer, remote + s.offset, &v, 1)) {
-        w->remote_base[t] = 0;
+      if (s.length && !read_peer(peer, from.base + s.offset, &v, 1)) {
+        refuse_single_copy(*w, t);
         return false;
       }
       out += s.length;

@@ -10,10 +10,14 @@
 // - single copy (MPI_Win_create and MPI_Win_allocate memory a rank could
 //   not map): Put and Get through core/remote_copy.h into the target's
 //   address space. Accumulates go as messages.
-// Dynamic windows always go as messages (only the target knows what is
-// attached). An operation done here is complete, at the origin and at the
-// target, when the call returns; the synchronization calls order it with
-// memory fences.
+// - dynamic windows: Put and Get whose every segment lies in regions the
+//   target has attached, as its RegionTable (window.h) says when read by
+//   single copy (this process's own regions: its list), copy to and from
+//   those absolute addresses; any other access, and every accumulate, goes
+//   as a message and the target checks it.
+// An operation done here is complete, at the origin and at the target,
+// when the call returns; the synchronization calls order it with memory
+// fences.
 #pragma once
 
 #include <cstdint>

@@ -107,21 +107,22 @@ static_assert(sizeof(SegmentHead) <= kHeadBytes);
 // reserved when it is made).
 constexpr int64_t kMaxSegmentWindow = int64_t(1) << 30;
 
-// MPI_Win_allocate: this process's memory in a new segment whose name and
-// nonce go into `mine`. False when there is none (too large, no room).
-bool own_segment(Window* w, int64_t size, Record* mine) {
-  if (size > kMaxSegmentWindow) return false;
+// A new segment of `bytes` after its head, for the ranks of this node to
+// map, its name and nonce in `mine`; the bytes after the head, or null
+// (too large, no other rank of the window on this node, no room).
+uint8_t* make_segment(Window* w, int64_t bytes, Record* mine) {
+  if (bytes > kMaxSegmentWindow) return nullptr;
   bool neighbours = false;  // another rank of the window on this node
   for (int i = 0; i < w->comm->size; ++i)
     if (i != w->comm->rank && on_this_node(w->comm->world[size_t(i)])) neighbours = true;
-  if (!neighbours) return false;
+  if (!neighbours) return nullptr;
   static unsigned serial = 0;
   std::snprintf(mine->name, sizeof mine->name, "/sonde-wa-%d-%u-%u", int(getpid()), w->comm->context, ++serial);
-  const size_t len = kHeadBytes + size_t(size);
+  const size_t len = kHeadBytes + size_t(bytes);
   int fd = shm_open(mine->name, O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) {
     mine->name[0] = 0;
-    return false;
+    return nullptr;
   }
   void* p = MAP_FAILED;
   // posix_fallocate reserves the pages, so a full /dev/shm is an error
@@ -132,7 +133,7 @@ bool own_segment(Window* w, int64_t size, Record* mine) {
   if (p == MAP_FAILED) {
     shm_unlink(mine->name);
     mine->name[0] = 0;
-    return false;
+    return nullptr;
   }
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -140,9 +141,30 @@ bool own_segment(Window* w, int64_t size, Record* mine) {
   auto* head = static_cast<SegmentHead*>(p);
   head->nonce = mine->nonce;
   w->mappings.emplace_back(static_cast<uint8_t*>(p), len);
-  w->base = static_cast<uint8_t*>(p) + kHeadBytes;
-  w->acc_lock[size_t(w->comm->rank)] = &head->acc_lock;
+  return static_cast<uint8_t*>(p) + kHeadBytes;
+}
+
+// MPI_Win_allocate: this process's memory in a new segment. False when
+// there is none.
+bool own_segment(Window* w, int64_t size, Record* mine) {
+  uint8_t* memory = make_segment(w, size, mine);
+  if (!memory) return false;
+  w->base = memory;
+  w->acc_lock[size_t(w->comm->rank)] = &reinterpret_cast<SegmentHead*>(memory - kHeadBytes)->acc_lock;
   return true;
+}
+
+// MPI_Win_create_dynamic: this process's RegionTable, in a segment the
+// node's ranks map where one can be made (mine->name set), else in the
+// heap, read by single copy at mine->base.
+void own_region_table(Window* w, Record* mine) {
+  if (uint8_t* memory = make_segment(w, sizeof(RegionTable), mine)) {
+    w->region_table = new (memory) RegionTable();
+  } else {
+    w->heap_table = std::make_unique<RegionTable>();
+    w->region_table = w->heap_table.get();
+  }
+  mine->base = reinterpret_cast<uintptr_t>(w->region_table);
 }
 
 // Maps the segments of node-local ranks (their nonce proves it is theirs,
@@ -154,7 +176,7 @@ void open_peers(Window* w, const std::vector<Record>& all) {
     const Record& r = all[i];
     if (i == me || !on_this_node(w->comm->world[i])) continue;
     if (r.name[0]) {
-      const size_t len = kHeadBytes + size_t(r.size);
+      const size_t len = kHeadBytes + (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? sizeof(RegionTable) : size_t(r.size));
       int fd = shm_open(r.name, O_RDWR, 0600);
       struct stat st {};
       void* p = MAP_FAILED;
@@ -165,14 +187,23 @@ void open_peers(Window* w, const std::vector<Record>& all) {
         auto* head = static_cast<SegmentHead*>(p);
         if (head->nonce == r.nonce) {
           w->mappings.emplace_back(static_cast<uint8_t*>(p), len);
-          w->mapped[i] = static_cast<uint8_t*>(p) + kHeadBytes;
-          w->acc_lock[i] = &head->acc_lock;
+          uint8_t* memory = static_cast<uint8_t*>(p) + kHeadBytes;
+          if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+            w->tables[i] = reinterpret_cast<const RegionTable*>(memory);
+          } else {
+            w->mapped[i] = memory;
+            w->acc_lock[i] = &head->acc_lock;
+          }
           continue;
         }
         munmap(p, len);
       }
     }
-    w->remote_base[i] = r.base;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+      w->remote_table[i] = r.base;
+    } else {
+      w->remote_base[i] = r.base;
+    }
   }
 }
 
@@ -236,6 +267,8 @@ int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit,
   w->mapped.assign(n, nullptr);
   w->acc_lock.assign(n, nullptr);
   w->remote_base.assign(n, 0);
+  w->remote_table.assign(n, 0);
+  w->tables.assign(n, nullptr);
 
   // MPI_Win_allocate's memory: a segment node-local ranks can map, else
   // MPI_Alloc_mem's.
@@ -252,6 +285,8 @@ int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit,
     }
   } else if (flavor == MPI_WIN_FLAVOR_CREATE) {
     w->base = *base;
+  } else if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    own_region_table(w, &mine);
   }
   if (flavor != MPI_WIN_FLAVOR_DYNAMIC && flavor != MPI_WIN_FLAVOR_SHARED && w->base) {
     mine.base = reinterpret_cast<uintptr_t>(w->base);
@@ -269,7 +304,7 @@ int create(Comm* comm, int flavor, void** base, int64_t size, int64_t disp_unit,
       w->disp_units[i] = all[i].disp_unit;
       if (all[i].failed) rc = MPI_ERR_NO_MEM;
     }
-    if (!rc && flavor != MPI_WIN_FLAVOR_DYNAMIC && flavor != MPI_WIN_FLAVOR_SHARED) open_peers(w, all);
+    if (!rc && flavor != MPI_WIN_FLAVOR_SHARED) open_peers(w, all);
     if (!rc) {
       std::vector<uint8_t> ok(n);
       std::vector<uint64_t> keys(n), bases(n);
@@ -353,6 +388,13 @@ int attach(Window* w, void* base, int64_t size) {
   for (const Region& r : w->regions)
     if (b < r.base + r.size && r.base < b + uint64_t(size)) return MPI_ERR_RMA_ATTACH;  // overlaps
   w->regions.push_back(Region{b, uint64_t(size)});
+  if (size == 0) return MPI_SUCCESS;
+  for (RegionTable::Slot& slot : w->region_table->slot)
+    if (slot.size.load(std::memory_order_relaxed) == 0) {
+      slot.base.store(b, std::memory_order_relaxed);
+      slot.size.store(uint64_t(size), std::memory_order_release);  // after the base
+      break;
+    }
   return MPI_SUCCESS;
 }
 
@@ -361,10 +403,35 @@ int detach(Window* w, const void* base) {
   const uint64_t b = reinterpret_cast<uintptr_t>(base);
   for (size_t i = 0; i < w->regions.size(); ++i)
     if (w->regions[i].base == b) {
+      const uint64_t size = w->regions[i].size;
       w->regions.erase(w->regions.begin() + long(i));
+      for (RegionTable::Slot& slot : w->region_table->slot)
+        if (size != 0 && slot.size.load(std::memory_order_relaxed) == size &&
+            slot.base.load(std::memory_order_relaxed) == b) {
+          slot.size.store(0, std::memory_order_release);  // before the base
+          slot.base.store(0, std::memory_order_relaxed);
+          break;
+        }
       return MPI_SUCCESS;
     }
   return MPI_ERR_RMA_ATTACH;
+}
+
+bool in_regions(const Region* regions, size_t n, uint64_t offset, uint64_t length) {
+  if (length == 0) return true;
+  if (offset > ~uint64_t(0) - length) return false;
+  const uint64_t end = offset + length;
+  uint64_t covered = offset;  // [offset, covered) lies in the regions
+  bool grew = true;
+  while (covered < end && grew) {
+    grew = false;
+    for (size_t i = 0; i < n; ++i)
+      if (regions[i].base <= covered && covered - regions[i].base < regions[i].size) {
+        covered = regions[i].base + regions[i].size;
+        grew = true;
+      }
+  }
+  return covered >= end;
 }
 
 int shared_query(Window* w, int rank, int64_t* size, int64_t* disp_unit, void** base) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,40 @@ struct Region {
   uint64_t base = 0;
   uint64_t size = 0;
 };
+
+// Does [offset, offset + length) lie in the `n` regions? A range may span
+// several regions that follow one another without a gap (two arrays
+// attached separately that are adjacent in memory). Regions of size 0
+// cover nothing.
+bool in_regions(const Region* regions, size_t n, uint64_t offset, uint64_t length);
+
+// A dynamic window's attached regions where the node-local origins read
+// them (direct.h): in a shared-memory segment those ranks map, or, where no
+// segment could be made, in this process's memory, which they read by
+// single copy. MPI_Win_attach fills a free slot (base, then size) and
+// MPI_Win_detach empties its slot (size, then base); slots never move. An
+// origin may only access a region after synchronization that follows its
+// attachment and before its detachment (MPI 4.1 section 12.2.4), so the
+// slots it relies on are not being written while it reads them. Size 0: a
+// free slot. Regions attached while every slot is taken are reached by
+// messages only.
+struct RegionTable {
+  static constexpr size_t kSlots = 64;
+  struct Slot {
+    std::atomic<uint64_t> base{0};
+    std::atomic<uint64_t> size{0};
+  };
+  Slot slot[kSlots];
+  // The regions as plain values (a copy taken while nothing the caller may
+  // access changes).
+  void read(Region (&out)[kSlots]) const {
+    for (size_t i = 0; i < kSlots; ++i) {
+      out[i].size = slot[i].size.load(std::memory_order_acquire);
+      out[i].base = slot[i].base.load(std::memory_order_relaxed);
+    }
+  }
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "region slots are read from other processes");
 
 // A message that arrived on the window's header channel and waits, in
 // arrival order, to be applied (am.cc).
@@ -73,6 +108,13 @@ struct Window {
   std::vector<int64_t> sizes;       // per rank (not for dynamic windows)
   std::vector<int64_t> disp_units;  // per rank
   std::vector<Region> regions;      // dynamic windows: attached memory
+  // Dynamic windows: this process's RegionTable (in its segment, else in
+  // heap_table); per rank, its table mapped here, or else the table's
+  // address in its process for single copy (0: neither, or this process).
+  RegionTable* region_table = nullptr;
+  std::unique_ptr<RegionTable> heap_table;
+  std::vector<const RegionTable*> tables;
+  std::vector<uint64_t> remote_table;
   bool owns_memory = false;         // MPI_Win_allocate: base is ours to free
   // MPI_Win_allocate_shared: the mapping of the node's segment and where
   // each rank's part starts in it.

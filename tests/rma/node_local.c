@@ -5,10 +5,12 @@
  *   Compare_and_swap increment loop end at the exact totals), in windows
  *   from MPI_Win_allocate, MPI_Win_allocate_shared and MPI_Win_create;
  * - large Put and Get (more than 1 MiB) with strided origin and target
- *   datatypes in all three flavors;
+ *   datatypes in all four flavors (dynamic: memory attached whole);
  * - a target that makes no MPI call at all while an origin puts into its
  *   MPI_Win_allocate memory under MPI_MODE_NOCHECK sees the data (no
- *   target progress needed);
+ *   target progress needed); the same with memory attached to a dynamic
+ *   window, where the origin first gets a value from it and puts it back
+ *   incremented;
  * - fence and post/start/complete/wait order direct puts with the target's
  *   own loads. */
 #include "tests/integration/itest.h"
@@ -62,8 +64,9 @@ static void counters(MPI_Win win, long long* base, int me, int n) {
 }
 
 /* Every rank puts BIG/2 ints, every other one of its origin buffer, into
- * every second int of the next rank's memory, then gets them back. */
-static void big_strided(MPI_Win win, int* base, int me, int n) {
+ * every second int of the next rank's memory, then gets them back. `tdisp`:
+ * where the target's memory starts (its address in a dynamic window). */
+static void big_strided(MPI_Win win, int* base, MPI_Aint tdisp, int me, int n) {
   int t = (me + 1) % n, from = (me + n - 1) % n;
   MPI_Datatype every_other;
   CHECK_OK(MPI_Type_vector(BIG / 2, 1, 2, MPI_INT, &every_other));
@@ -73,7 +76,7 @@ static void big_strided(MPI_Win win, int* base, int me, int n) {
   for (int i = 0; i < BIG; ++i) src[i] = (i % 2) ? -1 : me * 1000000 + i;
   for (int i = 0; i < BIG; ++i) base[i] = -7;
   CHECK_OK(MPI_Win_fence(0, win));
-  CHECK_OK(MPI_Put(src, 1, every_other, t, 0, 1, every_other, win));
+  CHECK_OK(MPI_Put(src, 1, every_other, t, tdisp, 1, every_other, win));
   CHECK_OK(MPI_Win_fence(0, win));
   int bad = 0;
   for (int i = 0; i < BIG && bad < 3; ++i) {
@@ -81,7 +84,7 @@ static void big_strided(MPI_Win win, int* base, int me, int n) {
     if (base[i] != want) CHECK(++bad > 3, "strided put: [%d] = %d, want %d", i, base[i], want);
   }
   for (int i = 0; i < BIG; ++i) back[i] = -3;
-  CHECK_OK(MPI_Get(back, BIG / 2, MPI_INT, t, 0, 1, every_other, win));
+  CHECK_OK(MPI_Get(back, BIG / 2, MPI_INT, t, tdisp, 1, every_other, win));
   CHECK_OK(MPI_Win_fence(0, win));
   bad = 0;
   for (int i = 0; i < BIG / 2 && bad < 3; ++i)
@@ -89,12 +92,12 @@ static void big_strided(MPI_Win win, int* base, int me, int n) {
   CHECK(back[BIG / 2] == -3, "get wrote past its count");
   /* Contiguous, the whole window. */
   for (int i = 0; i < BIG; ++i) src[i] = me + i;
-  CHECK_OK(MPI_Put(src, BIG, MPI_INT, t, 0, BIG, MPI_INT, win));
+  CHECK_OK(MPI_Put(src, BIG, MPI_INT, t, tdisp, BIG, MPI_INT, win));
   CHECK_OK(MPI_Win_fence(0, win));
   bad = 0;
   for (int i = 0; i < BIG && bad < 3; ++i)
     if (base[i] != from + i) CHECK(++bad > 3, "contiguous put: [%d] = %d, want %d", i, base[i], from + i);
-  CHECK_OK(MPI_Get(back, BIG, MPI_INT, t, 0, BIG, MPI_INT, win));
+  CHECK_OK(MPI_Get(back, BIG, MPI_INT, t, tdisp, BIG, MPI_INT, win));
   CHECK_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
   bad = 0;
   for (int i = 0; i < BIG && bad < 3; ++i)
@@ -131,16 +134,59 @@ int main(int argc, char** argv) {
   /* Large strided Put/Get in each flavor. */
   int* ibase = NULL;
   CHECK_OK(MPI_Win_allocate(BIG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &ibase, &win));
-  big_strided(win, ibase, me, n);
+  big_strided(win, ibase, 0, me, n);
   CHECK_OK(MPI_Win_free(&win));
   CHECK_OK(MPI_Win_allocate_shared(BIG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &ibase, &win));
-  big_strided(win, ibase, me, n);
+  big_strided(win, ibase, 0, me, n);
   CHECK_OK(MPI_Win_free(&win));
   int* user = malloc(sizeof(int) * BIG);
   CHECK_OK(MPI_Win_create(user, BIG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-  big_strided(win, user, me, n);
+  big_strided(win, user, 0, me, n);
   CHECK_OK(MPI_Win_free(&win));
+  /* Dynamic: each rank attaches its array; the next rank's address comes
+   * from an allgather. */
+  CHECK_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+  CHECK_OK(MPI_Win_attach(win, user, BIG * sizeof(int)));
+  MPI_Aint* where = malloc(sizeof(MPI_Aint) * n);
+  CHECK_OK(MPI_Get_address(user, &where[me]));
+  CHECK_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, where, 1, MPI_AINT, MPI_COMM_WORLD));
+  big_strided(win, user, where[(me + 1) % n], me, n);
+  CHECK_OK(MPI_Win_detach(win, user));
+  CHECK_OK(MPI_Win_free(&win));
+  free(where);
   free(user);
+
+  /* A dynamic window's target outside MPI: rank 0 attaches two ints and
+   * spins on the second; the last rank gets the first and puts it back
+   * incremented into the second, with no message to rank 0. */
+  if (n > 1) {
+    static int cells[2];
+    cells[0] = 41;
+    cells[1] = 0;
+    CHECK_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    if (me == 0) CHECK_OK(MPI_Win_attach(win, cells, sizeof cells));
+    MPI_Aint at = 0;
+    if (me == 0) CHECK_OK(MPI_Get_address(cells, &at));
+    CHECK_OK(MPI_Bcast(&at, 1, MPI_AINT, 0, MPI_COMM_WORLD));
+    if (me == n - 1) {
+      int got = -1;
+      CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, MPI_MODE_NOCHECK, win));
+      CHECK_OK(MPI_Get(&got, 1, MPI_INT, 0, at, 1, MPI_INT, win));
+      CHECK_OK(MPI_Win_flush(0, win));
+      got += 1;
+      CHECK_OK(MPI_Put(&got, 1, MPI_INT, 0, at + (MPI_Aint)sizeof(int), 1, MPI_INT, win));
+      CHECK_OK(MPI_Win_unlock(0, win));
+    } else if (me == 0) {
+      /* A hang guard only: without the direct path this never ends. */
+      time_t start = time(NULL);
+      while (__atomic_load_n(&cells[1], __ATOMIC_ACQUIRE) == 0 && time(NULL) - start < 120) {
+      }
+      CHECK(cells[1] == 42, "dynamic window: the target outside MPI holds %d, want 42", cells[1]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) CHECK_OK(MPI_Win_detach(win, cells));
+    CHECK_OK(MPI_Win_free(&win));
+  }
 
   /* A target outside MPI: rank 0 spins on its own memory while the last
    * rank puts the flag with MPI_MODE_NOCHECK (no message to rank 0). */
