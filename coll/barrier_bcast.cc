@@ -109,8 +109,9 @@ Task bcast_scatter_allgather(Schedule& s, void* buf, int64_t count, Datatype* ty
   co_return MPI_SUCCESS;
 }
 
-// With 2 ranks the scatter gains nothing: the single edge carries n either way.
-bool bcast_is_small(int64_t nbytes, int p) { return nbytes < kBcastLarge || p <= 2; }
+// With 2 ranks the scatter gains nothing: the single edge carries n either
+// way; below split_min_ranks() it loses.
+bool bcast_is_small(int64_t nbytes, int p) { return nbytes < kBcastLarge || p < split_min_ranks(); }
 
 // A plain function choosing the algorithm's Task (one coroutine frame per
 // call, not two).

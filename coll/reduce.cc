@@ -274,9 +274,10 @@ Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Da
   co_return MPI_SUCCESS;
 }
 
-// Rabenseifner's reduce: commutative ops on large vectors with p > 2.
+// Rabenseifner's reduce: commutative ops on large vectors, on at least
+// split_min_ranks() ranks.
 bool reduce_by_halving(int64_t count, const Datatype* type, MPI_Op op, int p) {
-  return p > 2 && op_is_commutative(op) && count >= pof2_below(p) && count * type->size >= kReduceLarge;
+  return p >= split_min_ranks() && op_is_commutative(op) && count >= pof2_below(p) && count * type->size >= kReduceLarge;
 }
 
 // A plain function choosing the algorithm's Task (one coroutine frame per

@@ -57,6 +57,8 @@ void Engine::load_settings() {
   settings_.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings_) != 0;
   settings_.coop_threshold = env_u64("SONDE_COOP_THRESHOLD", settings_.coop_threshold, settings_);
   settings_.fast_boxes = env_u64("SONDE_SHM_FAST_BOXES", 1, settings_) != 0;
+  settings_.coll_split_min_ranks = int(std::clamp<uint64_t>(
+      env_u64("SONDE_COLL_SPLIT_RANKS", uint64_t(settings_.coll_split_min_ranks), settings_), 2, INT_MAX));
 }
 
 void Engine::add_transport(std::unique_ptr<transport::Transport> t) { router_.transports_.push_back(std::move(t)); }

@@ -52,6 +52,11 @@ struct Settings {
   // by both sides at once (sender writes the head, receiver reads the tail);
   // 0 turns it off.
   uint64_t coop_threshold = 256 * 1024;
+  // SONDE_COLL_SPLIT_RANKS: communicators of at least this many ranks
+  // split large Bcast and Reduce messages (scatter + allgather,
+  // reduce-scatter + gather); smaller ones use the binomial tree at every
+  // size (docs/collectives.md).
+  int coll_split_min_ranks = 8;
   size_t ring_bytes = 64 * 1024;    // shm ring per pair of ranks (MPI_T cvar only; one of shm::kRingSizes)
   bool single_copy_at_init = true;  // single_copy when MPI_Init ran (the transport's choice)
   std::vector<std::string> set_from_environment;  // "NAME=value" of each one given
