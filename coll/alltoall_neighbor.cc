@@ -89,7 +89,7 @@ Task alltoall_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* styp
   }
   const int64_t block = rcount * rtype->size;
   if (block == 0 || (p == 1 && in_place)) co_return MPI_SUCCESS;
-  if (p > 2 && block <= kAlltoallBruckMax)
+  if (p >= kAlltoallBruckMinRanks && block <= kAlltoallBruckMax)
     co_return co_await alltoall_bruck(s, sbuf, scount, stype, rbuf, rcount, rtype, block);
   std::vector<Piece> out(static_cast<size_t>(p)), in(static_cast<size_t>(p));
   for (int j = 0; j < p; ++j) {

@@ -46,6 +46,9 @@ constexpr int64_t kGatherBinomialMax = 64 * 1024;        // all ranks' data toge
 constexpr int64_t kScatterBinomialMax = 64 * 1024;       // all ranks' data together
 constexpr int64_t kAllgatherSmallMax = 64 * 1024;        // all ranks' data together (doubling / Bruck)
 constexpr int64_t kAlltoallBruckMax = 256;               // one block
+// Alltoall's Bruck saves at most one message per rank on 4 ranks or fewer
+// and costs a second dependent round: there all pairs are posted at once.
+constexpr int kAlltoallBruckMinRanks = 5;
 constexpr int64_t kAlltoallScatteredMax = 32 * 1024;     // one block
 constexpr int64_t kReduceScatterPairwiseMin = 8 * 1024;  // whole vector
 // Bcast's scatter + allgather and Reduce's reduce-scatter + gather take
