@@ -69,7 +69,7 @@ class RingReader {
 
   Ring* ring_ = nullptr;
   size_t begin_ = 0, end_ = 0;  // unread bytes: stash_[begin_, end_)
-  alignas(64) char stash_[StashBytes];
+  char stash_[StashBytes];
 };
 
 }  // namespace sonde::transport::shm
