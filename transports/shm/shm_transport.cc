@@ -116,8 +116,7 @@ class ShmTransport final : public Transport {
     pid_t pid = 0;
     bool single_copy = false;  // the wire-up probe read the peer's cookie
     Ring* out = nullptr;       // ours, in the peer's segment
-    Ring* in = nullptr;        // the peer's, in our segment
-    shm::RingReader<Ring> in_reader;  // reads `in`
+    shm::RingReader<Ring> in;  // reads the peer's ring, in our segment
     shm::BoxWriter out_boxes;  // ours, in the peer's segment
     shm::BoxReader in_boxes;   // the peer's, in our segment
     // Sending.
@@ -324,7 +323,7 @@ class ShmTransport final : public Transport {
 
   // Delivers what `p` has written to us, up to about one ring's worth.
   int drain(Peer& p, Delivery& delivery) {
-    shm::RingReader<Ring>& ring = p.in_reader;
+    shm::RingReader<Ring>& ring = p.in;
     int delivered = 0;
     size_t budget = RingBytes;
     for (;;) {
@@ -497,8 +496,7 @@ ShmTransport<RingBytes>::ShmTransport(const ShmConfig& config, Exchange& exchang
       auto* slots = static_cast<Slot*>(own_.data());
       for (size_t i = 0; i < npeers_; ++i) {
         Slot* inbox = new (&slots[i]) Slot();
-        peers_[i].in = &inbox->ring.ring;
-        peers_[i].in_reader = shm::RingReader<Ring>(peers_[i].in);
+        peers_[i].in = shm::RingReader<Ring>(&inbox->ring.ring);
         peers_[i].in_boxes = shm::BoxReader(&inbox->boxes);
       }
     } catch (const std::exception& e) {
