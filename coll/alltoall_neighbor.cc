@@ -10,6 +10,7 @@
 
 #include "coll/coll_internal.h"
 #include "coll/coll_schedule.h"
+#include "coll/shared.h"
 #include "comm/topo.h"
 
 namespace sonde::engine::coll {
@@ -140,6 +141,8 @@ Task neighbor_task(Schedule& s, std::vector<Block> out, std::vector<Block> in) {
 
 int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* comm,
              MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &rc))
+    return rc;
   if (comm->inter) {
     return launch(comm, kAlltoall, request,
                   [=](Schedule& s) {

@@ -8,6 +8,7 @@
 
 #include "coll/coll_internal.h"
 #include "coll/coll_schedule.h"
+#include "coll/shared.h"
 
 namespace sonde::engine::coll {
 using namespace detail;
@@ -181,11 +182,13 @@ Task swap_and_broadcast(Schedule& s, const void* out, int64_t n, Datatype* otype
 void release_cached_scratch() { ScratchPool::drain(); }
 
 int barrier(Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::barrier(comm, &rc)) return rc;
   if (comm->inter) return launch(comm, kBarrier, request, [=](Schedule& s) { return inter_barrier(s); });
   return launch(comm, kBarrier, request, [=](Schedule& s) { return barrier_task(s); });
 }
 
 int bcast(void* buf, int64_t count, Datatype* type, int root, Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::bcast(buf, count, type, root, comm, &rc)) return rc;
   if (comm->inter)
     return launch(comm, kBcast, request, [=](Schedule& s) { return inter_bcast(s, buf, count, type, root); },
                   MPI_OP_NULL, {type});

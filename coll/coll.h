@@ -80,8 +80,10 @@ enum Kind : int {
 // ranks whose calls went ahead did, so every later collective on `comm` --
 // MPI_Finalize's barrier included -- agrees with them. Whatever they sent
 // for the refused call stays unmatched under its own tag (which comes back
-// only after 2^24 collectives on `comm`).
-void skip_sequence(Comm* comm);
+// only after 2^24 collectives on `comm`). `call`: the refused call's MPI
+// name (a blocking call of a kind that may use a shared segment takes
+// part in deciding on it, coll/shared.h, as it would have had it run).
+void skip_sequence(Comm* comm, const char* call);
 
 // What an internal tag carries: the collective's kind and its sequence
 // number on the communicator (modulo 2^24). False for a user tag.

@@ -58,6 +58,10 @@ constexpr int64_t kReduceScatterPairwiseMin = 8 * 1024;  // whole vector
 // and reduce 1.7-2.1x slower than the tree).
 inline int split_min_ranks() { return engine().settings().coll_split_min_ranks; }
 
+// The tag of collective `kind` with sequence number `seq` on a
+// communicator (coll.h: -16 - kind - 64 * (seq mod 2^24)).
+int tag_of(int kind, uint64_t seq);
+
 // ---- buffers ---------------------------------------------------------------
 
 // Address of element `i` of a buffer of `type` elements.

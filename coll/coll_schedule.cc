@@ -5,11 +5,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <utility>
 #include <vector>
 
 #include "coll/coll_internal.h"
+#include "coll/shared.h"
 #include "core/engine.h"
 #include "core/p2p.h"
 #include "core/progress_hooks.h"
@@ -70,6 +72,10 @@ void frame_release(void* frame, std::size_t bytes) noexcept {
   g_frames.head[c] = f;
   ++g_frames.kept[c];
 }
+
+namespace detail {
+int tag_of(int kind, uint64_t seq) { return coll_tag(kind, static_cast<uint32_t>(seq % kSeqWindow)); }
+}  // namespace detail
 
 bool decode_tag(int tag, int* kind, uint32_t* seq) {
   if (tag > kCollectiveTagBase) return false;
@@ -178,9 +184,17 @@ Schedule::Schedule(Comm* c, int kind)
   if (c->inter) c->local_comm->coll_since = 0;
 }
 
-void skip_sequence(Comm* c) {
+void skip_sequence(Comm* c, const char* call) {
+  // The calls that may go through a shared segment decide on it first,
+  // as they do when they run (shared.h).
+  static constexpr const char* kShared[] = {"MPI_Barrier",     "MPI_Bcast",     "MPI_Bcast_c",     "MPI_Reduce",
+                                            "MPI_Reduce_c",    "MPI_Allreduce", "MPI_Allreduce_c", "MPI_Allgather",
+                                            "MPI_Allgather_c", "MPI_Alltoall",  "MPI_Alltoall_c"};
+  for (const char* name : kShared)
+    if (call && std::strcmp(call, name) == 0) shared::decide(c);
   ++c->coll_seq;
   if (c->inter) ++c->local_comm->coll_seq;  // as a Schedule takes both
+  shared::skipped(c);
 }
 
 void Schedule::wait_left_behind() { wait_all(static_cast<int>(pending_.size()), pending_.data()); }

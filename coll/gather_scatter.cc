@@ -9,6 +9,7 @@
 
 #include "coll/coll_internal.h"
 #include "coll/coll_schedule.h"
+#include "coll/shared.h"
 
 namespace sonde::engine::coll {
 using namespace detail;
@@ -417,6 +418,8 @@ int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, v
 
 int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
               Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &rc))
+    return rc;
   auto task = comm->inter ? inter_allgather : allgather_task;
   return launch(comm, kAllgather, request,
                 [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype); }, MPI_OP_NULL,

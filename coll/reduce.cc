@@ -10,6 +10,7 @@
 
 #include "coll/coll_internal.h"
 #include "coll/coll_schedule.h"
+#include "coll/shared.h"
 #include "datatype/op.h"
 
 namespace sonde::engine::coll {
@@ -277,7 +278,8 @@ Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Da
 // Rabenseifner's reduce: commutative ops on large vectors, on at least
 // split_min_ranks() ranks.
 bool reduce_by_halving(int64_t count, const Datatype* type, MPI_Op op, int p) {
-  return p >= split_min_ranks() && op_is_commutative(op) && count >= pof2_below(p) && count * type->size >= kReduceLarge;
+  return p >= split_min_ranks() && op_is_commutative(op) && count >= pof2_below(p) &&
+         count * type->size >= kReduceLarge;
 }
 
 // A plain function choosing the algorithm's Task (one coroutine frame per
@@ -443,6 +445,7 @@ Task inter_reduce_scatter(Schedule& s, const void* sbuf, void* rbuf, Counts rcou
 
 int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* comm,
            MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::reduce(sbuf, rbuf, count, type, op, root, comm, &rc)) return rc;
   if (comm->inter)
     return launch(comm, kReduce, request,
                   [=](Schedule& s) { return inter_reduce(s, sbuf, rbuf, count, type, op, root); }, op, {type});
@@ -458,6 +461,7 @@ int reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op o
 
 int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm,
               MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::allreduce(sbuf, rbuf, count, type, op, comm, &rc)) return rc;
   if (comm->inter)
     return launch(comm, kAllreduce, request,
                   [=](Schedule& s) { return inter_allreduce(s, sbuf, rbuf, count, type, op); }, op, {type});

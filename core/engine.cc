@@ -57,8 +57,12 @@ void Engine::load_settings() {
   settings_.single_copy = env_u64("SONDE_SHM_SINGLE_COPY", 1, settings_) != 0;
   settings_.coop_threshold = env_u64("SONDE_COOP_THRESHOLD", settings_.coop_threshold, settings_);
   settings_.fast_boxes = env_u64("SONDE_SHM_FAST_BOXES", 1, settings_) != 0;
-  settings_.coll_split_min_ranks = int(std::clamp<uint64_t>(
-      env_u64("SONDE_COLL_SPLIT_RANKS", uint64_t(settings_.coll_split_min_ranks), settings_), 2, INT_MAX));
+  settings_.coll_split_min_ranks =
+      int(std::clamp<uint64_t>(env_u64("SONDE_COLL_SPLIT_RANKS", uint64_t(settings_.coll_split_min_ranks), settings_),
+                               2, INT_MAX));
+  settings_.coll_shared = env_u64("SONDE_COLL_SHM", 1, settings_) != 0;
+  settings_.coll_shared_bytes =
+      std::clamp<uint64_t>(env_u64("SONDE_COLL_SHM_BYTES", settings_.coll_shared_bytes, settings_), 64, 1u << 20);
 }
 
 void Engine::add_transport(std::unique_ptr<transport::Transport> t) { router_.transports_.push_back(std::move(t)); }
@@ -253,6 +257,8 @@ int Engine::create_comm(Comm* parent, std::vector<int> world_ranks, int my_rank,
   c->errhandler = parent ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
   c->live = true;
   c->coll_seq = 0;
+  c->coll_shared_decided = false;
+  c->coll_shared.reset();
   c->pending_ops = 0;
   // The communicator-layer fields (objects.h): a slot may be reused.
   c->inter = false;
@@ -298,7 +304,8 @@ void Engine::free_comm(Comm* c) {
     if (!m) break;
     free_message(m);
   }
-  c->live = false;                           // the user's handle is dead from now on
+  c->live = false;  // the user's handle is dead from now on
+  c->coll_shared.reset();
   peruse::comm_freed(c->peruse, c->handle);  // its handles answer PERUSE_ERR_MPI_OBJECT
   if (c->queues.posted_size() != 0 || collectives_pending) {
     // Receives still posted complete normally (MPI 6.4.3), and so do

@@ -124,7 +124,7 @@ void for_each_comm(void (*f)(const CommView&, void*), void* arg) {
     v.inter = c->inter;
     v.world = c->world.data();
     v.world_count = static_cast<int>(c->world.size());
-    v.coll_seq = c->coll_seq;
+    v.coll_seq = static_cast<uint32_t>(c->coll_seq);  // the hang report reads it modulo 2^24
     v.coll_since = c->coll_since;
     f(v, arg);
   });
@@ -139,6 +139,10 @@ Stage send_stage(const Request& r) {
     default: return Stage::kTransfer;
   }
 }
+}  // namespace
+
+namespace {
+RequestlessWaits g_requestless_waits = nullptr;
 }  // namespace
 
 void for_each_pending(void (*f)(const RequestView&, void*), void* arg) {
@@ -159,7 +163,10 @@ void for_each_pending(void (*f)(const RequestView&, void*), void* arg) {
     v.since = r.since;
     f(v, arg);
   });
+  if (g_requestless_waits) g_requestless_waits(f, arg);
 }
+
+void set_requestless_waits(RequestlessWaits visit) { g_requestless_waits = visit; }
 
 void for_each_unexpected(void (*f)(const MessageView&, void*), void* arg) {
   for_each_live_comm([&](Comm* c) {

@@ -120,6 +120,13 @@ struct RequestView {
   uint64_t since = 0;  // core/stamp.h: when it entered its stage (0: unknown)
 };
 void for_each_pending(void (*f)(const RequestView&, void*), void* arg);
+// Waits that hold no request -- collectives through a shared segment
+// (coll/shared.h) -- report each rank they still wait for as a posted
+// receive from it (with the collective's tag), through a visitor the
+// collectives register once at load; for_each_pending calls it after the
+// requests.
+using RequestlessWaits = void (*)(void (*f)(const RequestView&, void*), void* arg);
+void set_requestless_waits(RequestlessWaits visit);
 
 // A message in a communicator's unexpected queue.
 struct MessageView {

@@ -34,8 +34,13 @@ struct Comm {
   std::string name;
   int errhandler = MPI_ERRORS_ARE_FATAL;
   bool live = false;
-  uint32_t coll_seq = 0;    // collectives started on this communicator
+  uint64_t coll_seq = 0;    // collectives started on this communicator
   uint64_t coll_since = 0;  // core/stamp.h: when the latest of them first waited (0: it has not)
+  // Collectives through a segment shared by the members (coll/shared.h):
+  // whether setting one up was decided (the same on every member), and the
+  // state when it was (null: this communicator uses point-to-point only).
+  bool coll_shared_decided = false;
+  std::shared_ptr<void> coll_shared;
   // Nonblocking operations still running on this communicator (collectives
   // count themselves in and out); MPI_Comm_free keeps its context matching
   // while this is not zero.

@@ -19,6 +19,9 @@ struct ProcessState {
   bool lock_enabled = false;  // MPI_THREAD_MULTIPLE: EngineLock is taken
   double time_origin = 0;     // MPI_Wtime's zero (CLOCK_MONOTONIC seconds)
   pthread_t main_thread{};    // the thread that started the engine
+  // The job's id as POSIX shared-memory names carry it ("/sonde-<id>-..."),
+  // which the launcher removes after the job: empty when it has none.
+  char shm_job_id[48] = {};
 };
 
 // The one process-state object: constant-initialized and trivially

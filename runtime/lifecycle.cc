@@ -6,8 +6,10 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -74,6 +76,16 @@ std::function<void(const std::string&)> transport_fatal(int world_rank) {
 int start_core(Engine& e, Wireup& wireup) {
   const int world_rank = wireup.rank();
   const int world_size = wireup.size();
+  {
+    // Names of shared segments made later (collectives' segments) carry
+    // the job id, so the launcher removes what a killed rank leaves.
+    const std::string& id = wireup.job_id();
+    char* out = process().shm_job_id;
+    const bool usable = !id.empty() && id.size() < sizeof process().shm_job_id &&
+                        std::all_of(id.begin(), id.end(), [](unsigned char ch) { return std::isalnum(ch) != 0; });
+    std::memcpy(out, id.c_str(), usable ? id.size() + 1 : 1);
+    if (!usable) out[0] = 0;
+  }
   std::vector<std::unique_ptr<transport::Transport>> transports;
   std::vector<transport::Transport*> route(size_t(world_size), nullptr);
   try {

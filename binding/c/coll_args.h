@@ -152,7 +152,7 @@ inline bool aliased(const void* sbuf, const void* rbuf, int64_t bytes) {
 // (coll::skip_sequence), so the next collective on c still matches the
 // other ranks'. `comm`: the handle, when c has not been looked up yet.
 inline int refuse(Comm* c, int rc, const char* fn) {
-  if (c) coll::skip_sequence(c);
+  if (c) coll::skip_sequence(c, fn);
   return raise(c, rc, fn);
 }
 inline int refuse(MPI_Comm comm, int rc, const char* fn) { return refuse(find_comm(comm), rc, fn); }

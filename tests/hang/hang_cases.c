@@ -8,6 +8,9 @@
  *   skip-coll    on "rows" (a duplicate of MPI_COMM_WORLD) every rank makes
  *                three MPI_Allreduce; then ranks 0..n-2 make a fourth, the
  *                last rank waits in MPI_Recv from 0 (tag 3) instead
+ *   skip-shared  as skip-coll with 20 MPI_Allreduce before the one the last
+ *                rank skips, so "rows" has its shared segment by then
+ *                (the collectives' waits hold no request)
  *   roots        MPI_Bcast of 1 MiB on MPI_COMM_WORLD, each rank naming
  *                itself the root
  *   any-source   0 receives from MPI_ANY_SOURCE (tag 4); the rest wait in MPI_Barrier
@@ -66,11 +69,12 @@ int main(int argc, char** argv) {
     if (rank == 2) MPI_Send(&x, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
     if (rank == 1) MPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Barrier(MPI_COMM_WORLD);
-  } else if (!strcmp(mode, "skip-coll")) {
+  } else if (!strcmp(mode, "skip-coll") || !strcmp(mode, "skip-shared")) {
     MPI_Comm rows;
     MPI_Comm_dup(MPI_COMM_WORLD, &rows);
     MPI_Comm_set_name(rows, "rows");
-    for (int i = 0; i < 3; ++i) MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rows);
+    const int before = strcmp(mode, "skip-coll") ? 20 : 3;
+    for (int i = 0; i < before; ++i) MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rows);
     if (rank < size - 1) MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rows);
     else MPI_Recv(&y, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else if (!strcmp(mode, "roots")) {

@@ -1,0 +1,483 @@
+// Shared-segment collectives (shared.h): the segment's layout and life,
+// the protocol that lets ranks reuse their slots, and the six calls.
+//
+// The segment: a head line, one control line per rank (its `arrive`), then
+// per rank kPhases slots, each a 16-byte header {seq, bytes} and room for
+// `slot` bytes of data. Rank r alone writes its control line and its
+// slots. A call with sequence number s (the communicator's coll_seq, the
+// same on every member) uses phase s % kPhases:
+// - a rank with data for s first waits until every other rank has passed
+//   the call that last wrote that phase of its slot (their `arrive` is
+//   beyond it: they finished reading it), writes the data and `bytes`,
+//   stores the header's seq = s (release), then arrive = s;
+// - a rank without data for s (a Bcast's receivers, a Barrier) only stores
+//   arrive = s;
+// - a rank that needs r's data waits until r's header for the phase says s
+//   or r's arrive reached s (acquire): the header is then s, or r refused
+//   the call. r cannot overwrite that slot before this rank's arrive moves
+//   past s, which it does only in a later call.
+// arrive = s also says the rank finished every call before s, which is
+// what the slot reuse above relies on; a rank entering call s first
+// publishes s - 1 (the calls between that ran point-to-point publish
+// nothing). A reader thus touches one line of
+// the writer's for small data (header and data share it), and a rooted
+// call's root returns as soon as its data is written (a Bcast's root, a
+// Reduce's senders), up to kPhases - 1 calls ahead of the slowest reader;
+// a writer reads the others' control lines about once per kPhases calls.
+#include "coll/shared.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <new>
+
+#include "coll/coll.h"
+#include "coll/coll_internal.h"
+#include "core/introspect.h"
+#include "core/p2p.h"
+#include "core/process.h"
+#include "core/remote_copy.h"
+#include "core/stamp.h"
+
+namespace sonde::engine::coll::shared {
+using namespace detail;
+
+namespace {
+
+constexpr int kPhases = 8;
+
+struct alignas(64) Control {
+  std::atomic<uint64_t> arrive;  // the latest call this rank entered
+};
+struct SlotHead {
+  std::atomic<uint64_t> seq;  // the call whose data the slot holds
+  uint64_t bytes;             // packed bytes the writer put there (per block for Alltoall)
+};
+constexpr size_t kSlotHead = sizeof(SlotHead);  // data follows, 16-byte aligned
+static_assert(sizeof(Control) == 64 && kSlotHead == 16 && std::atomic<uint64_t>::is_always_lock_free);
+
+struct alignas(64) Head {
+  uint64_t nonce;  // proves the mapping is the creator's segment
+  uint64_t ranks;
+  uint64_t slot;
+};
+
+// One slot with its header, in whole lines.
+size_t slot_stride(uint64_t slot) { return (kSlotHead + size_t(slot) + 63) / 64 * 64; }
+size_t segment_bytes(int p, uint64_t slot) {
+  return sizeof(Head) + sizeof(Control) * size_t(p) + size_t(p) * kPhases * slot_stride(slot);
+}
+
+class State {
+ public:
+  State(uint8_t* base, size_t len, int p, int me, uint64_t slot)
+      : slot(slot), p(p), me(me), base_(base), len_(len), stride_(slot_stride(slot)) {}
+  ~State() { munmap(base_, len_); }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  Control& ctl(int r) const { return reinterpret_cast<Control*>(base_ + sizeof(Head))[r]; }
+  SlotHead& head(int r, uint64_t seq) const {
+    return *reinterpret_cast<SlotHead*>(base_ + sizeof(Head) + sizeof(Control) * size_t(p) +
+                                        (size_t(r) * kPhases + seq % kPhases) * stride_);
+  }
+  uint8_t* data(int r, uint64_t seq) const { return reinterpret_cast<uint8_t*>(&head(r, seq)) + kSlotHead; }
+  uint64_t arrive(int r) const { return ctl(r).arrive.load(std::memory_order_acquire); }
+  // r's data for call seq is there, or r is past the call without it.
+  bool has(int r, uint64_t seq) const {
+    return head(r, seq).seq.load(std::memory_order_acquire) == seq || arrive(r) >= seq;
+  }
+
+  const uint64_t slot;
+  const int p, me;
+  uint64_t last_write[kPhases] = {};  // the call that last wrote each phase of this rank's slot
+  uint64_t floor = 0;                 // every other rank's arrive was at least this when last read
+
+ private:
+  uint8_t* const base_;
+  const size_t len_;
+  const size_t stride_;
+};
+
+State* state(Comm* c) { return static_cast<State*>(c->coll_shared.get()); }
+
+// ---- waits, and what snapshots see of them ---------------------------------------
+
+// One rank's wait in a call, on one rank (`only`) or every other rank
+// (only < 0): for its data of call `seq` (data), else for its arrive to
+// reach `need`. Linked while it spins, for snapshots.
+struct Wait {
+  Comm* comm;
+  const State* st;
+  int kind;
+  uint64_t seq;
+  int only;
+  bool data;
+  uint64_t need;
+  uint64_t since;
+  Wait* next;
+};
+Wait* g_waits = nullptr;
+
+bool got(const State& st, int j, bool data, uint64_t seq, uint64_t need) {
+  return data ? st.has(j, seq) : st.arrive(j) >= need;
+}
+
+void visit_waits(void (*f)(const introspect::RequestView&, void*), void* arg) {
+  for (const Wait* w = g_waits; w; w = w->next) {
+    for (int j = 0; j < w->st->p; ++j) {
+      if (j == w->st->me || (w->only >= 0 && j != w->only) || got(*w->st, j, w->data, w->seq, w->need)) continue;
+      introspect::RequestView v;
+      v.id = reinterpret_cast<const char*>(w) + j;
+      v.context = w->comm->context;
+      v.peer = j;
+      v.tag = tag_of(w->kind, w->seq);
+      v.type = "MPI_BYTE";
+      v.stage = introspect::Stage::kPosted;
+      v.since = w->since;
+      f(v, arg);
+    }
+  }
+}
+
+struct RegisterWaits {
+  RegisterWaits() { introspect::set_requestless_waits(visit_waits); }
+} g_register_waits;
+
+// `from` is the first rank not yet seen done; advanced past those that are.
+bool reached(const State& st, int only, bool data, uint64_t seq, uint64_t need, int& from) {
+  if (only >= 0) return got(st, only, data, seq, need);
+  for (; from < st.p; ++from)
+    if (from != st.me && !got(st, from, data, seq, need)) return false;
+  return true;
+}
+
+// Progresses the engine (other traffic, nonblocking operations) until
+// `only`, or every other rank, has its data of call seq there (data) or
+// its arrive at `need` or beyond.
+void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, uint64_t need) {
+  int from = 0;
+  if (!reached(st, only, data, seq, need, from)) {
+    if (c->coll_since == 0) c->coll_since = stamp_now();
+    Wait w{c, &st, kind, seq, only, data, need, c->coll_since, g_waits};
+    g_waits = &w;
+    int idle = 0;
+    while (!reached(st, only, data, seq, need, from)) {
+      if (progress() == 0) engine().idle(idle);
+      else idle = 0;
+    }
+    Wait** link = &g_waits;  // other threads' waits may have been linked meanwhile
+    while (*link != &w) link = &(*link)->next;
+    *link = w.next;
+  }
+  if (only < 0 && !data && need > st.floor) st.floor = need;
+}
+
+// Every other rank's arrive is at least `need`; st.floor becomes their
+// least arrive.
+void await_floor(State& st, Comm* c, int kind, uint64_t seq, uint64_t need) {
+  await(st, c, kind, seq, -1, false, need);
+  uint64_t least = UINT64_MAX;
+  for (int j = 0; j < st.p; ++j)
+    if (j != st.me) least = std::min(least, st.arrive(j));
+  st.floor = least;
+}
+
+void publish(State& st, uint64_t seq) { st.ctl(st.me).arrive.store(seq, std::memory_order_release); }
+
+// Takes the call's sequence number and publishes that every earlier call
+// is done: calls that ran point-to-point publish nothing, and a writer
+// waiting for its slot's phase must not wait for a number nobody would
+// publish before entering this call.
+uint64_t enter(State& st, Comm* c) {
+  c->coll_since = 0;  // stamped if the call waits (await)
+  const uint64_t seq = ++c->coll_seq;
+  if (st.ctl(st.me).arrive.load(std::memory_order_relaxed) != seq - 1) publish(st, seq - 1);
+  return seq;
+}
+
+// Writes this rank's data for call seq: `fill(slot)` puts `bytes` (per
+// block: `blocks` of them) there once the phase is free. More than the slot
+// holds is recorded but not written; readers then report the mismatch.
+template <class Fill>
+void write(State& st, Comm* c, int kind, uint64_t seq, uint64_t bytes, uint64_t blocks, Fill fill) {
+  const int ph = int(seq % kPhases);
+  const uint64_t last = st.last_write[ph];
+  if (last != 0 && st.floor <= last) await_floor(st, c, kind, seq, last + 1);
+  if (bytes * blocks <= st.slot) fill(st.data(st.me, seq));
+  SlotHead& h = st.head(st.me, seq);
+  h.bytes = bytes;
+  h.seq.store(seq, std::memory_order_release);
+  st.last_write[ph] = seq;
+}
+
+// Rank j's data for call seq (its arrive already reached seq), or an error
+// class: j refused the call (MPI_ERR_OTHER), or its data is not `bytes`
+// long (their type signatures differ: MPI_ERR_TRUNCATE).
+int data_of(const State& st, int j, uint64_t seq, uint64_t bytes, const uint8_t** out) {
+  const SlotHead& h = st.head(j, seq);
+  if (h.seq.load(std::memory_order_acquire) != seq) return MPI_ERR_OTHER;
+  if (h.bytes != bytes) return MPI_ERR_TRUNCATE;
+  *out = st.data(j, seq);
+  return MPI_SUCCESS;
+}
+
+// out = data_0 op (data_1 op (... op data_{p-1})): rank order, so a
+// non-commutative operation combines as MPI requires, and every rank that
+// combines gets the same bits.
+int combine(const State& st, uint64_t seq, void* out, int64_t count, Datatype* type, MPI_Op op) {
+  const uint64_t n = uint64_t(count * type->size);
+  const uint8_t* d[kMaxRanks];
+  for (int j = 0; j < st.p; ++j)
+    if (const int rc = data_of(st, j, seq, n, &d[j]); rc != MPI_SUCCESS) return rc;
+  unpack_all(d[st.p - 1], out, count, type);
+  TypedScratch scratch;
+  void* tmp = nullptr;
+  for (int j = st.p - 2; j >= 0; --j) {
+    const void* in;
+    if (type->contiguous) {
+      in = d[j] - type->true_lb;
+    } else {
+      if (!tmp) tmp = scratch.allocate(count, type);
+      unpack_all(d[j], tmp, count, type);
+      in = tmp;
+    }
+    if (const int rc = reduce_local(in, out, count, *type, op); rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+// A call with data of n bytes (per rank) goes through the segment.
+State* fits(Comm* c, int64_t n) {
+  decide(c);
+  State* st = state(c);
+  return st && n > 0 && uint64_t(n) <= st->slot ? st : nullptr;
+}
+
+// ---- making and mapping the segment ------------------------------------------------
+
+struct Record {
+  char name[96];
+  uint64_t nonce;
+  uint64_t slot;
+  uint64_t ok;
+};
+
+// Rank 0: a new segment for c, named after the job so the launcher removes
+// it if a rank dies before it is unlinked. Null when it cannot be made.
+uint8_t* create(Comm* c, Record* rec) {
+  const char* job = process().shm_job_id;
+  if (!job[0]) return nullptr;
+  static unsigned serial = 0;
+  std::snprintf(rec->name, sizeof rec->name, "/sonde-%s-coll-%d-%u", job, int(getpid()), ++serial);
+  rec->slot = (engine().settings().coll_shared_bytes + 63) / 64 * 64;
+  const size_t len = segment_bytes(c->size, rec->slot);
+  const int fd = shm_open(rec->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return nullptr;
+  void* p = MAP_FAILED;
+  // posix_fallocate reserves the pages: a full /dev/shm fails here, not
+  // with a SIGBUS at the first store.
+  if (ftruncate(fd, off_t(len)) == 0 && posix_fallocate(fd, 0, off_t(len)) == 0)
+    p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    shm_unlink(rec->name);
+    return nullptr;
+  }
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  rec->nonce = (uint64_t(getpid()) << 32) ^ uint64_t(ts.tv_nsec) ^ (uint64_t(ts.tv_sec) << 40) ^ serial;
+  auto* head = new (p) Head{rec->nonce, uint64_t(c->size), rec->slot};
+  (void)head;
+  rec->ok = 1;
+  return static_cast<uint8_t*>(p);
+}
+
+// The other ranks: rank 0's segment, if it is exactly what the record says.
+uint8_t* open_segment(Comm* c, const Record& rec) {
+  const size_t len = segment_bytes(c->size, rec.slot);
+  const int fd = shm_open(rec.name, O_RDWR, 0600);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  void* p = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && size_t(st.st_size) == len)
+    p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return nullptr;
+  const auto* head = static_cast<const Head*>(p);
+  if (head->nonce != rec.nonce || head->ranks != uint64_t(c->size) || head->slot != rec.slot) {
+    munmap(p, len);
+    return nullptr;
+  }
+  return static_cast<uint8_t*>(p);
+}
+
+bool eligible(const Comm* c) {
+  if (c->inter || c->size < 2 || c->size > kMaxRanks) return false;
+  for (int w : c->world)
+    if (!on_this_node(w)) return false;
+  return true;
+}
+
+}  // namespace
+
+void decide_now(Comm* c) {
+  c->coll_shared_decided = true;  // the nested calls below run point-to-point
+  if (!eligible(c)) return;
+  // The nested calls' sequence numbers are given back afterwards, so the
+  // numbers tools and hang reports show count the user's calls only. Their
+  // tags come back with the next two calls, which is safe: every rank has
+  // received all it was sent in the nested Bcast before any rank finishes
+  // the Allreduce, and a call reusing the Allreduce's tag is matched after
+  // it, in order.
+  const uint64_t seq = c->coll_seq;
+  Record rec{};
+  uint8_t* base = nullptr;
+  const bool wanted = engine().settings().coll_shared;
+  if (c->rank == 0 && wanted) base = create(c, &rec);
+  int rc = coll::bcast(&rec, int64_t(sizeof rec), byte_type(), 0, c);
+  if (rc == MPI_SUCCESS && c->rank != 0 && rec.ok && wanted) base = open_segment(c, rec);
+  std::shared_ptr<State> st;
+  if (base) {
+    const size_t len = segment_bytes(c->size, rec.slot);
+    try {
+      st = std::make_shared<State>(base, len, c->size, c->rank, rec.slot);
+    } catch (const std::bad_alloc&) {
+      munmap(base, len);
+    }
+  }
+  uint8_t mapped = st != nullptr, all = 0;
+  if (rc == MPI_SUCCESS) rc = coll::allreduce(&mapped, &all, 1, byte_type(), MPI_BAND, c);
+  if (c->rank == 0 && rec.ok) shm_unlink(rec.name);  // every rank has mapped it or given up
+  c->coll_seq = seq;
+  if (rc == MPI_SUCCESS && all) c->coll_shared = std::move(st);  // else st unmaps it
+}
+
+void skipped(Comm* c) {
+  if (State* st = state(c)) publish(*st, c->coll_seq);
+}
+
+// ---- the calls ---------------------------------------------------------------------------
+
+bool barrier(Comm* c, int* rc) {
+  decide(c);
+  State* st = state(c);
+  if (!st) return false;
+  const uint64_t seq = enter(*st, c);
+  publish(*st, seq);
+  await(*st, c, kBarrier, seq, -1, false, seq);
+  *rc = MPI_SUCCESS;
+  return true;
+}
+
+bool bcast(void* buf, int64_t count, Datatype* type, int root, Comm* c, int* rc) {
+  const int64_t n = count * type->size;
+  State* st = fits(c, n);
+  if (!st) return false;
+  const uint64_t seq = enter(*st, c);
+  if (c->rank == root) {
+    write(*st, c, kBcast, seq, uint64_t(n), 1, [&](uint8_t* slot) { pack_all(buf, count, type, slot); });
+    publish(*st, seq);
+    *rc = MPI_SUCCESS;
+    return true;
+  }
+  publish(*st, seq);
+  await(*st, c, kBcast, seq, root, true, seq);
+  const uint8_t* d = nullptr;
+  *rc = data_of(*st, root, seq, uint64_t(n), &d);
+  if (*rc == MPI_SUCCESS) unpack_all(d, buf, count, type);
+  return true;
+}
+
+namespace {
+// Reduce (root >= 0: only the root combines) and Allreduce (root < 0).
+bool reduction(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* c, int* rc) {
+  const int64_t n = count * type->size;
+  State* st = fits(c, n);
+  if (!st) return false;
+  const int kind = root < 0 ? kAllreduce : kReduce;
+  const uint64_t seq = enter(*st, c);
+  const void* in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  write(*st, c, kind, seq, uint64_t(n), 1, [&](uint8_t* slot) { pack_all(in, count, type, slot); });
+  publish(*st, seq);
+  *rc = MPI_SUCCESS;
+  if (root >= 0 && c->rank != root) return true;
+  await(*st, c, kind, seq, -1, true, seq);
+  try {
+    *rc = combine(*st, seq, rbuf, count, type, op);
+  } catch (const std::bad_alloc&) {
+    *rc = MPI_ERR_NO_MEM;
+  }
+  return true;
+}
+}  // namespace
+
+bool reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* c, int* rc) {
+  return reduction(sbuf, rbuf, count, type, op, root, c, rc);
+}
+
+bool allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* c, int* rc) {
+  return reduction(sbuf, rbuf, count, type, op, -1, c, rc);
+}
+
+bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
+               int* rc) {
+  const int64_t n = rcount * rtype->size;  // every rank's block, as every rank receives it
+  State* st = fits(c, n);
+  if (!st) return false;
+  const uint64_t seq = enter(*st, c);
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  const void* src = in_place ? at(rbuf, int64_t(c->rank) * rcount, rtype) : sbuf;
+  const int64_t cnt = in_place ? rcount : scount;
+  const Datatype* t = in_place ? rtype : stype;
+  write(*st, c, kAllgather, seq, uint64_t(cnt * t->size), 1, [&](uint8_t* slot) { pack_all(src, cnt, t, slot); });
+  publish(*st, seq);
+  await(*st, c, kAllgather, seq, -1, true, seq);
+  *rc = MPI_SUCCESS;
+  for (int j = 0; j < c->size; ++j) {
+    if (in_place && j == c->rank) continue;
+    const uint8_t* d = nullptr;
+    const int r = data_of(*st, j, seq, uint64_t(n), &d);
+    if (r == MPI_SUCCESS) unpack_all(d, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
+    else if (*rc == MPI_SUCCESS) *rc = r;
+  }
+  return true;
+}
+
+bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
+              int* rc) {
+  const int64_t n = rcount * rtype->size;  // one block
+  State* st = fits(c, n * c->size);
+  if (!st) return false;
+  const uint64_t seq = enter(*st, c);
+  const int p = c->size, me = c->rank;
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  const void* src = in_place ? rbuf : sbuf;
+  const int64_t cnt = in_place ? rcount : scount;
+  const Datatype* t = in_place ? rtype : stype;
+  const int64_t sb = cnt * t->size;
+  write(*st, c, kAlltoall, seq, uint64_t(sb), uint64_t(p), [&](uint8_t* slot) {
+    for (int j = 0; j < p; ++j) pack_all(at(src, int64_t(j) * cnt, t), cnt, t, slot + j * sb);
+  });
+  publish(*st, seq);
+  await(*st, c, kAlltoall, seq, -1, true, seq);
+  *rc = MPI_SUCCESS;
+  for (int j = 0; j < p; ++j) {
+    const uint8_t* d = nullptr;
+    const int r = data_of(*st, j, seq, uint64_t(n), &d);
+    if (r == MPI_SUCCESS) unpack_all(d + me * n, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
+    else if (*rc == MPI_SUCCESS) *rc = r;
+  }
+  return true;
+}
+
+}  // namespace sonde::engine::coll::shared

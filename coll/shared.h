@@ -1,0 +1,74 @@
+// Collectives through a segment shared by the members of a communicator
+// that all run on one host (docs/collectives.md, "Shared-segment
+// collectives"). Each rank writes its contribution into its own slot of the
+// segment and publishes the call's sequence number in its control line;
+// the ranks that need the contribution wait for that number and read the
+// slot. No point-to-point message, request or match is involved, so these
+// calls fire no PERUSE event; a snapshot (hang report) shows a rank waiting
+// in one as receives posted from the ranks it waits for, with the
+// collective's tag, like the point-to-point algorithms' waits.
+//
+// Which calls take the segment is decided identically on every member:
+// - the communicator's decision (decide), taken at a fixed point of its
+//   sequence of collectives, agreed through point-to-point collectives;
+// - the call's kind and, for data, its size in bytes, which MPI makes equal
+//   on every rank (type signatures match).
+// A call the segment does not take runs the point-to-point algorithm.
+//
+// Contract of every function here: blocking calls only (the nonblocking
+// forms never come here), arguments validated as coll.h says, the engine
+// lock held.
+#pragma once
+
+#include <cstdint>
+
+#include "core/objects.h"
+#include "include/mpi.h"
+
+namespace sonde::engine::coll::shared {
+
+// A communicator decides after this many collectives: one that does fewer
+// never pays for a segment.
+constexpr uint64_t kDecideAfter = 16;
+// Larger communicators keep point-to-point: every rank reads every member's
+// control line, which stops paying at a few dozen ranks.
+constexpr int kMaxRanks = 16;
+
+void decide_now(Comm* c);
+
+// Called on entry to each collective that can use the segment (the ones
+// below), and for a refused call of one of those kinds (skip_sequence),
+// before the call takes its sequence number. The first such call once the
+// communicator has started kDecideAfter collectives decides, on every
+// member alike, whether it gets a segment: an intracommunicator of 2 to
+// kMaxRanks ranks on one host whose members all allow it (SONDE_COLL_SHM)
+// does, if the segment can be made and mapped. Deciding runs two nested
+// point-to-point collectives (a Bcast of the segment's name and an
+// Allreduce of who mapped it), which take sequence numbers like any call.
+inline void decide(Comm* c) {
+  if (!c->coll_shared_decided && c->coll_seq >= kDecideAfter) [[unlikely]]
+    decide_now(c);
+}
+
+// Each returns false when the call does not go through the segment (the
+// caller then runs the point-to-point algorithm); otherwise *rc is the
+// call's result. Data calls go through it when their one-rank contribution
+// is between 1 byte and the segment's slot (SONDE_COLL_SHM_BYTES of rank 0):
+// a Bcast's message, a reduction's vector, an Allgather's block, all of an
+// Alltoall's blocks together.
+bool barrier(Comm* c, int* rc);
+bool bcast(void* buf, int64_t count, Datatype* type, int root, Comm* c, int* rc);
+bool reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* c, int* rc);
+bool allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* c, int* rc);
+bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
+               int* rc);
+bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
+              int* rc);
+
+// A call this rank refused after it took its sequence number: publishes
+// that the rank is past it, so members that run it through the segment do
+// not wait for this rank (one that needs its data gets MPI_ERR_OTHER
+// instead of reading a slot it did not write).
+void skipped(Comm* c);
+
+}  // namespace sonde::engine::coll::shared
