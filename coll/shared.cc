@@ -56,7 +56,9 @@ namespace {
 constexpr int kPhases = 8;
 
 struct alignas(64) Control {
-  std::atomic<uint64_t> arrive;  // the latest call this rank entered
+  // This rank finished every call before this one and, if it has data for
+  // this one, wrote it.
+  std::atomic<uint64_t> arrive;
 };
 struct SlotHead {
   std::atomic<uint64_t> seq;  // the call whose data the slot holds
