@@ -94,9 +94,10 @@ class State {
   }
   uint8_t* data(int r, uint64_t seq) const { return reinterpret_cast<uint8_t*>(&head(r, seq)) + kSlotHead; }
   uint64_t arrive(int r) const { return ctl(r).arrive.load(std::memory_order_acquire); }
-  // r's data for call seq is there, or r is past the call without it.
-  bool has(int r, uint64_t seq) const {
-    return head(r, seq).seq.load(std::memory_order_acquire) == seq || arrive(r) >= seq;
+  // r's data for call seq is there, or (refused: also reading r's
+  // control line) r is past the call without it.
+  bool has(int r, uint64_t seq, bool refused) const {
+    return head(r, seq).seq.load(std::memory_order_acquire) == seq || (refused && arrive(r) >= seq);
   }
 
   const uint64_t slot;
@@ -130,8 +131,8 @@ struct Wait {
 };
 Wait* g_waits = nullptr;
 
-bool got(const State& st, int j, bool data, uint64_t seq, uint64_t need) {
-  return data ? st.has(j, seq) : st.arrive(j) >= need;
+bool got(const State& st, int j, bool data, uint64_t seq, uint64_t need, bool refused = true) {
+  return data ? st.has(j, seq, refused) : st.arrive(j) >= need;
 }
 
 void visit_waits(void (*f)(const introspect::RequestView&, void*), void* arg) {
@@ -156,10 +157,12 @@ struct RegisterWaits {
 } g_register_waits;
 
 // `from` is the first rank not yet seen done; advanced past those that are.
-bool reached(const State& st, int only, bool data, uint64_t seq, uint64_t need, int& from) {
-  if (only >= 0) return got(st, only, data, seq, need);
+// `refused`: also notice ranks that refused the call (a data wait then
+// reads their control lines too, which their next store must take back).
+bool reached(const State& st, int only, bool data, uint64_t seq, uint64_t need, int& from, bool refused) {
+  if (only >= 0) return got(st, only, data, seq, need, refused);
   for (; from < st.p; ++from)
-    if (from != st.me && !got(st, from, data, seq, need)) return false;
+    if (from != st.me && !got(st, from, data, seq, need, refused)) return false;
   return true;
 }
 
@@ -168,12 +171,13 @@ bool reached(const State& st, int only, bool data, uint64_t seq, uint64_t need, 
 // its arrive at `need` or beyond.
 void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, uint64_t need) {
   int from = 0;
-  if (!reached(st, only, data, seq, need, from)) {
+  if (!reached(st, only, data, seq, need, from, true)) {
     if (c->coll_since == 0) c->coll_since = stamp_now();
     Wait w{c, &st, kind, seq, only, data, need, c->coll_since, g_waits};
     g_waits = &w;
     int idle = 0;
-    while (!reached(st, only, data, seq, need, from)) {
+    // A refusal is rare: looked for on every 32nd poll only.
+    for (unsigned polls = 1; !reached(st, only, data, seq, need, from, polls % 32 == 0); ++polls) {
       if (progress() == 0) engine().idle(idle);
       else idle = 0;
     }
@@ -214,7 +218,9 @@ template <class Fill>
 void write(State& st, Comm* c, int kind, uint64_t seq, uint64_t bytes, uint64_t blocks, Fill fill) {
   const int ph = int(seq % kPhases);
   const uint64_t last = st.last_write[ph];
-  if (last != 0 && st.floor <= last) await_floor(st, c, kind, seq, last + 1);
+  // When it must wait, it waits until the others are at most half the
+  // phases behind: that many calls then need no look at their lines.
+  if (last != 0 && st.floor <= last) await_floor(st, c, kind, seq, std::max(last + 1, seq - kPhases / 2));
   if (bytes * blocks <= st.slot) fill(st.data(st.me, seq));
   SlotHead& h = st.head(st.me, seq);
   h.bytes = bytes;

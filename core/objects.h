@@ -36,11 +36,6 @@ struct Comm {
   bool live = false;
   uint64_t coll_seq = 0;    // collectives started on this communicator
   uint64_t coll_since = 0;  // core/stamp.h: when the latest of them first waited (0: it has not)
-  // Collectives through a segment shared by the members (coll/shared.h):
-  // whether setting one up was decided (the same on every member), and the
-  // state when it was (null: this communicator uses point-to-point only).
-  bool coll_shared_decided = false;
-  std::shared_ptr<void> coll_shared;
   // Nonblocking operations still running on this communicator (collectives
   // count themselves in and out); MPI_Comm_free keeps its context matching
   // while this is not zero.
@@ -65,6 +60,12 @@ struct Comm {
   // ---- process topology (comm/topo.h) ----
   // Null when the communicator has none; shared with its duplicates.
   std::shared_ptr<const Topology> topo;
+
+  // ---- collectives through a segment shared by the members (coll/shared.h) ----
+  // Whether the communicator has decided on one (the same on every member),
+  // and the segment's state when it made one (null: point-to-point only).
+  bool coll_shared_decided = false;
+  std::shared_ptr<void> coll_shared;
 };
 
 // kCollective: a nonblocking collective's user request (coll/coll.h); it
