@@ -239,20 +239,38 @@ int data_of(const State& st, int j, uint64_t seq, uint64_t bytes, const uint8_t*
   return MPI_SUCCESS;
 }
 
+// Packed bytes into / out of a user buffer: a contiguous type's in one copy.
+void pack_to(const void* buf, int64_t count, const Datatype* type, uint8_t* out) {
+  if (type->contiguous) std::memcpy(out, contiguous_start(*type, buf), size_t(count * type->size));
+  else pack_all(buf, count, type, out);
+}
+void unpack_from(const uint8_t* in, void* buf, int64_t count, const Datatype* type) {
+  if (type->contiguous) std::memcpy(contiguous_start(*type, buf), in, size_t(count * type->size));
+  else unpack_all(in, buf, count, type);
+}
+
 // out = data_0 op (data_1 op (... op data_{p-1})): rank order, so a
 // non-commutative operation combines as MPI requires, and every rank that
-// combines gets the same bits.
-int combine(const State& st, uint64_t seq, void* out, int64_t count, Datatype* type, MPI_Op op) {
+// combines gets the same bits. `mine`: this rank's input in the user's
+// layout (not out), or null to read it from its slot like the others'.
+int combine(const State& st, uint64_t seq, void* out, int64_t count, Datatype* type, MPI_Op op, const void* mine) {
   const uint64_t n = uint64_t(count * type->size);
   const uint8_t* d[kMaxRanks];
   for (int j = 0; j < st.p; ++j)
-    if (const int rc = data_of(st, j, seq, n, &d[j]); rc != MPI_SUCCESS) return rc;
-  unpack_all(d[st.p - 1], out, count, type);
+    if (j != st.me || !mine)
+      if (const int rc = data_of(st, j, seq, n, &d[j]); rc != MPI_SUCCESS) return rc;
+  if (st.me == st.p - 1 && mine) {
+    if (const int rc = copy(mine, count, type, out, count, type); rc != MPI_SUCCESS) return rc;
+  } else {
+    unpack_from(d[st.p - 1], out, count, type);
+  }
   TypedScratch scratch;
   void* tmp = nullptr;
   for (int j = st.p - 2; j >= 0; --j) {
     const void* in;
-    if (type->contiguous) {
+    if (j == st.me && mine) {
+      in = mine;
+    } else if (type->contiguous) {
       in = d[j] - type->true_lb;
     } else {
       if (!tmp) tmp = scratch.allocate(count, type);
@@ -393,7 +411,7 @@ bool bcast(void* buf, int64_t count, Datatype* type, int root, Comm* c, int* rc)
   if (!st) return false;
   const uint64_t seq = enter(*st, c);
   if (c->rank == root) {
-    write(*st, c, kBcast, seq, uint64_t(n), 1, [&](uint8_t* slot) { pack_all(buf, count, type, slot); });
+    write(*st, c, kBcast, seq, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(buf, count, type, slot); });
     publish(*st, seq);
     *rc = MPI_SUCCESS;
     return true;
@@ -402,7 +420,7 @@ bool bcast(void* buf, int64_t count, Datatype* type, int root, Comm* c, int* rc)
   await(*st, c, kBcast, seq, root, true, seq);
   const uint8_t* d = nullptr;
   *rc = data_of(*st, root, seq, uint64_t(n), &d);
-  if (*rc == MPI_SUCCESS) unpack_all(d, buf, count, type);
+  if (*rc == MPI_SUCCESS) unpack_from(d, buf, count, type);
   return true;
 }
 
@@ -414,14 +432,19 @@ bool reduction(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_
   if (!st) return false;
   const int kind = root < 0 ? kAllreduce : kReduce;
   const uint64_t seq = enter(*st, c);
-  const void* in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  write(*st, c, kind, seq, uint64_t(n), 1, [&](uint8_t* slot) { pack_all(in, count, type, slot); });
+  // A Reduce's root reads its own input where it is, unless that is rbuf,
+  // which the result overwrites.
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  if (root < 0 || c->rank != root || in_place) {
+    const void* in = in_place ? rbuf : sbuf;
+    write(*st, c, kind, seq, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(in, count, type, slot); });
+  }
   publish(*st, seq);
   *rc = MPI_SUCCESS;
   if (root >= 0 && c->rank != root) return true;
   await(*st, c, kind, seq, -1, true, seq);
   try {
-    *rc = combine(*st, seq, rbuf, count, type, op);
+    *rc = combine(*st, seq, rbuf, count, type, op, in_place ? nullptr : sbuf);
   } catch (const std::bad_alloc&) {
     *rc = MPI_ERR_NO_MEM;
   }
@@ -447,7 +470,7 @@ bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, in
   const void* src = in_place ? at(rbuf, int64_t(c->rank) * rcount, rtype) : sbuf;
   const int64_t cnt = in_place ? rcount : scount;
   const Datatype* t = in_place ? rtype : stype;
-  write(*st, c, kAllgather, seq, uint64_t(cnt * t->size), 1, [&](uint8_t* slot) { pack_all(src, cnt, t, slot); });
+  write(*st, c, kAllgather, seq, uint64_t(cnt * t->size), 1, [&](uint8_t* slot) { pack_to(src, cnt, t, slot); });
   publish(*st, seq);
   await(*st, c, kAllgather, seq, -1, true, seq);
   *rc = MPI_SUCCESS;
@@ -455,7 +478,7 @@ bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, in
     if (in_place && j == c->rank) continue;
     const uint8_t* d = nullptr;
     const int r = data_of(*st, j, seq, uint64_t(n), &d);
-    if (r == MPI_SUCCESS) unpack_all(d, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
+    if (r == MPI_SUCCESS) unpack_from(d, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
     else if (*rc == MPI_SUCCESS) *rc = r;
   }
   return true;
@@ -474,7 +497,7 @@ bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int
   const Datatype* t = in_place ? rtype : stype;
   const int64_t sb = cnt * t->size;
   write(*st, c, kAlltoall, seq, uint64_t(sb), uint64_t(p), [&](uint8_t* slot) {
-    for (int j = 0; j < p; ++j) pack_all(at(src, int64_t(j) * cnt, t), cnt, t, slot + j * sb);
+    for (int j = 0; j < p; ++j) pack_to(at(src, int64_t(j) * cnt, t), cnt, t, slot + j * sb);
   });
   publish(*st, seq);
   await(*st, c, kAlltoall, seq, -1, true, seq);
@@ -482,7 +505,7 @@ bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int
   for (int j = 0; j < p; ++j) {
     const uint8_t* d = nullptr;
     const int r = data_of(*st, j, seq, uint64_t(n), &d);
-    if (r == MPI_SUCCESS) unpack_all(d + me * n, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
+    if (r == MPI_SUCCESS) unpack_from(d + me * n, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
     else if (*rc == MPI_SUCCESS) *rc = r;
   }
   return true;
