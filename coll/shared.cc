@@ -2,8 +2,11 @@
 // the protocol that lets ranks reuse their slots, and the six calls.
 //
 // The segment: a head line, one control line per rank (its `arrive`), then
-// per rank kPhases slots, each a 16-byte header {seq, bytes} and room for
-// `slot` bytes of data. Rank r alone writes its control line and its
+// per rank kLines line slots (a 16-byte header {seq, bytes} and up to 48
+// bytes of data in one line) and kPhases slots (the header and room for
+// `slot` bytes of data). A call uses line slots when one rank's
+// contribution fits in one, slots otherwise; below, "slot" is either and
+// kPhases stands for kLines with line slots. Rank r alone writes its control line and its
 // slots. A call with sequence number s (the communicator's coll_seq, the
 // same on every member) uses phase s % kPhases:
 // - a rank with data for s first waits until every other rank has passed
@@ -54,6 +57,12 @@ using namespace detail;
 namespace {
 
 constexpr int kPhases = 8;
+// Contributions of at most kLineData bytes go to line slots instead: a
+// header and the data in one 64-byte line, kLines of them per rank, so a
+// root may run far ahead (which matters most when ranks outnumber cores
+// and every wait may cost a time slice).
+constexpr int kLines = 256;
+constexpr uint64_t kLineData = 48;
 
 struct alignas(64) Control {
   // This rank finished every call before this one and, if it has data for
@@ -75,40 +84,48 @@ struct alignas(64) Head {
 
 // One slot with its header, in whole lines.
 size_t slot_stride(uint64_t slot) { return (kSlotHead + size_t(slot) + 63) / 64 * 64; }
+// One rank's line slots, then its slots.
+size_t rank_bytes(uint64_t slot) { return kLines * 64 + kPhases * slot_stride(slot); }
 size_t segment_bytes(int p, uint64_t slot) {
-  return sizeof(Head) + sizeof(Control) * size_t(p) + size_t(p) * kPhases * slot_stride(slot);
+  return sizeof(Head) + sizeof(Control) * size_t(p) + size_t(p) * rank_bytes(slot);
 }
 
 class State {
  public:
   State(uint8_t* base, size_t len, int p, int me, uint64_t slot)
-      : slot(slot), p(p), me(me), base_(base), len_(len), stride_(slot_stride(slot)) {}
+      : slot(slot), p(p), me(me), base_(base), len_(len), stride_(slot_stride(slot)), rank_bytes_(rank_bytes(slot)) {}
   ~State() { munmap(base_, len_); }
   State(const State&) = delete;
   State& operator=(const State&) = delete;
 
   Control& ctl(int r) const { return reinterpret_cast<Control*>(base_ + sizeof(Head))[r]; }
-  SlotHead& head(int r, uint64_t seq) const {
-    return *reinterpret_cast<SlotHead*>(base_ + sizeof(Head) + sizeof(Control) * size_t(p) +
-                                        (size_t(r) * kPhases + seq % kPhases) * stride_);
+  // r's slot for call seq: a line slot (line) or a full one.
+  SlotHead& head(int r, uint64_t seq, bool line) const {
+    uint8_t* mine = base_ + sizeof(Head) + sizeof(Control) * size_t(p) + size_t(r) * rank_bytes_;
+    return *reinterpret_cast<SlotHead*>(line ? mine + (seq % kLines) * 64
+                                             : mine + kLines * 64 + (seq % kPhases) * stride_);
   }
-  uint8_t* data(int r, uint64_t seq) const { return reinterpret_cast<uint8_t*>(&head(r, seq)) + kSlotHead; }
+  uint8_t* data(int r, uint64_t seq, bool line) const {
+    return reinterpret_cast<uint8_t*>(&head(r, seq, line)) + kSlotHead;
+  }
   uint64_t arrive(int r) const { return ctl(r).arrive.load(std::memory_order_acquire); }
   // r's data for call seq is there, or (refused: also reading r's
   // control line) r is past the call without it.
-  bool has(int r, uint64_t seq, bool refused) const {
-    return head(r, seq).seq.load(std::memory_order_acquire) == seq || (refused && arrive(r) >= seq);
+  bool has(int r, uint64_t seq, bool line, bool refused) const {
+    return head(r, seq, line).seq.load(std::memory_order_acquire) == seq || (refused && arrive(r) >= seq);
   }
 
   const uint64_t slot;
   const int p, me;
-  uint64_t last_write[kPhases] = {};  // the call that last wrote each phase of this rank's slot
+  uint64_t last_write[kPhases] = {};  // the call that last wrote each of this rank's slots
+  uint64_t last_line[kLines] = {};    // ... and each of its line slots
   uint64_t floor = 0;                 // every other rank's arrive was at least this when last read
 
  private:
   uint8_t* const base_;
   const size_t len_;
   const size_t stride_;
+  const size_t rank_bytes_;
 };
 
 State* state(Comm* c) { return static_cast<State*>(c->coll_shared.get()); }
@@ -125,20 +142,22 @@ struct Wait {
   uint64_t seq;
   int only;
   bool data;
+  bool line;
   uint64_t need;
   uint64_t since;
   Wait* next;
 };
 Wait* g_waits = nullptr;
 
-bool got(const State& st, int j, bool data, uint64_t seq, uint64_t need, bool refused = true) {
-  return data ? st.has(j, seq, refused) : st.arrive(j) >= need;
+bool got(const State& st, int j, bool data, bool line, uint64_t seq, uint64_t need, bool refused = true) {
+  return data ? st.has(j, seq, line, refused) : st.arrive(j) >= need;
 }
 
 void visit_waits(void (*f)(const introspect::RequestView&, void*), void* arg) {
   for (const Wait* w = g_waits; w; w = w->next) {
     for (int j = 0; j < w->st->p; ++j) {
-      if (j == w->st->me || (w->only >= 0 && j != w->only) || got(*w->st, j, w->data, w->seq, w->need)) continue;
+      if (j == w->st->me || (w->only >= 0 && j != w->only) || got(*w->st, j, w->data, w->line, w->seq, w->need))
+        continue;
       introspect::RequestView v;
       v.id = reinterpret_cast<const char*>(w) + j;
       v.context = w->comm->context;
@@ -159,25 +178,25 @@ struct RegisterWaits {
 // `from` is the first rank not yet seen done; advanced past those that are.
 // `refused`: also notice ranks that refused the call (a data wait then
 // reads their control lines too, which their next store must take back).
-bool reached(const State& st, int only, bool data, uint64_t seq, uint64_t need, int& from, bool refused) {
-  if (only >= 0) return got(st, only, data, seq, need, refused);
+bool reached(const State& st, int only, bool data, bool line, uint64_t seq, uint64_t need, int& from, bool refused) {
+  if (only >= 0) return got(st, only, data, line, seq, need, refused);
   for (; from < st.p; ++from)
-    if (from != st.me && !got(st, from, data, seq, need, refused)) return false;
+    if (from != st.me && !got(st, from, data, line, seq, need, refused)) return false;
   return true;
 }
 
 // Progresses the engine (other traffic, nonblocking operations) until
 // `only`, or every other rank, has its data of call seq there (data) or
 // its arrive at `need` or beyond.
-void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, uint64_t need) {
+void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, bool line, uint64_t need) {
   int from = 0;
-  if (!reached(st, only, data, seq, need, from, true)) {
+  if (!reached(st, only, data, line, seq, need, from, true)) {
     if (c->coll_since == 0) c->coll_since = stamp_now();
-    Wait w{c, &st, kind, seq, only, data, need, c->coll_since, g_waits};
+    Wait w{c, &st, kind, seq, only, data, line, need, c->coll_since, g_waits};
     g_waits = &w;
     int idle = 0;
     // A refusal is rare: looked for on every 32nd poll only.
-    for (unsigned polls = 1; !reached(st, only, data, seq, need, from, polls % 32 == 0); ++polls) {
+    for (unsigned polls = 1; !reached(st, only, data, line, seq, need, from, polls % 32 == 0); ++polls) {
       if (progress() == 0) engine().idle(idle);
       else idle = 0;
     }
@@ -191,7 +210,7 @@ void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, uint
 // Every other rank's arrive is at least `need`; st.floor becomes their
 // least arrive.
 void await_floor(State& st, Comm* c, int kind, uint64_t seq, uint64_t need) {
-  await(st, c, kind, seq, -1, false, need);
+  await(st, c, kind, seq, -1, false, false, need);
   uint64_t least = UINT64_MAX;
   for (int j = 0; j < st.p; ++j)
     if (j != st.me) least = std::min(least, st.arrive(j));
@@ -211,31 +230,32 @@ uint64_t enter(State& st, Comm* c) {
   return seq;
 }
 
-// Writes this rank's data for call seq: `fill(slot)` puts `bytes` (per
-// block: `blocks` of them) there once the phase is free. More than the slot
-// holds is recorded but not written; readers then report the mismatch.
+// Writes this rank's data for call seq into its line slot (line) or its
+// slot: `fill(slot)` puts `bytes` (per block: `blocks` of them) there once
+// the slot is free. More than the slot holds is recorded but not written;
+// readers then report the mismatch.
 template <class Fill>
-void write(State& st, Comm* c, int kind, uint64_t seq, uint64_t bytes, uint64_t blocks, Fill fill) {
-  const int ph = int(seq % kPhases);
-  const uint64_t last = st.last_write[ph];
+void write(State& st, Comm* c, int kind, uint64_t seq, bool line, uint64_t bytes, uint64_t blocks, Fill fill) {
+  const uint64_t phases = line ? kLines : kPhases;
+  uint64_t& last = line ? st.last_line[seq % kLines] : st.last_write[seq % kPhases];
   // When it must wait, it waits until the others are at most half the
   // phases behind: that many calls then need no look at their lines.
-  if (last != 0 && st.floor <= last) await_floor(st, c, kind, seq, std::max(last + 1, seq - kPhases / 2));
-  if (bytes * blocks <= st.slot) fill(st.data(st.me, seq));
-  SlotHead& h = st.head(st.me, seq);
+  if (last != 0 && st.floor <= last) await_floor(st, c, kind, seq, std::max(last + 1, seq - phases / 2));
+  if (bytes * blocks <= (line ? kLineData : st.slot)) fill(st.data(st.me, seq, line));
+  SlotHead& h = st.head(st.me, seq, line);
   h.bytes = bytes;
   h.seq.store(seq, std::memory_order_release);
-  st.last_write[ph] = seq;
+  last = seq;
 }
 
 // Rank j's data for call seq (its arrive already reached seq), or an error
 // class: j refused the call (MPI_ERR_OTHER), or its data is not `bytes`
 // long (their type signatures differ: MPI_ERR_TRUNCATE).
-int data_of(const State& st, int j, uint64_t seq, uint64_t bytes, const uint8_t** out) {
-  const SlotHead& h = st.head(j, seq);
+int data_of(const State& st, int j, uint64_t seq, bool line, uint64_t bytes, const uint8_t** out) {
+  const SlotHead& h = st.head(j, seq, line);
   if (h.seq.load(std::memory_order_acquire) != seq) return MPI_ERR_OTHER;
   if (h.bytes != bytes) return MPI_ERR_TRUNCATE;
-  *out = st.data(j, seq);
+  *out = st.data(j, seq, line);
   return MPI_SUCCESS;
 }
 
@@ -253,12 +273,13 @@ void unpack_from(const uint8_t* in, void* buf, int64_t count, const Datatype* ty
 // non-commutative operation combines as MPI requires, and every rank that
 // combines gets the same bits. `mine`: this rank's input in the user's
 // layout (not out), or null to read it from its slot like the others'.
-int combine(const State& st, uint64_t seq, void* out, int64_t count, Datatype* type, MPI_Op op, const void* mine) {
+int combine(const State& st, uint64_t seq, bool line, void* out, int64_t count, Datatype* type, MPI_Op op,
+            const void* mine) {
   const uint64_t n = uint64_t(count * type->size);
   const uint8_t* d[kMaxRanks];
   for (int j = 0; j < st.p; ++j)
     if (j != st.me || !mine)
-      if (const int rc = data_of(st, j, seq, n, &d[j]); rc != MPI_SUCCESS) return rc;
+      if (const int rc = data_of(st, j, seq, line, n, &d[j]); rc != MPI_SUCCESS) return rc;
   if (st.me == st.p - 1 && mine) {
     if (const int rc = copy(mine, count, type, out, count, type); rc != MPI_SUCCESS) return rc;
   } else {
@@ -400,7 +421,7 @@ bool barrier(Comm* c, int* rc) {
   if (!st) return false;
   const uint64_t seq = enter(*st, c);
   publish(*st, seq);
-  await(*st, c, kBarrier, seq, -1, false, seq);
+  await(*st, c, kBarrier, seq, -1, false, false, seq);
   *rc = MPI_SUCCESS;
   return true;
 }
@@ -409,17 +430,18 @@ bool bcast(void* buf, int64_t count, Datatype* type, int root, Comm* c, int* rc)
   const int64_t n = count * type->size;
   State* st = fits(c, n);
   if (!st) return false;
+  const bool line = uint64_t(n) <= kLineData;
   const uint64_t seq = enter(*st, c);
   if (c->rank == root) {
-    write(*st, c, kBcast, seq, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(buf, count, type, slot); });
+    write(*st, c, kBcast, seq, line, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(buf, count, type, slot); });
     publish(*st, seq);
     *rc = MPI_SUCCESS;
     return true;
   }
   publish(*st, seq);
-  await(*st, c, kBcast, seq, root, true, seq);
+  await(*st, c, kBcast, seq, root, true, line, seq);
   const uint8_t* d = nullptr;
-  *rc = data_of(*st, root, seq, uint64_t(n), &d);
+  *rc = data_of(*st, root, seq, line, uint64_t(n), &d);
   if (*rc == MPI_SUCCESS) unpack_from(d, buf, count, type);
   return true;
 }
@@ -431,20 +453,21 @@ bool reduction(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_
   State* st = fits(c, n);
   if (!st) return false;
   const int kind = root < 0 ? kAllreduce : kReduce;
+  const bool line = uint64_t(n) <= kLineData;
   const uint64_t seq = enter(*st, c);
   // A Reduce's root reads its own input where it is, unless that is rbuf,
   // which the result overwrites.
   const bool in_place = sbuf == MPI_IN_PLACE;
   if (root < 0 || c->rank != root || in_place) {
     const void* in = in_place ? rbuf : sbuf;
-    write(*st, c, kind, seq, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(in, count, type, slot); });
+    write(*st, c, kind, seq, line, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(in, count, type, slot); });
   }
   publish(*st, seq);
   *rc = MPI_SUCCESS;
   if (root >= 0 && c->rank != root) return true;
-  await(*st, c, kind, seq, -1, true, seq);
+  await(*st, c, kind, seq, -1, true, line, seq);
   try {
-    *rc = combine(*st, seq, rbuf, count, type, op, in_place ? nullptr : sbuf);
+    *rc = combine(*st, seq, line, rbuf, count, type, op, in_place ? nullptr : sbuf);
   } catch (const std::bad_alloc&) {
     *rc = MPI_ERR_NO_MEM;
   }
@@ -465,19 +488,20 @@ bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, in
   const int64_t n = rcount * rtype->size;  // every rank's block, as every rank receives it
   State* st = fits(c, n);
   if (!st) return false;
+  const bool line = uint64_t(n) <= kLineData;
   const uint64_t seq = enter(*st, c);
   const bool in_place = sbuf == MPI_IN_PLACE;
   const void* src = in_place ? at(rbuf, int64_t(c->rank) * rcount, rtype) : sbuf;
   const int64_t cnt = in_place ? rcount : scount;
   const Datatype* t = in_place ? rtype : stype;
-  write(*st, c, kAllgather, seq, uint64_t(cnt * t->size), 1, [&](uint8_t* slot) { pack_to(src, cnt, t, slot); });
+  write(*st, c, kAllgather, seq, line, uint64_t(cnt * t->size), 1, [&](uint8_t* slot) { pack_to(src, cnt, t, slot); });
   publish(*st, seq);
-  await(*st, c, kAllgather, seq, -1, true, seq);
+  await(*st, c, kAllgather, seq, -1, true, line, seq);
   *rc = MPI_SUCCESS;
   for (int j = 0; j < c->size; ++j) {
     if (in_place && j == c->rank) continue;
     const uint8_t* d = nullptr;
-    const int r = data_of(*st, j, seq, uint64_t(n), &d);
+    const int r = data_of(*st, j, seq, line, uint64_t(n), &d);
     if (r == MPI_SUCCESS) unpack_from(d, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
     else if (*rc == MPI_SUCCESS) *rc = r;
   }
@@ -489,6 +513,7 @@ bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int
   const int64_t n = rcount * rtype->size;  // one block
   State* st = fits(c, n * c->size);
   if (!st) return false;
+  const bool line = uint64_t(n * c->size) <= kLineData;
   const uint64_t seq = enter(*st, c);
   const int p = c->size, me = c->rank;
   const bool in_place = sbuf == MPI_IN_PLACE;
@@ -496,15 +521,15 @@ bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int
   const int64_t cnt = in_place ? rcount : scount;
   const Datatype* t = in_place ? rtype : stype;
   const int64_t sb = cnt * t->size;
-  write(*st, c, kAlltoall, seq, uint64_t(sb), uint64_t(p), [&](uint8_t* slot) {
+  write(*st, c, kAlltoall, seq, line, uint64_t(sb), uint64_t(p), [&](uint8_t* slot) {
     for (int j = 0; j < p; ++j) pack_to(at(src, int64_t(j) * cnt, t), cnt, t, slot + j * sb);
   });
   publish(*st, seq);
-  await(*st, c, kAlltoall, seq, -1, true, seq);
+  await(*st, c, kAlltoall, seq, -1, true, line, seq);
   *rc = MPI_SUCCESS;
   for (int j = 0; j < p; ++j) {
     const uint8_t* d = nullptr;
-    const int r = data_of(*st, j, seq, uint64_t(n), &d);
+    const int r = data_of(*st, j, seq, line, uint64_t(n), &d);
     if (r == MPI_SUCCESS) unpack_from(d + me * n, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
     else if (*rc == MPI_SUCCESS) *rc = r;
   }

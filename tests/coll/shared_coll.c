@@ -12,7 +12,7 @@
  *    datatype for Bcast, Allgather, Reduce and Allreduce;
  *  - a non-commutative user op (2x2 matrix product mod 9973) for Reduce and
  *    Allreduce, against rank0 op rank1 op ... op rank(p-1);
- *  - run-ahead: a Bcast root, or a Reduce's non-roots, issue 50 calls of
+ *  - run-ahead: a Bcast root, or a Reduce's non-roots, issue 600 calls of
  *    mixed sizes while the other ranks sleep 50 ms first;
  *  - an MPI_Iallreduce started before blocking calls and waited on after;
  *  - a refused MPI_Bcast (MPI_DATATYPE_NULL on the last rank) after the
@@ -32,7 +32,7 @@
 #include "tests/integration/itest.h"
 
 #define SENT (-12345) /* what gaps and not-yet-received data hold */
-enum { kWarmup = 20, kRunAhead = 50, kDups = 30, kDupCalls = 20 };
+enum { kWarmup = 20, kRunAhead = 600, kDups = 30, kDupCalls = 20 };
 
 typedef struct {
   MPI_Comm comm;
@@ -359,8 +359,13 @@ static void noncommutative(const Cx* c) {
 /* The root (Bcast) or the non-roots (Reduce) issue kRunAhead calls while
  * the others sleep first; sizes cycle through segment and point-to-point. */
 static void run_ahead(const Cx* c) {
-  static const int bytes[] = {4, 64, 4096, 4097, 1};
-  static const int ints[] = {1, 16, 1024, 1025};
+  /* The first 400 calls are of line-slot sizes (48 bytes or less) only,
+   * so the writers run ahead far enough to wrap the line slots; the rest
+   * mix in the other slots and point-to-point. */
+  static const int small_bytes[] = {4, 48, 1, 8, 16};
+  static const int bytes[] = {4, 48, 1, 4096, 8, 4097, 16, 64};
+  static const int small_ints[] = {1, 12, 2};
+  static const int ints[] = {1, 12, 1024, 1025, 2};
   unsigned char* b = xmalloc(4097);
   int *s = xmalloc(1025 * sizeof(int)), *r = xmalloc(1025 * sizeof(int));
   for (int root = 0; root < c->p; ++root) {
@@ -369,7 +374,7 @@ static void run_ahead(const Cx* c) {
     if (c->r != root) itest_sleep(0.05);
     for (int i = 0; i < kRunAhead; ++i) {
       const uint32_t id = base + 1 + (uint32_t)i;
-      const int n = bytes[i % 5];
+      const int n = i < 400 ? small_bytes[i % 5] : bytes[i % 8];
       for (int k = 0; k < n; ++k) b[k] = c->r == root ? bval(id, root, k) : 0xEE;
       CHECK_OK(MPI_Bcast(b, n, MPI_BYTE, root, c->comm));
       long bad = -1;
@@ -382,7 +387,7 @@ static void run_ahead(const Cx* c) {
     if (c->r == root) itest_sleep(0.05);
     for (int i = 0; i < kRunAhead; ++i) {
       const uint32_t id = base + 1 + (uint32_t)i;
-      const int n = ints[i % 4];
+      const int n = i < 400 ? small_ints[i % 3] : ints[i % 5];
       for (int k = 0; k < n; ++k) {
         s[k] = ival(id, c->r, k);
         r[k] = SENT;
