@@ -5,10 +5,11 @@
 // per rank kLines line slots (a 16-byte header {seq, bytes} and up to 48
 // bytes of data in one line) and kPhases slots (the header and room for
 // `slot` bytes of data). A call uses line slots when one rank's
-// contribution fits in one, slots otherwise; below, "slot" is either and
-// kPhases stands for kLines with line slots. Rank r alone writes its control line and its
-// slots. A call with sequence number s (the communicator's coll_seq, the
-// same on every member) uses phase s % kPhases:
+// contribution fits in one, slots otherwise; below, "slot" is either, and
+// with line slots kPhases stands for kLines. Rank r alone writes its
+// control line and its slots. A call with sequence number s (the
+// communicator's coll_seq, the same on every member) uses phase
+// s % kPhases:
 // - a rank with data for s first waits until every other rank has passed
 //   the call that last wrote that phase of its slot (their `arrive` is
 //   beyond it: they finished reading it), writes the data and `bytes`,
@@ -22,11 +23,11 @@
 // arrive = s also says the rank finished every call before s, which is
 // what the slot reuse above relies on; a rank entering call s first
 // publishes s - 1 (the calls between that ran point-to-point publish
-// nothing). A reader thus touches one line of
-// the writer's for small data (header and data share it), and a rooted
-// call's root returns as soon as its data is written (a Bcast's root, a
-// Reduce's senders), up to kPhases - 1 calls ahead of the slowest reader;
-// a writer reads the others' control lines about once per kPhases calls.
+// nothing). A reader thus touches one line of the writer's for small data
+// (header and data share it), and a rooted call's root returns as soon as
+// its data is written (a Bcast's root, a Reduce's senders), up to
+// kPhases - 1 calls ahead of the slowest reader; a writer reads the
+// others' control lines about once per kPhases / 2 calls.
 #include "coll/shared.h"
 
 #include <fcntl.h>

@@ -34,8 +34,6 @@ constexpr uint64_t kDecideAfter = 16;
 // control line, which stops paying at a few dozen ranks.
 constexpr int kMaxRanks = 16;
 
-void decide_now(Comm* c);
-
 // Called on entry to each collective that can use the segment (the ones
 // below), and for a refused call of one of those kinds (skip_sequence),
 // before the call takes its sequence number. The first such call once the
@@ -44,7 +42,8 @@ void decide_now(Comm* c);
 // kMaxRanks ranks on one host whose members all allow it (SONDE_COLL_SHM)
 // does, if the segment can be made and mapped. Deciding runs two nested
 // point-to-point collectives (a Bcast of the segment's name and an
-// Allreduce of who mapped it), which take sequence numbers like any call.
+// Allreduce of who mapped it), whose sequence numbers are given back.
+void decide_now(Comm* c);
 inline void decide(Comm* c) {
   if (!c->coll_shared_decided && c->coll_seq >= kDecideAfter) [[unlikely]]
     decide_now(c);
