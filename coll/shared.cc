@@ -91,11 +91,22 @@ size_t segment_bytes(int p, uint64_t slot) {
   return sizeof(Head) + sizeof(Control) * size_t(p) + size_t(p) * rank_bytes(slot);
 }
 
+// Bytes of the segments this process made that are still mapped (rank 0 of
+// each communicator makes its segment). Past kMaxMadeBytes it makes no more
+// and those communicators stay on point-to-point, so an application with
+// many communicators does not fill /dev/shm, which the shm transport and
+// windows need too.
+constexpr size_t kMaxMadeBytes = size_t(64) << 20;
+size_t g_made_bytes = 0;
+
 class State {
  public:
   State(uint8_t* base, size_t len, int p, int me, uint64_t slot)
       : slot(slot), p(p), me(me), base_(base), len_(len), stride_(slot_stride(slot)), rank_bytes_(rank_bytes(slot)) {}
-  ~State() { munmap(base_, len_); }
+  ~State() {
+    munmap(base_, len_);
+    if (me == 0) g_made_bytes -= len_;
+  }
   State(const State&) = delete;
   State& operator=(const State&) = delete;
 
@@ -329,6 +340,7 @@ uint8_t* create(Comm* c, Record* rec) {
   std::snprintf(rec->name, sizeof rec->name, "/sonde-%s-coll-%d-%u", job, int(getpid()), ++serial);
   rec->slot = (engine().settings().coll_shared_bytes + 63) / 64 * 64;
   const size_t len = segment_bytes(c->size, rec->slot);
+  if (g_made_bytes + len > kMaxMadeBytes) return nullptr;
   const int fd = shm_open(rec->name, O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) return nullptr;
   void* p = MAP_FAILED;
@@ -399,6 +411,7 @@ void decide_now(Comm* c) {
     const size_t len = segment_bytes(c->size, rec.slot);
     try {
       st = std::make_shared<State>(base, len, c->size, c->rank, rec.slot);
+      if (c->rank == 0) g_made_bytes += len;  // given back by ~State
     } catch (const std::bad_alloc&) {
       munmap(base, len);
     }
