@@ -16,7 +16,8 @@
  *    mixed sizes while the other ranks sleep 50 ms first;
  *  - an MPI_Iallreduce started before blocking calls and waited on after;
  *  - a refused MPI_Bcast (MPI_DATATYPE_NULL on the last rank) after the
- *    segment exists, then mixed calls;
+ *    segment exists, and (segments only) a refused MPI_Reduce whose root
+ *    then gets MPI_ERR_OTHER, then mixed calls;
  *  - on fresh duplicates, each kind of call (and a refused one, and one
  *    with an MPI_Iallreduce in flight) as the call that decides;
  *  - 30 rounds of MPI_Comm_dup, 20 Allreduces, MPI_Comm_free: each dup maps
@@ -455,6 +456,17 @@ static void refusal(const Cx* c) {
     for (int k = 0; k < 4; ++k) CHECK(v[k] == ival(id, 0, k), "%s: refused MPI_Bcast: int %d is %d", c->name, k, v[k]);
   }
   CHECK_OK(MPI_Barrier(c->comm));
+  /* Through the segment, a rank whose data is needed may refuse too: the
+   * Reduce's root then gets MPI_ERR_OTHER instead of waiting for it (over
+   * point-to-point it would wait forever, so only with segments). */
+  if (shm_on) {
+    int in = c->r, out = -1;
+    const int rr = MPI_Reduce(&in, &out, 1, c->r == last ? MPI_DATATYPE_NULL : MPI_INT, MPI_SUM, 0, c->comm);
+    if (c->r == last) CHECK_CLASS(rr, MPI_ERR_TYPE);
+    else if (c->r == 0) CHECK_CLASS(rr, MPI_ERR_OTHER);
+    else CHECK(rr == MPI_SUCCESS, "%s: MPI_Reduce with a refusing rank returned %d on rank %d", c->name, rr, c->r);
+    CHECK_OK(MPI_Barrier(c->comm));
+  }
   bcast_bytes(c, 48, last);
   reduce_sum(c, 1024, 1, 1 % c->p, 0);
   reduce_sum(c, 8, 0, -1, 1);
