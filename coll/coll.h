@@ -25,7 +25,7 @@
 //   MPI_ERR_NO_MEM) and no error handler runs here.
 // - Callers hold the engine lock, as for p2p.h.
 // - Internal traffic travels on the user's communicator with a reserved tag
-//   (coll_tag in coll_schedule.cc: -16 - kind - 64 * (sequence number mod 2^24)), so
+//   (tag_of in coll_internal.h: -16 - kind - 64 * (sequence number mod 2^24)), so
 //   PERUSE/MPI_T tools see it and can filter it (tag <= kCollectiveTagBase).
 //   Every collective call on a communicator takes the next sequence number
 //   on every rank (MPI makes all ranks call collectives in the same order),

@@ -26,10 +26,7 @@ namespace {
 // INT_MIN and below the engine's own kinds' range only at sequence 0, which
 // collectives never use before wrapping (the first call takes sequence 1).
 constexpr int kKindSpan = 64;
-constexpr uint32_t kSeqWindow = 1u << 24;
-int coll_tag(int kind, uint32_t seq) {
-  return kCollectiveTagBase - kind - kKindSpan * static_cast<int>(seq % kSeqWindow);
-}
+constexpr uint64_t kSeqWindow = 1u << 24;
 
 int progress_schedules();  // the progress hook's work (end of this file)
 
@@ -74,7 +71,9 @@ void frame_release(void* frame, std::size_t bytes) noexcept {
 }
 
 namespace detail {
-int tag_of(int kind, uint64_t seq) { return coll_tag(kind, static_cast<uint32_t>(seq % kSeqWindow)); }
+int tag_of(int kind, uint64_t seq) {
+  return kCollectiveTagBase - kind - kKindSpan * static_cast<int>(seq % kSeqWindow);
+}
 }  // namespace detail
 
 bool decode_tag(int tag, int* kind, uint32_t* seq) {
@@ -174,8 +173,8 @@ Schedule::Schedule(Comm* c, int kind)
     : user(c),
       local(c->inter ? c->local_comm : c),
       comm(c),
-      user_tag_(coll_tag(kind, ++c->coll_seq)),
-      local_tag_(c->inter ? coll_tag(kind, ++c->local_comm->coll_seq) : user_tag_),
+      user_tag_(tag_of(kind, ++c->coll_seq)),
+      local_tag_(c->inter ? tag_of(kind, ++c->local_comm->coll_seq) : user_tag_),
       tag(user_tag_),
       p(c->peers()),
       r(c->rank) {

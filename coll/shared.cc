@@ -30,23 +30,21 @@
 // others' control lines about once per kPhases / 2 calls.
 #include "coll/shared.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <new>
 
 #include "coll/coll.h"
 #include "coll/coll_internal.h"
 #include "core/introspect.h"
+#include "core/node_segment.h"
 #include "core/p2p.h"
 #include "core/process.h"
 #include "core/remote_copy.h"
@@ -341,44 +339,25 @@ uint8_t* create(Comm* c, Record* rec) {
   rec->slot = (engine().settings().coll_shared_bytes + 63) / 64 * 64;
   const size_t len = segment_bytes(c->size, rec->slot);
   if (g_made_bytes + len > kMaxMadeBytes) return nullptr;
-  const int fd = shm_open(rec->name, O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return nullptr;
-  void* p = MAP_FAILED;
-  // posix_fallocate reserves the pages: a full /dev/shm fails here, not
-  // with a SIGBUS at the first store.
-  if (ftruncate(fd, off_t(len)) == 0 && posix_fallocate(fd, 0, off_t(len)) == 0)
-    p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) {
-    shm_unlink(rec->name);
-    return nullptr;
-  }
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  rec->nonce = (uint64_t(getpid()) << 32) ^ uint64_t(ts.tv_nsec) ^ (uint64_t(ts.tv_sec) << 40) ^ serial;
-  auto* head = new (p) Head{rec->nonce, uint64_t(c->size), rec->slot};
-  (void)head;
+  uint8_t* p = create_node_segment(rec->name, len);
+  if (!p) return nullptr;
+  rec->nonce = node_segment_nonce();
+  new (p) Head{rec->nonce, uint64_t(c->size), rec->slot};
   rec->ok = 1;
-  return static_cast<uint8_t*>(p);
+  return p;
 }
 
 // The other ranks: rank 0's segment, if it is exactly what the record says.
 uint8_t* open_segment(Comm* c, const Record& rec) {
   const size_t len = segment_bytes(c->size, rec.slot);
-  const int fd = shm_open(rec.name, O_RDWR, 0600);
-  if (fd < 0) return nullptr;
-  struct stat st {};
-  void* p = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && size_t(st.st_size) == len)
-    p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) return nullptr;
-  const auto* head = static_cast<const Head*>(p);
+  uint8_t* p = open_node_segment(rec.name, len);
+  if (!p) return nullptr;
+  const auto* head = reinterpret_cast<const Head*>(p);
   if (head->nonce != rec.nonce || head->ranks != uint64_t(c->size) || head->slot != rec.slot) {
     munmap(p, len);
     return nullptr;
   }
-  return static_cast<uint8_t*>(p);
+  return p;
 }
 
 bool eligible(const Comm* c) {

@@ -131,6 +131,8 @@ void for_each_comm(void (*f)(const CommView&, void*), void* arg) {
 }
 
 namespace {
+RequestlessWaits g_requestless_waits = nullptr;
+
 Stage send_stage(const Request& r) {
   switch (r.item.header.type) {
     case transport::PacketType::kEagerSync: return r.handed ? Stage::kSyncAck : Stage::kEagerQueued;
@@ -139,10 +141,6 @@ Stage send_stage(const Request& r) {
     default: return Stage::kTransfer;
   }
 }
-}  // namespace
-
-namespace {
-RequestlessWaits g_requestless_waits = nullptr;
 }  // namespace
 
 void for_each_pending(void (*f)(const RequestView&, void*), void* arg) {

@@ -5,8 +5,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +16,7 @@
 #include "comm/comm_build.h"
 #include "core/alloc_mem.h"
 #include "core/engine.h"
+#include "core/node_segment.h"
 #include "core/p2p.h"
 #include "core/remote_copy.h"
 #include "rma/am.h"
@@ -119,29 +118,15 @@ uint8_t* make_segment(Window* w, int64_t bytes, Record* mine) {
   static unsigned serial = 0;
   std::snprintf(mine->name, sizeof mine->name, "/sonde-wa-%d-%u-%u", int(getpid()), w->comm->context, ++serial);
   const size_t len = kHeadBytes + size_t(bytes);
-  int fd = shm_open(mine->name, O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) {
+  uint8_t* p = create_node_segment(mine->name, len);
+  if (!p) {
     mine->name[0] = 0;
     return nullptr;
   }
-  void* p = MAP_FAILED;
-  // posix_fallocate reserves the pages, so a full /dev/shm is an error
-  // here rather than a SIGBUS at the first store.
-  if (ftruncate(fd, off_t(len)) == 0 && posix_fallocate(fd, 0, off_t(len)) == 0)
-    p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) {
-    shm_unlink(mine->name);
-    mine->name[0] = 0;
-    return nullptr;
-  }
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  mine->nonce = (uint64_t(getpid()) << 40) ^ (uint64_t(ts.tv_sec) << 20) ^ uint64_t(ts.tv_nsec) ^ serial;
-  auto* head = static_cast<SegmentHead*>(p);
-  head->nonce = mine->nonce;
-  w->mappings.emplace_back(static_cast<uint8_t*>(p), len);
-  return static_cast<uint8_t*>(p) + kHeadBytes;
+  mine->nonce = node_segment_nonce();
+  reinterpret_cast<SegmentHead*>(p)->nonce = mine->nonce;
+  w->mappings.emplace_back(p, len);
+  return p + kHeadBytes;
 }
 
 // MPI_Win_allocate: this process's memory in a new segment. False when
@@ -177,17 +162,11 @@ void open_peers(Window* w, const std::vector<Record>& all) {
     if (i == me || !on_this_node(w->comm->world[i])) continue;
     if (r.name[0]) {
       const size_t len = kHeadBytes + (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? sizeof(RegionTable) : size_t(r.size));
-      int fd = shm_open(r.name, O_RDWR, 0600);
-      struct stat st {};
-      void* p = MAP_FAILED;
-      if (fd >= 0 && fstat(fd, &st) == 0 && size_t(st.st_size) == len)
-        p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      if (fd >= 0) close(fd);
-      if (p != MAP_FAILED) {
-        auto* head = static_cast<SegmentHead*>(p);
+      if (uint8_t* p = open_node_segment(r.name, len)) {
+        auto* head = reinterpret_cast<SegmentHead*>(p);
         if (head->nonce == r.nonce) {
-          w->mappings.emplace_back(static_cast<uint8_t*>(p), len);
-          uint8_t* memory = static_cast<uint8_t*>(p) + kHeadBytes;
+          w->mappings.emplace_back(p, len);
+          uint8_t* memory = p + kHeadBytes;
           if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
             w->tables[i] = reinterpret_cast<const RegionTable*>(memory);
           } else {

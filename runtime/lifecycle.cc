@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +29,7 @@
 #include "transports/exchange.h"
 #include "transports/ofi/ofi_transport.h"
 #include "transports/self/self_transport.h"
+#include "transports/shm/segment.h"
 #include "transports/shm/shm_transport.h"
 
 namespace sonde::engine {
@@ -81,10 +81,8 @@ int start_core(Engine& e, Wireup& wireup) {
     // the job id, so the launcher removes what a killed rank leaves.
     const std::string& id = wireup.job_id();
     char* out = process().shm_job_id;
-    const bool usable = !id.empty() && id.size() < sizeof process().shm_job_id &&
-                        std::all_of(id.begin(), id.end(), [](unsigned char ch) { return std::isalnum(ch) != 0; });
-    std::memcpy(out, id.c_str(), usable ? id.size() + 1 : 1);
-    if (!usable) out[0] = 0;
+    const bool usable = transport::shm::valid_job_id(id) && id.size() < sizeof process().shm_job_id;
+    std::memcpy(out, usable ? id.c_str() : "", usable ? id.size() + 1 : 1);
   }
   std::vector<std::unique_ptr<transport::Transport>> transports;
   std::vector<transport::Transport*> route(size_t(world_size), nullptr);

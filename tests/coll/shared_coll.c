@@ -30,6 +30,7 @@
  */
 #include <dirent.h>
 
+#include "tests/coll/segments.h"
 #include "tests/integration/itest.h"
 
 #define SENT (-12345) /* what gaps and not-yet-received data hold */
@@ -43,7 +44,6 @@ typedef struct {
 
 static uint32_t g_id;      /* data id of the current call: the same on every rank */
 static int shm_on;         /* communicators of all ranks get segments: 2..16 ranks, SONDE_COLL_SHM is not 0 */
-static char g_pattern[96]; /* "/sonde-<job>-coll-": this job's segment names (coll/shared.cc) */
 
 /* ---- deterministic data ---------------------------------------------------------- */
 
@@ -480,18 +480,6 @@ static void refusal(const Cx* c) {
 
 /* ---- 6. segments come and go with their communicators ------------------------------ */
 
-/* Mappings of this job's collective segments in this process. */
-static int mapped_segments(void) {
-  FILE* f = fopen("/proc/self/maps", "r");
-  if (!f) return -1;
-  char line[1024];
-  int n = 0;
-  while (fgets(line, sizeof line, f))
-    if (strstr(line, g_pattern)) ++n;
-  fclose(f);
-  return n;
-}
-
 /* No POSIX shared-memory object of this job's collective segments is left. */
 static void leftover_objects(void) {
   DIR* d = opendir("/dev/shm");
@@ -564,11 +552,9 @@ int main(int argc, char** argv) {
   itest_init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   itest_print_jobid();
-  const char* job = getenv("SONDE_JOBID");
+  segments_init();
   const char* env = getenv("SONDE_COLL_SHM");
   shm_on = !(env && strcmp(env, "0") == 0) && itest_size >= 2 && itest_size <= 16;
-  if (job) snprintf(g_pattern, sizeof g_pattern, "/sonde-%s-coll-", job);
-  else snprintf(g_pattern, sizeof g_pattern, "-coll-");
 
   MPI_Datatype v;
   MPI_Type_vector(4, 1, 2, MPI_INT, &v);

@@ -8,25 +8,15 @@
  * maps fewer segments than duplicates but at least one, and that every
  * mapping is gone once the duplicates are freed.
  */
+#include "tests/coll/segments.h"
 #include "tests/integration/itest.h"
 
 enum { kComms = 800, kCalls = 18 };
 
-/* Mappings of collective segments in this process. */
-static int mapped_segments(void) {
-  FILE* f = fopen("/proc/self/maps", "r");
-  if (!f) return -1;
-  char line[1024];
-  int n = 0;
-  while (fgets(line, sizeof line, f))
-    if (strstr(line, "/sonde-") && strstr(line, "-coll-")) ++n;
-  fclose(f);
-  return n;
-}
-
 int main(int argc, char** argv) {
   itest_init(&argc, &argv);
   itest_print_jobid();
+  segments_init();
   MPI_Comm* comms = malloc(kComms * sizeof *comms);
   const int before = mapped_segments();
   for (int i = 0; i < kComms; ++i) {
