@@ -153,8 +153,13 @@ Task allreduce_doubling(Schedule& s, void** acc, void** tmp, int64_t count, Data
 // newrank 0 instead. Commutative ops only: each step folds the partner's
 // half into this rank's (partner op mine), the wrong order whenever the
 // partner holds higher ranks.
-Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int newrank,
-                       int pof2, int rem, bool gather_only) {
+//
+// `input`, when not null, is this rank's vector and acc holds nothing yet:
+// the first step then receives the partner's half straight into acc and
+// folds the input's half into it (mine op partner's: commutative), so the
+// input is never copied whole.
+Task allreduce_halving(Schedule& s, const void* input, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op,
+                       int newrank, int pof2, int rem, bool gather_only) {
   // Block i of pof2: elements [first(i), first(i+1)); the first count%pof2 blocks get one extra.
   const int64_t q = count / pof2, extra = count % pof2;
   auto first = [q, extra](int64_t i) { return i * q + std::min(i, extra); };
@@ -169,10 +174,18 @@ Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatyp
     const Range keep = newrank < partner ? Range{lo, mid} : Range{mid, hi};
     const Range give = newrank < partner ? Range{mid, hi} : Range{lo, mid};
     const int64_t keep_n = first(keep.hi) - first(keep.lo), give_n = first(give.hi) - first(give.lo);
-    s.recv(at(tmp, first(keep.lo), type), keep_n, type, unfolded(partner, rem));
-    s.send(at(acc, first(give.lo), type), give_n, type, unfolded(partner, rem));
-    SONDE_CO_TRY(co_await s.round());
-    SONDE_CO_TRY(reduce_local(at(tmp, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
+    if (input) {
+      s.recv(at(acc, first(keep.lo), type), keep_n, type, unfolded(partner, rem));
+      s.send(at(input, first(give.lo), type), give_n, type, unfolded(partner, rem));
+      SONDE_CO_TRY(co_await s.round());
+      SONDE_CO_TRY(reduce_local(at(input, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
+      input = nullptr;
+    } else {
+      s.recv(at(tmp, first(keep.lo), type), keep_n, type, unfolded(partner, rem));
+      s.send(at(acc, first(give.lo), type), give_n, type, unfolded(partner, rem));
+      SONDE_CO_TRY(co_await s.round());
+      SONDE_CO_TRY(reduce_local(at(tmp, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
+    }
     before.push_back({lo, hi});
     lo = keep.lo;
     hi = keep.hi;
@@ -199,20 +212,28 @@ Task allreduce_halving(Schedule& s, void* acc, void* tmp, int64_t count, Datatyp
 // rank hands its vector (acc) to the odd one above it, which folds it in
 // (lower rank first, so order holds), leaving pof2 participants. Sets
 // *newrank to this rank's place among them, or -1 for a rank folded away.
-Task fold(Schedule& s, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int rem, int* newrank) {
+// *input, when not null, is this rank's vector and acc holds nothing yet
+// (commutative ops only): an even rank sends the input, an odd one receives
+// straight into acc and folds the input in, and both then set *input to
+// null (acc is what holds the data, or the rank is out).
+Task fold(Schedule& s, const void** input, void* acc, void* tmp, int64_t count, Datatype* type, MPI_Op op, int rem,
+          int* newrank) {
   const int r = s.r;
   if (r >= 2 * rem) {
     *newrank = r - rem;
     co_return MPI_SUCCESS;
   }
+  const void* mine = *input;
+  *input = nullptr;
   if (r % 2 == 0) {
     *newrank = -1;
-    s.send(acc, count, type, r + 1);
+    s.send(mine ? mine : acc, count, type, r + 1);
     co_return co_await s.round();
   }
   *newrank = r / 2;
-  s.recv(tmp, count, type, r - 1);
+  s.recv(mine ? acc : tmp, count, type, r - 1);
   SONDE_CO_TRY(co_await s.round());
+  if (mine) co_return reduce_local(mine, acc, count, *type, op);
   co_return reduce_local(tmp, acc, count, *type, op);
 }
 
@@ -226,10 +247,10 @@ Task reduce_halving(Schedule& s, const void* input, void* rbuf, int64_t count, D
   TypedScratch acc_store, tmp_store;
   void* acc = acc_store.allocate(count, type);
   void* tmp = tmp_store.allocate(count, type);
-  SONDE_CO_TRY(copy(input, count, type, acc, count, type));
   int newrank = -1;
-  SONDE_CO_TRY(co_await fold(s, acc, tmp, count, type, op, rem, &newrank));
-  if (newrank >= 0) SONDE_CO_TRY(co_await allreduce_halving(s, acc, tmp, count, type, op, newrank, pof2, rem, true));
+  SONDE_CO_TRY(co_await fold(s, &input, acc, tmp, count, type, op, rem, &newrank));
+  if (newrank >= 0)
+    SONDE_CO_TRY(co_await allreduce_halving(s, input, acc, tmp, count, type, op, newrank, pof2, rem, true));
   const int holder = unfolded(0, rem);
   if (r == holder) {
     if (r == root) co_return copy(acc, count, type, rbuf, count, type);
@@ -245,22 +266,29 @@ Task reduce_halving(Schedule& s, const void* input, void* rbuf, int64_t count, D
 
 Task allreduce_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op) {
   const int p = s.p, r = s.r;
-  if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, count, type, rbuf, count, type));
-  if (p == 1 || count == 0 || type->size == 0) co_return MPI_SUCCESS;
-
   const bool commutative = op_is_commutative(op);
   const int pof2 = pof2_below(p);
   const int rem = p - pof2;
+  const bool empty = count == 0 || type->size == 0;
+  const bool halving = p > 1 && !empty && commutative && count >= pof2 && count * type->size >= kAllreduceLarge;
+  // Halving reads the input where it is (fold and its first step write
+  // rbuf); otherwise the result builds up in rbuf from a copy of it.
+  const void* input = sbuf == MPI_IN_PLACE ? nullptr : sbuf;
+  if (input && !halving) {
+    SONDE_CO_TRY(copy(input, count, type, rbuf, count, type));
+    input = nullptr;
+  }
+  if (p == 1 || empty) co_return MPI_SUCCESS;
 
   TypedScratch tmp_store;
   void* acc = rbuf;
   void* tmp = tmp_store.allocate(count, type);
   int newrank = -1;
-  SONDE_CO_TRY(co_await fold(s, acc, tmp, count, type, op, rem, &newrank));
+  SONDE_CO_TRY(co_await fold(s, &input, acc, tmp, count, type, op, rem, &newrank));
 
   if (newrank >= 0) {
-    if (commutative && count >= pof2 && count * type->size >= kAllreduceLarge) {
-      SONDE_CO_TRY(co_await allreduce_halving(s, acc, tmp, count, type, op, newrank, pof2, rem, false));
+    if (halving) {
+      SONDE_CO_TRY(co_await allreduce_halving(s, input, acc, tmp, count, type, op, newrank, pof2, rem, false));
     } else {
       SONDE_CO_TRY(co_await allreduce_doubling(s, &acc, &tmp, count, type, op, commutative, newrank, pof2, rem));
       if (acc != rbuf) SONDE_CO_TRY(copy(acc, count, type, rbuf, count, type));
