@@ -27,7 +27,9 @@ using Piece = Block;
 // `scattered` posts every transfer at once (one round); otherwise pairwise,
 // one partner per round (r+i out, r-i in), which keeps a single pair of
 // large messages in flight per rank. In place, the outgoing data is first
-// packed out of the receive pieces.
+// packed out of the receive pieces; otherwise the rank copies its own
+// piece once the first transfers are posted, while its partners (and, for
+// large messages, the copy engine of the rendezvous) move those.
 Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool in_place, bool scattered) {
   const int p = s.p, r = s.r;
   ScratchBytes packed;
@@ -40,15 +42,21 @@ Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool i
       if (j != r) pack_all(in[j].buf, in[j].count, in[j].type, packed.data() + off[j]);
       out[j] = Piece{packed.data() + off[j], off[j + 1] - off[j], byte_type()};
     }
-  } else {
-    SONDE_CO_TRY(copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type));
   }
+  bool own_copied = in_place;
   for (int i = 1; i < p; ++i) {
     const int to = (r + i) % p, from = (r - i + p) % p;
     s.recv(in[from].buf, in[from].count, in[from].type, from);
     s.send(out[to].buf, out[to].count, out[to].type, to);
-    if (!scattered) SONDE_CO_TRY(co_await s.round());
+    if (!scattered) {
+      if (!own_copied) {
+        own_copied = true;
+        SONDE_CO_TRY(copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type));
+      }
+      SONDE_CO_TRY(co_await s.round());
+    }
   }
+  if (!own_copied) SONDE_CO_TRY(copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type));
   co_return co_await s.round();
 }
 
@@ -97,7 +105,8 @@ Task alltoall_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* styp
     out[j] = Piece{const_cast<uint8_t*>(at(sbuf, int64_t(j) * scount, stype)), scount, stype};
     in[j] = Piece{at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype};
   }
-  co_return co_await exchange(s, std::move(out), std::move(in), in_place, block <= kAlltoallScatteredMax);
+  co_return co_await exchange(s, std::move(out), std::move(in), in_place,
+                              block <= kAlltoallScatteredMax || p <= kAlltoallScatteredRanks);
 }
 
 // ---- intercommunicators (see coll_internal.h) --------------------------------------

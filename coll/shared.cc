@@ -2,14 +2,16 @@
 // the protocol that lets ranks reuse their slots, and the six calls.
 //
 // The segment: a head line, one control line per rank (its `arrive`), then
-// per rank kLines line slots (a 16-byte header {seq, bytes} and up to 48
-// bytes of data in one line) and kPhases slots (the header and room for
-// `slot` bytes of data). A call uses line slots when one rank's
-// contribution fits in one, slots otherwise; below, "slot" is either, and
-// with line slots kPhases stands for kLines. Rank r alone writes its
+// per rank three tiers of slots, each slot a 16-byte header {seq, bytes}
+// and room for data: kLines line slots (up to 48 bytes of data, in one
+// line), kPhases medium slots (up to `medium` bytes: the segment's slot
+// size, at most kMediumMax) and, when the slot size is larger than that,
+// kLargePhases large slots (up to `slot` bytes). A call uses the smallest
+// tier its one-rank contribution fits in; below, "slot" is any of them,
+// and kPhases stands for the tier's slot count. Rank r alone writes its
 // control line and its slots. A call with sequence number s (the
 // communicator's coll_seq, the same on every member) uses phase
-// s % kPhases:
+// s % kPhases of its tier:
 // - a rank with data for s first waits until every other rank has passed
 //   the call that last wrote that phase of its slot (their `arrive` is
 //   beyond it: they finished reading it), writes the data and `bytes`,
@@ -55,13 +57,27 @@ using namespace detail;
 
 namespace {
 
-constexpr int kPhases = 8;
-// Contributions of at most kLineData bytes go to line slots instead: a
-// header and the data in one 64-byte line, kLines of them per rank, so a
-// root may run far ahead (which matters most when ranks outnumber cores
-// and every wait may cost a time slice).
+// Contributions of at most kLineData bytes go to line slots: a header and
+// the data in one 64-byte line, kLines of them per rank, so a root may run
+// far ahead (which matters most when ranks outnumber cores and every wait
+// may cost a time slice).
 constexpr int kLines = 256;
 constexpr uint64_t kLineData = 48;
+// Up to kMediumMax bytes: kPhases medium slots; larger ones (up to the
+// slot size) kLargePhases large slots, fewer since each costs more of the
+// segment and a call that large is bound by copying, not by waiting.
+constexpr int kPhases = 8;
+constexpr uint64_t kMediumMax = 4096;
+constexpr int kLargePhases = 4;
+enum Tier { kLineTier, kMediumTier, kLargeTier };
+constexpr int kTierSlots[] = {kLines, kPhases, kLargePhases};
+// Allgather and Alltoall take the segment up to kMediumMax bytes per rank
+// only: every rank copies every contribution out of it, which above that
+// costs more than point-to-point's single copy. A reduction takes it while
+// p times its vector is at most kCombineSpan: the ranks that combine read
+// every member's vector, against about two vectors' worth for the
+// point-to-point algorithms at large sizes.
+constexpr uint64_t kCombineSpan = 256 * 1024;
 
 struct alignas(64) Control {
   // This rank finished every call before this one and, if it has data for
@@ -83,8 +99,12 @@ struct alignas(64) Head {
 
 // One slot with its header, in whole lines.
 size_t slot_stride(uint64_t slot) { return (kSlotHead + size_t(slot) + 63) / 64 * 64; }
-// One rank's line slots, then its slots.
-size_t rank_bytes(uint64_t slot) { return kLines * 64 + kPhases * slot_stride(slot); }
+uint64_t medium_of(uint64_t slot) { return std::min(slot, kMediumMax); }
+// One rank's line slots, then its medium slots, then its large ones.
+size_t rank_bytes(uint64_t slot) {
+  return kLines * 64 + kPhases * slot_stride(medium_of(slot)) +
+         (slot > kMediumMax ? kLargePhases * slot_stride(slot) : 0);
+}
 size_t segment_bytes(int p, uint64_t slot) {
   return sizeof(Head) + sizeof(Control) * size_t(p) + size_t(p) * rank_bytes(slot);
 }
@@ -100,7 +120,15 @@ size_t g_made_bytes = 0;
 class State {
  public:
   State(uint8_t* base, size_t len, int p, int me, uint64_t slot)
-      : slot(slot), p(p), me(me), base_(base), len_(len), stride_(slot_stride(slot)), rank_bytes_(rank_bytes(slot)) {}
+      : slot(slot),
+        medium(medium_of(slot)),
+        p(p),
+        me(me),
+        base_(base),
+        len_(len),
+        medium_stride_(slot_stride(medium)),
+        large_stride_(slot_stride(slot)),
+        rank_bytes_(rank_bytes(slot)) {}
   ~State() {
     munmap(base_, len_);
     if (me == 0) g_made_bytes -= len_;
@@ -109,33 +137,42 @@ class State {
   State& operator=(const State&) = delete;
 
   Control& ctl(int r) const { return reinterpret_cast<Control*>(base_ + sizeof(Head))[r]; }
-  // r's slot for call seq: a line slot (line) or a full one.
-  SlotHead& head(int r, uint64_t seq, bool line) const {
+  // The tier a one-rank contribution of n bytes uses (n <= slot).
+  Tier tier(uint64_t n) const { return n <= kLineData ? kLineTier : n <= medium ? kMediumTier : kLargeTier; }
+  // r's slot of the tier for call seq.
+  SlotHead& head(int r, uint64_t seq, Tier t) const {
     uint8_t* mine = base_ + sizeof(Head) + sizeof(Control) * size_t(p) + size_t(r) * rank_bytes_;
-    return *reinterpret_cast<SlotHead*>(line ? mine + (seq % kLines) * 64
-                                             : mine + kLines * 64 + (seq % kPhases) * stride_);
+    uint8_t* at = t == kLineTier     ? mine + (seq % kLines) * 64
+                  : t == kMediumTier ? mine + kLines * 64 + (seq % kPhases) * medium_stride_
+                                     : mine + kLines * 64 + kPhases * medium_stride_ + (seq % kLargePhases) * large_stride_;
+    return *reinterpret_cast<SlotHead*>(at);
   }
-  uint8_t* data(int r, uint64_t seq, bool line) const {
-    return reinterpret_cast<uint8_t*>(&head(r, seq, line)) + kSlotHead;
-  }
+  uint8_t* data(int r, uint64_t seq, Tier t) const { return reinterpret_cast<uint8_t*>(&head(r, seq, t)) + kSlotHead; }
+  uint64_t room(Tier t) const { return t == kLineTier ? kLineData : t == kMediumTier ? medium : slot; }
   uint64_t arrive(int r) const { return ctl(r).arrive.load(std::memory_order_acquire); }
   // r's data for call seq is there, or (refused: also reading r's
   // control line) r is past the call without it.
-  bool has(int r, uint64_t seq, bool line, bool refused) const {
-    return head(r, seq, line).seq.load(std::memory_order_acquire) == seq || (refused && arrive(r) >= seq);
+  bool has(int r, uint64_t seq, Tier t, bool refused) const {
+    return head(r, seq, t).seq.load(std::memory_order_acquire) == seq || (refused && arrive(r) >= seq);
+  }
+  // The call that last wrote this rank's slot of the tier for call seq.
+  uint64_t& last_write(uint64_t seq, Tier t) {
+    return t == kLineTier ? last_line_[seq % kLines] : t == kMediumTier ? last_medium_[seq % kPhases] : last_large_[seq % kLargePhases];
   }
 
-  const uint64_t slot;
+  const uint64_t slot;    // the largest one-rank contribution
+  const uint64_t medium;  // ... that uses a medium slot
   const int p, me;
-  uint64_t last_write[kPhases] = {};  // the call that last wrote each of this rank's slots
-  uint64_t last_line[kLines] = {};    // ... and each of its line slots
-  uint64_t floor = 0;                 // every other rank's arrive was at least this when last read
+  uint64_t floor = 0;  // every other rank's arrive was at least this when last read
 
  private:
   uint8_t* const base_;
   const size_t len_;
-  const size_t stride_;
+  const size_t medium_stride_, large_stride_;
   const size_t rank_bytes_;
+  uint64_t last_line_[kLines] = {};
+  uint64_t last_medium_[kPhases] = {};
+  uint64_t last_large_[kLargePhases] = {};
 };
 
 State* state(Comm* c) { return static_cast<State*>(c->coll_shared.get()); }
@@ -152,21 +189,21 @@ struct Wait {
   uint64_t seq;
   int only;
   bool data;
-  bool line;
+  Tier tier;
   uint64_t need;
   uint64_t since;
   Wait* next;
 };
 Wait* g_waits = nullptr;
 
-bool got(const State& st, int j, bool data, bool line, uint64_t seq, uint64_t need, bool refused = true) {
-  return data ? st.has(j, seq, line, refused) : st.arrive(j) >= need;
+bool got(const State& st, int j, bool data, Tier tier, uint64_t seq, uint64_t need, bool refused = true) {
+  return data ? st.has(j, seq, tier, refused) : st.arrive(j) >= need;
 }
 
 void visit_waits(void (*f)(const introspect::RequestView&, void*), void* arg) {
   for (const Wait* w = g_waits; w; w = w->next) {
     for (int j = 0; j < w->st->p; ++j) {
-      if (j == w->st->me || (w->only >= 0 && j != w->only) || got(*w->st, j, w->data, w->line, w->seq, w->need))
+      if (j == w->st->me || (w->only >= 0 && j != w->only) || got(*w->st, j, w->data, w->tier, w->seq, w->need))
         continue;
       introspect::RequestView v;
       v.id = reinterpret_cast<const char*>(w) + j;
@@ -188,25 +225,25 @@ struct RegisterWaits {
 // `from` is the first rank not yet seen done; advanced past those that are.
 // `refused`: also notice ranks that refused the call (a data wait then
 // reads their control lines too, which their next store must take back).
-bool reached(const State& st, int only, bool data, bool line, uint64_t seq, uint64_t need, int& from, bool refused) {
-  if (only >= 0) return got(st, only, data, line, seq, need, refused);
+bool reached(const State& st, int only, bool data, Tier tier, uint64_t seq, uint64_t need, int& from, bool refused) {
+  if (only >= 0) return got(st, only, data, tier, seq, need, refused);
   for (; from < st.p; ++from)
-    if (from != st.me && !got(st, from, data, line, seq, need, refused)) return false;
+    if (from != st.me && !got(st, from, data, tier, seq, need, refused)) return false;
   return true;
 }
 
 // Progresses the engine (other traffic, nonblocking operations) until
 // `only`, or every other rank, has its data of call seq there (data) or
 // its arrive at `need` or beyond.
-void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, bool line, uint64_t need) {
+void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, Tier tier, uint64_t need) {
   int from = 0;
-  if (!reached(st, only, data, line, seq, need, from, true)) {
+  if (!reached(st, only, data, tier, seq, need, from, true)) {
     if (c->coll_since == 0) c->coll_since = stamp_now();
-    Wait w{c, &st, kind, seq, only, data, line, need, c->coll_since, g_waits};
+    Wait w{c, &st, kind, seq, only, data, tier, need, c->coll_since, g_waits};
     g_waits = &w;
     int idle = 0;
     // A refusal is rare: looked for on every 32nd poll only.
-    for (unsigned polls = 1; !reached(st, only, data, line, seq, need, from, polls % 32 == 0); ++polls) {
+    for (unsigned polls = 1; !reached(st, only, data, tier, seq, need, from, polls % 32 == 0); ++polls) {
       if (progress() == 0) engine().idle(idle);
       else idle = 0;
     }
@@ -220,7 +257,7 @@ void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, bool
 // Every other rank's arrive is at least `need`; st.floor becomes their
 // least arrive.
 void await_floor(State& st, Comm* c, int kind, uint64_t seq, uint64_t need) {
-  await(st, c, kind, seq, -1, false, false, need);
+  await(st, c, kind, seq, -1, false, kLineTier, need);
   uint64_t least = UINT64_MAX;
   for (int j = 0; j < st.p; ++j)
     if (j != st.me) least = std::min(least, st.arrive(j));
@@ -240,19 +277,19 @@ uint64_t enter(State& st, Comm* c) {
   return seq;
 }
 
-// Writes this rank's data for call seq into its line slot (line) or its
-// slot: `fill(slot)` puts `bytes` (per block: `blocks` of them) there once
-// the slot is free. More than the slot holds is recorded but not written;
+// Writes this rank's data for call seq into its slot of the tier:
+// `fill(slot)` puts `bytes` (per block: `blocks` of them) there once the
+// slot is free. More than the slot holds is recorded but not written;
 // readers then report the mismatch.
 template <class Fill>
-void write(State& st, Comm* c, int kind, uint64_t seq, bool line, uint64_t bytes, uint64_t blocks, Fill fill) {
-  const uint64_t phases = line ? kLines : kPhases;
-  uint64_t& last = line ? st.last_line[seq % kLines] : st.last_write[seq % kPhases];
+void write(State& st, Comm* c, int kind, uint64_t seq, Tier tier, uint64_t bytes, uint64_t blocks, Fill fill) {
+  const uint64_t phases = uint64_t(kTierSlots[tier]);
+  uint64_t& last = st.last_write(seq, tier);
   // When it must wait, it waits until the others are at most half the
   // phases behind: that many calls then need no look at their lines.
   if (last != 0 && st.floor <= last) await_floor(st, c, kind, seq, std::max(last + 1, seq - phases / 2));
-  if (bytes * blocks <= (line ? kLineData : st.slot)) fill(st.data(st.me, seq, line));
-  SlotHead& h = st.head(st.me, seq, line);
+  if (bytes * blocks <= st.room(tier)) fill(st.data(st.me, seq, tier));
+  SlotHead& h = st.head(st.me, seq, tier);
   h.bytes = bytes;
   h.seq.store(seq, std::memory_order_release);
   last = seq;
@@ -261,11 +298,11 @@ void write(State& st, Comm* c, int kind, uint64_t seq, bool line, uint64_t bytes
 // Rank j's data for call seq (its arrive already reached seq), or an error
 // class: j refused the call (MPI_ERR_OTHER), or its data is not `bytes`
 // long (their type signatures differ: MPI_ERR_TRUNCATE).
-int data_of(const State& st, int j, uint64_t seq, bool line, uint64_t bytes, const uint8_t** out) {
-  const SlotHead& h = st.head(j, seq, line);
+int data_of(const State& st, int j, uint64_t seq, Tier tier, uint64_t bytes, const uint8_t** out) {
+  const SlotHead& h = st.head(j, seq, tier);
   if (h.seq.load(std::memory_order_acquire) != seq) return MPI_ERR_OTHER;
   if (h.bytes != bytes) return MPI_ERR_TRUNCATE;
-  *out = st.data(j, seq, line);
+  *out = st.data(j, seq, tier);
   return MPI_SUCCESS;
 }
 
@@ -283,17 +320,36 @@ void unpack_from(const uint8_t* in, void* buf, int64_t count, const Datatype* ty
 // non-commutative operation combines as MPI requires, and every rank that
 // combines gets the same bits. `mine`: this rank's input in the user's
 // layout (not out), or null to read it from its slot like the others'.
-int combine(const State& st, uint64_t seq, bool line, void* out, int64_t count, Datatype* type, MPI_Op op,
+// A contiguous type combines in pieces of about kCombinePiece bytes, each
+// finished while it is still in this core's cache (MPI operations work
+// element by element, so the pieces give the same bits).
+constexpr int64_t kCombinePiece = 8192;
+int combine(const State& st, uint64_t seq, Tier tier, void* out, int64_t count, Datatype* type, MPI_Op op,
             const void* mine) {
   const uint64_t n = uint64_t(count * type->size);
   const uint8_t* d[kMaxRanks];
   for (int j = 0; j < st.p; ++j)
     if (j != st.me || !mine)
-      if (const int rc = data_of(st, j, seq, line, n, &d[j]); rc != MPI_SUCCESS) return rc;
-  if (st.me == st.p - 1 && mine) {
+      if (const int rc = data_of(st, j, seq, tier, n, &d[j]); rc != MPI_SUCCESS) return rc;
+  const bool last_mine = st.me == st.p - 1 && mine;
+  if (type->contiguous) {
+    const int64_t size = type->size, step = std::max<int64_t>(1, kCombinePiece / size);
+    for (int64_t k0 = 0; k0 < count; k0 += step) {
+      const int64_t k = std::min(step, count - k0);
+      uint8_t* o = at(out, k0, type);
+      if (last_mine) std::memcpy(contiguous_start(*type, o), contiguous_start(*type, at(mine, k0, type)), size_t(k * size));
+      else std::memcpy(contiguous_start(*type, o), d[st.p - 1] + k0 * size, size_t(k * size));
+      for (int j = st.p - 2; j >= 0; --j) {
+        const void* in = j == st.me && mine ? static_cast<const void*>(at(mine, k0, type)) : d[j] + k0 * size - type->true_lb;
+        if (const int rc = reduce_local(in, o, k, *type, op); rc != MPI_SUCCESS) return rc;
+      }
+    }
+    return MPI_SUCCESS;
+  }
+  if (last_mine) {
     if (const int rc = copy(mine, count, type, out, count, type); rc != MPI_SUCCESS) return rc;
   } else {
-    unpack_from(d[st.p - 1], out, count, type);
+    unpack_all(d[st.p - 1], out, count, type);
   }
   TypedScratch scratch;
   void* tmp = nullptr;
@@ -301,8 +357,6 @@ int combine(const State& st, uint64_t seq, bool line, void* out, int64_t count, 
     const void* in;
     if (j == st.me && mine) {
       in = mine;
-    } else if (type->contiguous) {
-      in = d[j] - type->true_lb;
     } else {
       if (!tmp) tmp = scratch.allocate(count, type);
       unpack_all(d[j], tmp, count, type);
@@ -313,11 +367,24 @@ int combine(const State& st, uint64_t seq, bool line, void* out, int64_t count, 
   return MPI_SUCCESS;
 }
 
+// How the ranks use a call's contributions, which bounds the sizes that
+// take the segment: read by some ranks (Bcast), combined from every
+// member's (Reduce, Allreduce: p * n <= kCombineSpan) or copied out by
+// every rank (Allgather, Alltoall: a medium slot at most).
+enum class Use { kRead, kCombined, kCopiedOut };
+
 // A call with data of n bytes (per rank) goes through the segment.
-State* fits(Comm* c, int64_t n) {
+State* fits(Comm* c, int64_t n, Use use) {
   decide(c);
   State* st = state(c);
-  return st && n > 0 && uint64_t(n) <= st->slot ? st : nullptr;
+  if (!st || n <= 0) return nullptr;
+  const uint64_t u = uint64_t(n);
+  switch (use) {
+    case Use::kRead: return u <= st->slot ? st : nullptr;
+    case Use::kCombined: return u <= st->slot && u * uint64_t(st->p) <= kCombineSpan ? st : nullptr;
+    case Use::kCopiedOut: return u <= st->medium ? st : nullptr;
+  }
+  return nullptr;
 }
 
 // ---- making and mapping the segment ------------------------------------------------
@@ -414,27 +481,27 @@ bool barrier(Comm* c, int* rc) {
   if (!st) return false;
   const uint64_t seq = enter(*st, c);
   publish(*st, seq);
-  await(*st, c, kBarrier, seq, -1, false, false, seq);
+  await(*st, c, kBarrier, seq, -1, false, kLineTier, seq);
   *rc = MPI_SUCCESS;
   return true;
 }
 
 bool bcast(void* buf, int64_t count, Datatype* type, int root, Comm* c, int* rc) {
   const int64_t n = count * type->size;
-  State* st = fits(c, n);
+  State* st = fits(c, n, Use::kRead);
   if (!st) return false;
-  const bool line = uint64_t(n) <= kLineData;
+  const Tier tier = st->tier(uint64_t(n));
   const uint64_t seq = enter(*st, c);
   if (c->rank == root) {
-    write(*st, c, kBcast, seq, line, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(buf, count, type, slot); });
+    write(*st, c, kBcast, seq, tier, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(buf, count, type, slot); });
     publish(*st, seq);
     *rc = MPI_SUCCESS;
     return true;
   }
   publish(*st, seq);
-  await(*st, c, kBcast, seq, root, true, line, seq);
+  await(*st, c, kBcast, seq, root, true, tier, seq);
   const uint8_t* d = nullptr;
-  *rc = data_of(*st, root, seq, line, uint64_t(n), &d);
+  *rc = data_of(*st, root, seq, tier, uint64_t(n), &d);
   if (*rc == MPI_SUCCESS) unpack_from(d, buf, count, type);
   return true;
 }
@@ -443,24 +510,24 @@ namespace {
 // Reduce (root >= 0: only the root combines) and Allreduce (root < 0).
 bool reduction(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* c, int* rc) {
   const int64_t n = count * type->size;
-  State* st = fits(c, n);
+  State* st = fits(c, n, Use::kCombined);
   if (!st) return false;
   const int kind = root < 0 ? kAllreduce : kReduce;
-  const bool line = uint64_t(n) <= kLineData;
+  const Tier tier = st->tier(uint64_t(n));
   const uint64_t seq = enter(*st, c);
   // A Reduce's root reads its own input where it is, unless that is rbuf,
   // which the result overwrites.
   const bool in_place = sbuf == MPI_IN_PLACE;
   if (root < 0 || c->rank != root || in_place) {
     const void* in = in_place ? rbuf : sbuf;
-    write(*st, c, kind, seq, line, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(in, count, type, slot); });
+    write(*st, c, kind, seq, tier, uint64_t(n), 1, [&](uint8_t* slot) { pack_to(in, count, type, slot); });
   }
   publish(*st, seq);
   *rc = MPI_SUCCESS;
   if (root >= 0 && c->rank != root) return true;
-  await(*st, c, kind, seq, -1, true, line, seq);
+  await(*st, c, kind, seq, -1, true, tier, seq);
   try {
-    *rc = combine(*st, seq, line, rbuf, count, type, op, in_place ? nullptr : sbuf);
+    *rc = combine(*st, seq, tier, rbuf, count, type, op, in_place ? nullptr : sbuf);
   } catch (const std::bad_alloc&) {
     *rc = MPI_ERR_NO_MEM;
   }
@@ -479,22 +546,22 @@ bool allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_
 bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
                int* rc) {
   const int64_t n = rcount * rtype->size;  // every rank's block, as every rank receives it
-  State* st = fits(c, n);
+  State* st = fits(c, n, Use::kCopiedOut);
   if (!st) return false;
-  const bool line = uint64_t(n) <= kLineData;
+  const Tier tier = st->tier(uint64_t(n));
   const uint64_t seq = enter(*st, c);
   const bool in_place = sbuf == MPI_IN_PLACE;
   const void* src = in_place ? at(rbuf, int64_t(c->rank) * rcount, rtype) : sbuf;
   const int64_t cnt = in_place ? rcount : scount;
   const Datatype* t = in_place ? rtype : stype;
-  write(*st, c, kAllgather, seq, line, uint64_t(cnt * t->size), 1, [&](uint8_t* slot) { pack_to(src, cnt, t, slot); });
+  write(*st, c, kAllgather, seq, tier, uint64_t(cnt * t->size), 1, [&](uint8_t* slot) { pack_to(src, cnt, t, slot); });
   publish(*st, seq);
-  await(*st, c, kAllgather, seq, -1, true, line, seq);
+  await(*st, c, kAllgather, seq, -1, true, tier, seq);
   *rc = MPI_SUCCESS;
   for (int j = 0; j < c->size; ++j) {
     if (in_place && j == c->rank) continue;
     const uint8_t* d = nullptr;
-    const int r = data_of(*st, j, seq, line, uint64_t(n), &d);
+    const int r = data_of(*st, j, seq, tier, uint64_t(n), &d);
     if (r == MPI_SUCCESS) unpack_from(d, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
     else if (*rc == MPI_SUCCESS) *rc = r;
   }
@@ -504,9 +571,9 @@ bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, in
 bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
               int* rc) {
   const int64_t n = rcount * rtype->size;  // one block
-  State* st = fits(c, n * c->size);
+  State* st = fits(c, n * c->size, Use::kCopiedOut);
   if (!st) return false;
-  const bool line = uint64_t(n * c->size) <= kLineData;
+  const Tier tier = st->tier(uint64_t(n * c->size));
   const uint64_t seq = enter(*st, c);
   const int p = c->size, me = c->rank;
   const bool in_place = sbuf == MPI_IN_PLACE;
@@ -514,15 +581,15 @@ bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int
   const int64_t cnt = in_place ? rcount : scount;
   const Datatype* t = in_place ? rtype : stype;
   const int64_t sb = cnt * t->size;
-  write(*st, c, kAlltoall, seq, line, uint64_t(sb), uint64_t(p), [&](uint8_t* slot) {
+  write(*st, c, kAlltoall, seq, tier, uint64_t(sb), uint64_t(p), [&](uint8_t* slot) {
     for (int j = 0; j < p; ++j) pack_to(at(src, int64_t(j) * cnt, t), cnt, t, slot + j * sb);
   });
   publish(*st, seq);
-  await(*st, c, kAlltoall, seq, -1, true, line, seq);
+  await(*st, c, kAlltoall, seq, -1, true, tier, seq);
   *rc = MPI_SUCCESS;
   for (int j = 0; j < p; ++j) {
     const uint8_t* d = nullptr;
-    const int r = data_of(*st, j, seq, line, uint64_t(n), &d);
+    const int r = data_of(*st, j, seq, tier, uint64_t(n), &d);
     if (r == MPI_SUCCESS) unpack_from(d + me * n, at(rbuf, int64_t(j) * rcount, rtype), rcount, rtype);
     else if (*rc == MPI_SUCCESS) *rc = r;
   }

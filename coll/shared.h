@@ -54,7 +54,8 @@ inline void decide(Comm* c) {
 // call's result. Data calls go through it when their one-rank contribution
 // is between 1 byte and the segment's slot (SONDE_COLL_SHM_BYTES of rank 0):
 // a Bcast's message, a reduction's vector, an Allgather's block, all of an
-// Alltoall's blocks together.
+// Alltoall's blocks together; Allgather and Alltoall only up to 4 KiB, and
+// reductions only while p times the vector is at most 256 KiB.
 bool barrier(Comm* c, int* rc);
 bool bcast(void* buf, int64_t count, Datatype* type, int root, Comm* c, int* rc);
 bool reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* c, int* rc);

@@ -62,12 +62,13 @@ struct Settings {
   // (docs/collectives.md). Every member must want the segment for it to be
   // made.
   bool coll_shared = true;
-  // SONDE_COLL_SHM_BYTES: the largest contribution of one rank (a Bcast's
-  // message, a reduction's vector, an Allgather's block, all of an
-  // Alltoall's blocks together) that goes through the shared segment;
-  // larger calls use point-to-point. Rank 0's value holds for a
-  // communicator.
-  uint64_t coll_shared_bytes = 4096;
+  // SONDE_COLL_SHM_BYTES: the shared segment's slot size, the largest
+  // contribution of one rank (a Bcast's message, a reduction's vector, an
+  // Allgather's block, all of an Alltoall's blocks together) that goes
+  // through it; larger calls use point-to-point. Allgather and Alltoall
+  // also stop at 4 KiB, reductions at 256 KiB over all ranks
+  // (coll/shared.h). Rank 0's value holds for a communicator.
+  uint64_t coll_shared_bytes = 65536;
   size_t ring_bytes = 64 * 1024;    // shm ring per pair of ranks (MPI_T cvar only; one of shm::kRingSizes)
   bool single_copy_at_init = true;  // single_copy when MPI_Init ran (the transport's choice)
   std::vector<std::string> set_from_environment;  // "NAME=value" of each one given

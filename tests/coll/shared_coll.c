@@ -5,9 +5,11 @@
  * order is reversed, every rank computes locally what each call must give
  * and compares, gaps of derived datatypes included:
  *  - Barrier, Bcast, Reduce, Allreduce, Allgather and Alltoall with one
- *    rank's contribution straddling the segment's slot (0, 1, 8, 48, 49,
- *    1024, 4096, 4097 bytes; Alltoall blocks with p*block under, at and
- *    over 4096), MPI_IN_PLACE where MPI allows it, every root;
+ *    rank's contribution straddling the segment's tiers and limits (0, 1,
+ *    8, 48, 49, 1024, 4096, 4097, 65536, 65537 bytes; reductions whose
+ *    p * vector is at and just over 256 KiB; Alltoall blocks with p*block
+ *    under, at and over 4096), MPI_IN_PLACE where MPI allows it, every
+ *    root;
  *  - a strided (vector, resized) and a shifted (indexed, true_lb > 0)
  *    datatype for Bcast, Allgather, Reduce and Allreduce;
  *  - a non-commutative user op (2x2 matrix product mod 9973) for Reduce and
@@ -90,8 +92,10 @@ static char g_what[256]; /* what the failing call was, for CHECK_BYTES and CHECK
   } while (0)
 /* ---- 1. byte-sized calls around the slot size ------------------------------------- */
 
-static const size_t kSizes[] = {0, 1, 8, 48, 49, 1024, 4096, 4097};
+static const size_t kSizes[] = {0, 1, 8, 48, 49, 1024, 4096, 4097, 65536, 65537};
 enum { kNSizes = sizeof kSizes / sizeof kSizes[0] };
+/* Reductions take the segment while p * vector <= 256 KiB. */
+enum { kCombineSpan = 256 * 1024 };
 
 static void bcast_bytes(const Cx* c, size_t n, int root) {
   const uint32_t id = ++g_id;
@@ -194,6 +198,14 @@ static void sizes(const Cx* c) {
       allgather_bytes(c, n, in_place);
     }
   }
+  /* Reductions at and just over the span (multiples of 4: as ints too). */
+  const size_t span = (size_t)kCombineSpan / (size_t)c->p / 4 * 4;
+  const size_t spans[] = {span, span + 4};
+  for (int k = 0; k < 2; ++k)
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      reduce_sum(c, spans[k], 1, -1, in_place);
+      reduce_sum(c, spans[k], 1, c->p - 1, in_place);
+    }
   const size_t q = 4096 / (size_t)c->p; /* p*q is at (p divides 4096) or just under 4096 */
   const size_t blocks[] = {0, 1, 8, 49, q - 1, q, q + 1, 1024};
   for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; ++k)
@@ -364,18 +376,18 @@ static void run_ahead(const Cx* c) {
    * so the writers run ahead far enough to wrap the line slots; the rest
    * mix in the other slots and point-to-point. */
   static const int small_bytes[] = {4, 48, 1, 8, 16};
-  static const int bytes[] = {4, 48, 1, 4096, 8, 4097, 16, 64};
+  static const int bytes[] = {4, 48, 1, 4096, 8, 4097, 16, 65536, 64, 65537};
   static const int small_ints[] = {1, 12, 2};
-  static const int ints[] = {1, 12, 1024, 1025, 2};
-  unsigned char* b = xmalloc(4097);
-  int *s = xmalloc(1025 * sizeof(int)), *r = xmalloc(1025 * sizeof(int));
+  static const int ints[] = {1, 12, 1024, 1025, 2, 16384, 16385};
+  unsigned char* b = xmalloc(65537);
+  int *s = xmalloc(16385 * sizeof(int)), *r = xmalloc(16385 * sizeof(int));
   for (int root = 0; root < c->p; ++root) {
     uint32_t base = g_id;
     g_id += kRunAhead;
     if (c->r != root) itest_sleep(0.05);
     for (int i = 0; i < kRunAhead; ++i) {
       const uint32_t id = base + 1 + (uint32_t)i;
-      const int n = i < 400 ? small_bytes[i % 5] : bytes[i % 8];
+      const int n = i < 400 ? small_bytes[i % 5] : bytes[i % 10];
       for (int k = 0; k < n; ++k) b[k] = c->r == root ? bval(id, root, k) : 0xEE;
       CHECK_OK(MPI_Bcast(b, n, MPI_BYTE, root, c->comm));
       long bad = -1;
@@ -388,7 +400,7 @@ static void run_ahead(const Cx* c) {
     if (c->r == root) itest_sleep(0.05);
     for (int i = 0; i < kRunAhead; ++i) {
       const uint32_t id = base + 1 + (uint32_t)i;
-      const int n = i < 400 ? small_ints[i % 3] : ints[i % 5];
+      const int n = i < 400 ? small_ints[i % 3] : ints[i % 7];
       for (int k = 0; k < n; ++k) {
         s[k] = ival(id, c->r, k);
         r[k] = SENT;

@@ -2,7 +2,7 @@
  * (coll/shared.h): rank 0 of every duplicate of MPI_COMM_WORLD makes its
  * segment, and one process makes at most 64 MiB of them, so of kComms
  * duplicates that all reach the deciding call, some get a segment and the
- * rest stay on point-to-point (on 2 ranks a segment is about 100 KiB:
+ * rest stay on point-to-point (on 2 ranks a segment is about 0.6 MiB:
  * fewer than kComms fit). Checks, on every duplicate, that Allreduce,
  * Bcast and Barrier still give the right results either way, that rank 0
  * maps fewer segments than duplicates but at least one, and that every
