@@ -39,17 +39,17 @@ namespace sonde::engine::coll::detail {
 // Size switches between the latency- and the bandwidth-oriented algorithms,
 // in bytes. Below them the log(p) message count matters more than the
 // log(p) extra copies of the payload.
-constexpr int64_t kBcastLarge = 64 * 1024;               // whole message
-constexpr int64_t kAllreduceLarge = 32 * 1024;           // whole vector
-constexpr int64_t kReduceLarge = 32 * 1024;              // whole vector
-constexpr int64_t kGatherBinomialMax = 64 * 1024;        // all ranks' data together
-constexpr int64_t kScatterBinomialMax = 64 * 1024;       // all ranks' data together
-constexpr int64_t kAllgatherSmallMax = 64 * 1024;        // all ranks' data together (doubling / Bruck)
-constexpr int64_t kAlltoallBruckMax = 256;               // one block
+constexpr int64_t kBcastLarge = 64 * 1024;          // whole message
+constexpr int64_t kAllreduceLarge = 32 * 1024;      // whole vector
+constexpr int64_t kReduceLarge = 32 * 1024;         // whole vector
+constexpr int64_t kGatherBinomialMax = 64 * 1024;   // all ranks' data together
+constexpr int64_t kScatterBinomialMax = 64 * 1024;  // all ranks' data together
+constexpr int64_t kAllgatherSmallMax = 64 * 1024;   // all ranks' data together (doubling / Bruck)
+constexpr int64_t kAlltoallBruckMax = 256;          // one block
 // Alltoall's Bruck saves at most one message per rank on 4 ranks or fewer
 // and costs a second dependent round: there all pairs are posted at once.
 constexpr int kAlltoallBruckMinRanks = 5;
-constexpr int64_t kAlltoallScatteredMax = 32 * 1024;     // one block
+constexpr int64_t kAlltoallScatteredMax = 32 * 1024;  // one block
 // ... except on this many ranks or fewer, where posting every pair at once
 // never has more than 3 large messages in flight per rank, and a rank
 // whose partner is not running (ranks outnumbering cores) moves on to the

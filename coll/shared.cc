@@ -142,9 +142,10 @@ class State {
   // r's slot of the tier for call seq.
   SlotHead& head(int r, uint64_t seq, Tier t) const {
     uint8_t* mine = base_ + sizeof(Head) + sizeof(Control) * size_t(p) + size_t(r) * rank_bytes_;
-    uint8_t* at = t == kLineTier     ? mine + (seq % kLines) * 64
-                  : t == kMediumTier ? mine + kLines * 64 + (seq % kPhases) * medium_stride_
-                                     : mine + kLines * 64 + kPhases * medium_stride_ + (seq % kLargePhases) * large_stride_;
+    uint8_t* at = t == kLineTier ? mine + (seq % kLines) * 64
+                  : t == kMediumTier
+                      ? mine + kLines * 64 + (seq % kPhases) * medium_stride_
+                      : mine + kLines * 64 + kPhases * medium_stride_ + (seq % kLargePhases) * large_stride_;
     return *reinterpret_cast<SlotHead*>(at);
   }
   uint8_t* data(int r, uint64_t seq, Tier t) const { return reinterpret_cast<uint8_t*>(&head(r, seq, t)) + kSlotHead; }
@@ -157,7 +158,9 @@ class State {
   }
   // The call that last wrote this rank's slot of the tier for call seq.
   uint64_t& last_write(uint64_t seq, Tier t) {
-    return t == kLineTier ? last_line_[seq % kLines] : t == kMediumTier ? last_medium_[seq % kPhases] : last_large_[seq % kLargePhases];
+    return t == kLineTier     ? last_line_[seq % kLines]
+           : t == kMediumTier ? last_medium_[seq % kPhases]
+                              : last_large_[seq % kLargePhases];
   }
 
   const uint64_t slot;    // the largest one-rank contribution
@@ -337,10 +340,12 @@ int combine(const State& st, uint64_t seq, Tier tier, void* out, int64_t count, 
     for (int64_t k0 = 0; k0 < count; k0 += step) {
       const int64_t k = std::min(step, count - k0);
       uint8_t* o = at(out, k0, type);
-      if (last_mine) std::memcpy(contiguous_start(*type, o), contiguous_start(*type, at(mine, k0, type)), size_t(k * size));
+      if (last_mine)
+        std::memcpy(contiguous_start(*type, o), contiguous_start(*type, at(mine, k0, type)), size_t(k * size));
       else std::memcpy(contiguous_start(*type, o), d[st.p - 1] + k0 * size, size_t(k * size));
       for (int j = st.p - 2; j >= 0; --j) {
-        const void* in = j == st.me && mine ? static_cast<const void*>(at(mine, k0, type)) : d[j] + k0 * size - type->true_lb;
+        const void* in =
+            j == st.me && mine ? static_cast<const void*>(at(mine, k0, type)) : d[j] + k0 * size - type->true_lb;
         if (const int rc = reduce_local(in, o, k, *type, op); rc != MPI_SUCCESS) return rc;
       }
     }
