@@ -43,21 +43,25 @@ Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool i
       out[j] = Piece{packed.data() + off[j], off[j + 1] - off[j], byte_type()};
     }
   }
-  bool own_copied = in_place;
-  for (int i = 1; i < p; ++i) {
+  auto copy_own = [&] {
+    return in_place ? MPI_SUCCESS : copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type);
+  };
+  auto post = [&](int i) {
     const int to = (r + i) % p, from = (r - i + p) % p;
     s.recv(in[from].buf, in[from].count, in[from].type, from);
     s.send(out[to].buf, out[to].count, out[to].type, to);
-    if (!scattered) {
-      if (!own_copied) {
-        own_copied = true;
-        SONDE_CO_TRY(copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type));
-      }
-      SONDE_CO_TRY(co_await s.round());
-    }
+  };
+  if (scattered || p == 1) {
+    for (int i = 1; i < p; ++i) post(i);
+    SONDE_CO_TRY(copy_own());
+    co_return co_await s.round();
   }
-  if (!own_copied) SONDE_CO_TRY(copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type));
-  co_return co_await s.round();
+  for (int i = 1; i < p; ++i) {
+    post(i);
+    if (i == 1) SONDE_CO_TRY(copy_own());
+    SONDE_CO_TRY(co_await s.round());
+  }
+  co_return MPI_SUCCESS;
 }
 
 // Bruck: ceil(log2 p) rounds of about half the data each, for small blocks

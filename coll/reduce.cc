@@ -174,18 +174,16 @@ Task allreduce_halving(Schedule& s, const void* input, void* acc, void* tmp, int
     const Range keep = newrank < partner ? Range{lo, mid} : Range{mid, hi};
     const Range give = newrank < partner ? Range{mid, hi} : Range{lo, mid};
     const int64_t keep_n = first(keep.hi) - first(keep.lo), give_n = first(give.hi) - first(give.lo);
-    if (input) {
-      s.recv(at(acc, first(keep.lo), type), keep_n, type, unfolded(partner, rem));
-      s.send(at(input, first(give.lo), type), give_n, type, unfolded(partner, rem));
-      SONDE_CO_TRY(co_await s.round());
-      SONDE_CO_TRY(reduce_local(at(input, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
-      input = nullptr;
-    } else {
-      s.recv(at(tmp, first(keep.lo), type), keep_n, type, unfolded(partner, rem));
-      s.send(at(acc, first(give.lo), type), give_n, type, unfolded(partner, rem));
-      SONDE_CO_TRY(co_await s.round());
-      SONDE_CO_TRY(reduce_local(at(tmp, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
-    }
+    // The partner's half lands in tmp and folds into acc, or (first step
+    // with the input) lands in acc and the input's half folds into it.
+    const void* mine = input ? input : acc;
+    void* theirs = input ? acc : tmp;
+    s.recv(at(theirs, first(keep.lo), type), keep_n, type, unfolded(partner, rem));
+    s.send(at(mine, first(give.lo), type), give_n, type, unfolded(partner, rem));
+    SONDE_CO_TRY(co_await s.round());
+    const void* folded = input ? input : tmp;
+    SONDE_CO_TRY(reduce_local(at(folded, first(keep.lo), type), at(acc, first(keep.lo), type), keep_n, *type, op));
+    input = nullptr;
     before.push_back({lo, hi});
     lo = keep.lo;
     hi = keep.hi;

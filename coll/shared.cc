@@ -69,8 +69,10 @@ constexpr uint64_t kLineData = 48;
 constexpr int kPhases = 8;
 constexpr uint64_t kMediumMax = 4096;
 constexpr int kLargePhases = 4;
-enum Tier { kLineTier, kMediumTier, kLargeTier };
-constexpr int kTierSlots[] = {kLines, kPhases, kLargePhases};
+enum Tier { kLineTier, kMediumTier, kLargeTier, kTiers };
+static_assert((kLines & (kLines - 1)) == 0 && (kPhases & (kPhases - 1)) == 0 &&
+                  (kLargePhases & (kLargePhases - 1)) == 0,
+              "a call's slot is its sequence number masked");
 // Allgather and Alltoall take the segment up to kMediumMax bytes per rank
 // only: every rank copies every contribution out of it, which above that
 // costs more than point-to-point's single copy. A reduction takes it while
@@ -97,16 +99,32 @@ struct alignas(64) Head {
   uint64_t slot;
 };
 
-// One slot with its header, in whole lines.
-size_t slot_stride(uint64_t slot) { return (kSlotHead + size_t(slot) + 63) / 64 * 64; }
-uint64_t medium_of(uint64_t slot) { return std::min(slot, kMediumMax); }
-// One rank's line slots, then its medium slots, then its large ones.
-size_t rank_bytes(uint64_t slot) {
-  return kLines * 64 + kPhases * slot_stride(medium_of(slot)) +
-         (slot > kMediumMax ? kLargePhases * slot_stride(slot) : 0);
-}
+// Where one rank's slots lie for a segment with slot size `slot`: its
+// line slots, then its medium slots, then its large ones (none when the
+// slot size is at most kMediumMax).
+struct Layout {
+  struct Part {
+    size_t offset;                                                    // from the start of the rank's slots
+    size_t stride;                                                    // one slot with its header, in whole lines
+    uint64_t slots;                                                   // how many: a power of two, or 0
+    uint64_t room;                                                    // data bytes one slot holds
+    uint64_t index(uint64_t seq) const { return seq & (slots - 1); }  // call seq's slot
+  };
+  Part tier[kTiers];
+  size_t rank_bytes;  // all of one rank's slots
+
+  explicit Layout(uint64_t slot) {
+    const uint64_t medium = std::min(slot, kMediumMax);
+    tier[kLineTier] = {0, 64, kLines, kLineData};
+    tier[kMediumTier] = {kLines * 64, stride(medium), kPhases, medium};
+    tier[kLargeTier] = {tier[kMediumTier].offset + kPhases * tier[kMediumTier].stride, stride(slot),
+                        slot > kMediumMax ? uint64_t(kLargePhases) : 0, slot};
+    rank_bytes = tier[kLargeTier].offset + tier[kLargeTier].slots * tier[kLargeTier].stride;
+  }
+  static size_t stride(uint64_t room) { return (kSlotHead + size_t(room) + 63) / 64 * 64; }
+};
 size_t segment_bytes(int p, uint64_t slot) {
-  return sizeof(Head) + sizeof(Control) * size_t(p) + size_t(p) * rank_bytes(slot);
+  return sizeof(Head) + sizeof(Control) * size_t(p) + size_t(p) * Layout(slot).rank_bytes;
 }
 
 // Bytes of the segments this process made that are still mapped (rank 0 of
@@ -120,15 +138,9 @@ size_t g_made_bytes = 0;
 class State {
  public:
   State(uint8_t* base, size_t len, int p, int me, uint64_t slot)
-      : slot(slot),
-        medium(medium_of(slot)),
-        p(p),
-        me(me),
-        base_(base),
-        len_(len),
-        medium_stride_(slot_stride(medium)),
-        large_stride_(slot_stride(slot)),
-        rank_bytes_(rank_bytes(slot)) {}
+      : slot(slot), p(p), me(me), base_(base), len_(len), layout_(slot) {
+    for (int t = 1; t < kTiers; ++t) last_first_[t] = last_first_[t - 1] + size_t(layout_.tier[t - 1].slots);
+  }
   ~State() {
     munmap(base_, len_);
     if (me == 0) g_made_bytes -= len_;
@@ -138,18 +150,18 @@ class State {
 
   Control& ctl(int r) const { return reinterpret_cast<Control*>(base_ + sizeof(Head))[r]; }
   // The tier a one-rank contribution of n bytes uses (n <= slot).
-  Tier tier(uint64_t n) const { return n <= kLineData ? kLineTier : n <= medium ? kMediumTier : kLargeTier; }
+  Tier tier(uint64_t n) const { return n <= kLineData ? kLineTier : n <= medium() ? kMediumTier : kLargeTier; }
+  // The largest one-rank contribution that uses a medium slot.
+  uint64_t medium() const { return layout_.tier[kMediumTier].room; }
+  uint64_t slots(Tier t) const { return layout_.tier[t].slots; }
+  uint64_t room(Tier t) const { return layout_.tier[t].room; }
   // r's slot of the tier for call seq.
   SlotHead& head(int r, uint64_t seq, Tier t) const {
-    uint8_t* mine = base_ + sizeof(Head) + sizeof(Control) * size_t(p) + size_t(r) * rank_bytes_;
-    uint8_t* at = t == kLineTier ? mine + (seq % kLines) * 64
-                  : t == kMediumTier
-                      ? mine + kLines * 64 + (seq % kPhases) * medium_stride_
-                      : mine + kLines * 64 + kPhases * medium_stride_ + (seq % kLargePhases) * large_stride_;
-    return *reinterpret_cast<SlotHead*>(at);
+    const Layout::Part& part = layout_.tier[t];
+    uint8_t* mine = base_ + sizeof(Head) + sizeof(Control) * size_t(p) + size_t(r) * layout_.rank_bytes;
+    return *reinterpret_cast<SlotHead*>(mine + part.offset + part.index(seq) * part.stride);
   }
   uint8_t* data(int r, uint64_t seq, Tier t) const { return reinterpret_cast<uint8_t*>(&head(r, seq, t)) + kSlotHead; }
-  uint64_t room(Tier t) const { return t == kLineTier ? kLineData : t == kMediumTier ? medium : slot; }
   uint64_t arrive(int r) const { return ctl(r).arrive.load(std::memory_order_acquire); }
   // r's data for call seq is there, or (refused: also reading r's
   // control line) r is past the call without it.
@@ -157,25 +169,20 @@ class State {
     return head(r, seq, t).seq.load(std::memory_order_acquire) == seq || (refused && arrive(r) >= seq);
   }
   // The call that last wrote this rank's slot of the tier for call seq.
-  uint64_t& last_write(uint64_t seq, Tier t) {
-    return t == kLineTier     ? last_line_[seq % kLines]
-           : t == kMediumTier ? last_medium_[seq % kPhases]
-                              : last_large_[seq % kLargePhases];
-  }
+  uint64_t& last_write(uint64_t seq, Tier t) { return last_[last_first_[t] + layout_.tier[t].index(seq)]; }
 
-  const uint64_t slot;    // the largest one-rank contribution
-  const uint64_t medium;  // ... that uses a medium slot
+  const uint64_t slot;  // the largest one-rank contribution
   const int p, me;
   uint64_t floor = 0;  // every other rank's arrive was at least this when last read
 
  private:
   uint8_t* const base_;
   const size_t len_;
-  const size_t medium_stride_, large_stride_;
-  const size_t rank_bytes_;
-  uint64_t last_line_[kLines] = {};
-  uint64_t last_medium_[kPhases] = {};
-  uint64_t last_large_[kLargePhases] = {};
+  const Layout layout_;
+  // The call that last wrote each of this rank's slots, tier after tier
+  // (tier t's first at last_first_[t]).
+  uint64_t last_[kLines + kPhases + kLargePhases] = {};
+  size_t last_first_[kTiers] = {};
 };
 
 State* state(Comm* c) { return static_cast<State*>(c->coll_shared.get()); }
@@ -286,7 +293,7 @@ uint64_t enter(State& st, Comm* c) {
 // readers then report the mismatch.
 template <class Fill>
 void write(State& st, Comm* c, int kind, uint64_t seq, Tier tier, uint64_t bytes, uint64_t blocks, Fill fill) {
-  const uint64_t phases = uint64_t(kTierSlots[tier]);
+  const uint64_t phases = st.slots(tier);
   uint64_t& last = st.last_write(seq, tier);
   // When it must wait, it waits until the others are at most half the
   // phases behind: that many calls then need no look at their lines.
@@ -387,7 +394,7 @@ State* fits(Comm* c, int64_t n, Use use) {
   switch (use) {
     case Use::kRead: return u <= st->slot ? st : nullptr;
     case Use::kCombined: return u <= st->slot && u * uint64_t(st->p) <= kCombineSpan ? st : nullptr;
-    case Use::kCopiedOut: return u <= st->medium ? st : nullptr;
+    case Use::kCopiedOut: return u <= st->medium() ? st : nullptr;
   }
   return nullptr;
 }
