@@ -8,23 +8,6 @@
 
 namespace sonde::engine {
 
-Comm* find_comm(MPI_Comm h) {
-  Comm* c = engine().tables().comms.lookup(h);
-  return c && c->live ? c : nullptr;
-}
-
-Datatype* find_datatype(MPI_Datatype h) {
-  Datatype* t = engine().tables().datatypes.lookup(h);
-  return t && !t->user_freed ? t : nullptr;
-}
-
-Datatype* find_comm_datatype(MPI_Datatype h) {
-  Datatype* t = find_datatype(h);
-  if (!t || !t->committed) return nullptr;
-  if (h == MPI_LB || h == MPI_UB) return nullptr;
-  return t;
-}
-
 void retain_datatype(Datatype* t) {
   if (!t->predefined) ++t->refs;
 }

@@ -14,12 +14,24 @@
 
 namespace sonde::engine {
 
+// Inline: every MPI call resolves its handles here first, so these sit on
+// the message path of the smallest sends and receives.
 // A live communicator, or null.
-Comm* find_comm(MPI_Comm h);
+inline Comm* find_comm(MPI_Comm h) {
+  Comm* c = engine().tables().comms.lookup(h);
+  return c && c->live ? c : nullptr;
+}
 // A live, not user-freed datatype, or null.
-Datatype* find_datatype(MPI_Datatype h);
-// A committed datatype usable for communication, or null.
-Datatype* find_comm_datatype(MPI_Datatype h);
+inline Datatype* find_datatype(MPI_Datatype h) {
+  Datatype* t = engine().tables().datatypes.lookup(h);
+  return t && !t->user_freed ? t : nullptr;
+}
+// A committed datatype usable for communication (not the MPI_LB / MPI_UB
+// markers), or null.
+inline Datatype* find_comm_datatype(MPI_Datatype h) {
+  Datatype* t = find_datatype(h);
+  return t && t->committed && h != MPI_LB && h != MPI_UB ? t : nullptr;
+}
 // A request slot, or null (no liveness check: callers look at its state).
 inline Request* find_request(MPI_Request h) { return engine().tables().requests.lookup(h); }
 // References on derived types; no-ops on predefined types.
