@@ -27,6 +27,11 @@
 // writer that found every box busy does not reload it for the next
 // kFastBoxes packets, unless it finds the ring empty first.
 //
+// A payload longer than the first line's last 8 bytes spills into more
+// lines; the reader starts loading them as soon as it sees the word, before
+// it matches the header, and never while it polls (that would pull them
+// away from the writer mid-fill).
+//
 // Idle polling of a peer: the box word and the ring's write index, two loads
 // of lines that stay in the reader's cache while nothing is written.
 //
@@ -41,6 +46,10 @@
 #include "transports/transport.h"
 
 namespace sonde::transport::shm {
+
+// The unit the cores exchange: a box's sequence word, header and first
+// payload bytes share one.
+inline constexpr size_t kCacheLine = 64;
 
 // Boxes per ordered pair. A ping-pong needs one per direction; more let a
 // burst of small messages through before the ring takes over.
@@ -57,7 +66,8 @@ struct alignas(128) FastBox {
   uint8_t payload[kFastBoxBytes - sizeof(std::atomic<uint64_t>) - sizeof(PacketHeader)];
 };
 static_assert(sizeof(FastBox) == kFastBoxBytes);
-static_assert(offsetof(FastBox, header) == 8 && offsetof(FastBox, payload) == 56,
+static_assert(offsetof(FastBox, header) == 8 && offsetof(FastBox, payload) == 56 &&
+                  offsetof(FastBox, payload) < kCacheLine,
               "word, header and the first payload bytes share the first cache line");
 
 // The largest payload a box carries (1096 bytes).

@@ -414,6 +414,13 @@ class ShmTransport final : public Transport {
   void deliver_box(Peer& p, FastBox& box, Delivery& delivery) {
     const PacketHeader header = box.header;
     if (header.payload > kFastBoxPayload) check_header(p, header, kFastBoxPayload);
+    // The payload past the box's first line is still in the writer's cache:
+    // start those loads now, so they overlap with matching in on_header
+    // instead of stalling the copy after it. (Not before the sequence word
+    // is seen: polling these lines would pull them away while the writer
+    // fills them.)
+    const size_t first_line = shm::kCacheLine - offsetof(FastBox, payload);
+    for (size_t at = first_line; at < header.payload; at += shm::kCacheLine) __builtin_prefetch(box.payload + at);
     PayloadSink* sink = delivery.on_header(p.rank, header);
     if (header.payload != 0 && sink != nullptr) {
       if (sink->contiguous != nullptr) {
