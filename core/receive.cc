@@ -86,20 +86,22 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
     r->error = MPI_SUCCESS;
     r->status_bytes = 0;
     r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
-    if (r->peer == MPI_PROC_NULL) {
+    // The posted-queue entry's source and tag were set with peer and tag
+    // (new_request): copying them here would load both in one wide read of
+    // two words just stored one by one, which waits for those stores (and
+    // every store before them, a fast box's included) to reach the cache.
+    const int peer = r->peer, tag = r->tag;
+    if (peer == MPI_PROC_NULL) {
       r->status_source = MPI_PROC_NULL;
       r->status_tag = MPI_ANY_TAG;
       complete(r);
       return MPI_SUCCESS;
     }
-    matching::PostedEntry& entry = *r;
-    entry.source = r->peer;
-    entry.tag = r->tag;
     Comm* c = r->comm;
     const uint64_t sid = (w & kSearchUnexBits) ? new_id(kIdSearch) : 0;
-    if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN, c, sid, r->peer, r->tag);
-    found = static_cast<Message*>(c->queues.match_receive(r->peer, r->tag, nullptr));
-    if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_END, c, sid, r->peer, r->tag);
+    if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_BEGIN, c, sid, peer, tag);
+    found = static_cast<Message*>(c->queues.match_receive(peer, tag, nullptr));
+    if (sid) FIRE_SEARCH_WITH(rd, w, PERUSE_COMM_SEARCH_UNEX_Q_END, c, sid, peer, tag);
     if (!found) {
       FIRE_REQ_LAST_WITH(rd, c, PERUSE_COMM_REQ_INSERT_IN_POSTED_Q, r);
       r->since = stamp_now();

@@ -72,6 +72,10 @@ Request* Engine::new_request(RequestKind kind, const void* buf, int64_t count, D
   r->type = type;
   r->peer = peer;
   r->tag = tag;
+  // A receive's pattern in the posted queue, should issue_recv post it.
+  matching::PostedEntry& entry = *r;
+  entry.source = peer;
+  entry.tag = tag;
   r->comm = comm;
   r->mode = mode;
   // A derived type outlives MPI_Type_free while a request uses it.
