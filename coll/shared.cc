@@ -347,14 +347,14 @@ int combine(const State& st, uint64_t seq, Tier tier, void* out, int64_t count, 
     for (int64_t k0 = 0; k0 < count; k0 += step) {
       const int64_t k = std::min(step, count - k0);
       uint8_t* o = at(out, k0, type);
-      if (last_mine)
-        std::memcpy(contiguous_start(*type, o), contiguous_start(*type, at(mine, k0, type)), size_t(k * size));
-      else std::memcpy(contiguous_start(*type, o), d[st.p - 1] + k0 * size, size_t(k * size));
-      for (int j = st.p - 2; j >= 0; --j) {
-        const void* in =
-            j == st.me && mine ? static_cast<const void*>(at(mine, k0, type)) : d[j] + k0 * size - type->true_lb;
-        if (const int rc = reduce_local(in, o, k, *type, op); rc != MPI_SUCCESS) return rc;
-      }
+      auto in = [&](int j) {
+        return j == st.me && mine ? static_cast<const void*>(at(mine, k0, type)) : d[j] + k0 * size - type->true_lb;
+      };
+      // The last two contributions combine straight into `out`, the rest
+      // fold into it in place.
+      if (const int rc = reduce_local_into(in(st.p - 2), in(st.p - 1), o, k, *type, op); rc != MPI_SUCCESS) return rc;
+      for (int j = st.p - 3; j >= 0; --j)
+        if (const int rc = reduce_local(in(j), o, k, *type, op); rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;
   }

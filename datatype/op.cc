@@ -153,42 +153,51 @@ HandleTable<Op, SONDE_KIND_OP>& op_table() {
 template <class T>
 using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
+// out[i] = f(in[i], src[i]): in place (src == out) or into a third buffer
+// that overlaps neither input. Two loops, so that each vectorizes without
+// a run-time overlap check.
 template <class T, class F>
-inline void each(const void* in, void* inout, int64_t n, F f) {
+inline void each(const void* in, const void* src, void* out, int64_t n, F f) {
   const T* __restrict a = static_cast<const T*>(in);
-  T* __restrict b = static_cast<T*>(inout);
-  for (int64_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
+  if (src == out) {
+    T* __restrict b = static_cast<T*>(out);
+    for (int64_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
+    return;
+  }
+  const T* __restrict b = static_cast<const T*>(src);
+  T* __restrict o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
 }
 
 template <class T>
-bool integer_kernel(int op, const void* in, void* inout, int64_t n) {
+bool integer_kernel(int op, const void* in, const void* src, void* out, int64_t n) {
   using W = Wide<T>;
   switch (op) {
-    case kMax: each<T>(in, inout, n, [](T a, T b) { return a > b ? a : b; }); return true;
-    case kMin: each<T>(in, inout, n, [](T a, T b) { return a < b ? a : b; }); return true;
+    case kMax: each<T>(in, src, out, n, [](T a, T b) { return a > b ? a : b; }); return true;
+    case kMin: each<T>(in, src, out, n, [](T a, T b) { return a < b ? a : b; }); return true;
     case kSum:
-      each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(static_cast<W>(a) + static_cast<W>(b)); });
+      each<T>(in, src, out, n, [](T a, T b) { return static_cast<T>(static_cast<W>(a) + static_cast<W>(b)); });
       return true;
     case kProd:
-      each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(static_cast<W>(a) * static_cast<W>(b)); });
+      each<T>(in, src, out, n, [](T a, T b) { return static_cast<T>(static_cast<W>(a) * static_cast<W>(b)); });
       return true;
-    case kLand: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>((a != 0) & (b != 0)); }); return true;
-    case kLor: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>((a != 0) | (b != 0)); }); return true;
-    case kLxor: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>((a != 0) ^ (b != 0)); }); return true;
-    case kBand: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(a & b); }); return true;
-    case kBor: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(a | b); }); return true;
-    case kBxor: each<T>(in, inout, n, [](T a, T b) { return static_cast<T>(a ^ b); }); return true;
+    case kLand: each<T>(in, src, out, n, [](T a, T b) { return static_cast<T>((a != 0) & (b != 0)); }); return true;
+    case kLor: each<T>(in, src, out, n, [](T a, T b) { return static_cast<T>((a != 0) | (b != 0)); }); return true;
+    case kLxor: each<T>(in, src, out, n, [](T a, T b) { return static_cast<T>((a != 0) ^ (b != 0)); }); return true;
+    case kBand: each<T>(in, src, out, n, [](T a, T b) { return static_cast<T>(a & b); }); return true;
+    case kBor: each<T>(in, src, out, n, [](T a, T b) { return static_cast<T>(a | b); }); return true;
+    case kBxor: each<T>(in, src, out, n, [](T a, T b) { return static_cast<T>(a ^ b); }); return true;
     default: return false;
   }
 }
 
 template <class T>
-bool floating_kernel(int op, const void* in, void* inout, int64_t n) {
+bool floating_kernel(int op, const void* in, const void* src, void* out, int64_t n) {
   switch (op) {
-    case kMax: each<T>(in, inout, n, [](T a, T b) { return a > b ? a : b; }); return true;
-    case kMin: each<T>(in, inout, n, [](T a, T b) { return a < b ? a : b; }); return true;
-    case kSum: each<T>(in, inout, n, [](T a, T b) { return a + b; }); return true;
-    case kProd: each<T>(in, inout, n, [](T a, T b) { return a * b; }); return true;
+    case kMax: each<T>(in, src, out, n, [](T a, T b) { return a > b ? a : b; }); return true;
+    case kMin: each<T>(in, src, out, n, [](T a, T b) { return a < b ? a : b; }); return true;
+    case kSum: each<T>(in, src, out, n, [](T a, T b) { return a + b; }); return true;
+    case kProd: each<T>(in, src, out, n, [](T a, T b) { return a * b; }); return true;
     default: return false;
   }
 }
@@ -202,28 +211,28 @@ struct Cplx {
 };
 
 template <class T>
-bool complex_kernel(int op, const void* in, void* inout, int64_t n) {
+bool complex_kernel(int op, const void* in, const void* src, void* out, int64_t n) {
   using C = Cplx<T>;
   switch (op) {
-    case kSum: each<C>(in, inout, n, [](C a, C b) { return C{a.re + b.re, a.im + b.im}; }); return true;
+    case kSum: each<C>(in, src, out, n, [](C a, C b) { return C{a.re + b.re, a.im + b.im}; }); return true;
     case kProd:
-      each<C>(in, inout, n, [](C a, C b) { return C{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; });
+      each<C>(in, src, out, n, [](C a, C b) { return C{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; });
       return true;
     default: return false;
   }
 }
 
 // C_BOOL / CXX_BOOL: one byte each; any non-zero byte counts as true.
-bool logical_kernel(int op, const void* in, void* inout, int64_t n) {
+bool logical_kernel(int op, const void* in, const void* src, void* out, int64_t n) {
   switch (op) {
     case kLand:
-      each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) & (b != 0); });
+      each<uint8_t>(in, src, out, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) & (b != 0); });
       return true;
     case kLor:
-      each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) | (b != 0); });
+      each<uint8_t>(in, src, out, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) | (b != 0); });
       return true;
     case kLxor:
-      each<uint8_t>(in, inout, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) ^ (b != 0); });
+      each<uint8_t>(in, src, out, n, [](uint8_t a, uint8_t b) -> uint8_t { return (a != 0) ^ (b != 0); });
       return true;
     default: return false;
   }
@@ -232,11 +241,12 @@ bool logical_kernel(int op, const void* in, void* inout, int64_t n) {
 // MAXLOC / MINLOC over packed (value, int) pairs. Ties keep the lower
 // index, as MPI 4.1 section 6.9.4 defines, which makes both commutative.
 template <class V>
-bool pair_kernel(int op, const void* in, void* inout, int64_t n) {
+bool pair_kernel(int op, const void* in, const void* src, void* out, int64_t n) {
   if (op != kMaxloc && op != kMinloc) return false;
   constexpr size_t kStride = sizeof(V) + sizeof(int);
+  if (src != out) std::memcpy(out, src, size_t(n) * kStride);
   const uint8_t* a = static_cast<const uint8_t*>(in);
-  uint8_t* b = static_cast<uint8_t*>(inout);
+  uint8_t* b = static_cast<uint8_t*>(out);
   const bool max = op == kMaxloc;
   for (int64_t i = 0; i < n; ++i, a += kStride, b += kStride) {
     V av, bv;
@@ -255,47 +265,47 @@ bool pair_kernel(int op, const void* in, void* inout, int64_t n) {
   return true;
 }
 
-// Applies predefined op `op` (OpIndex) to n packed basics; false if the op
-// has no kernel for that basic.
-bool apply_kernel(int op, Basic basic, const void* in, void* inout, int64_t n) {
+// Applies predefined op `op` (OpIndex) to n packed basics, out = in op src
+// (src == out: in place); false if the op has no kernel for that basic.
+bool apply_kernel(int op, Basic basic, const void* in, const void* src, void* out, int64_t n) {
   switch (basic) {
-    case Basic::kChar: return integer_kernel<char>(op, in, inout, n);
-    case Basic::kSChar: return integer_kernel<signed char>(op, in, inout, n);
-    case Basic::kUChar: return integer_kernel<unsigned char>(op, in, inout, n);
-    case Basic::kShort: return integer_kernel<short>(op, in, inout, n);
-    case Basic::kUShort: return integer_kernel<unsigned short>(op, in, inout, n);
-    case Basic::kInt: return integer_kernel<int>(op, in, inout, n);
-    case Basic::kUInt: return integer_kernel<unsigned>(op, in, inout, n);
-    case Basic::kLong: return integer_kernel<long>(op, in, inout, n);
-    case Basic::kULong: return integer_kernel<unsigned long>(op, in, inout, n);
-    case Basic::kLongLong: return integer_kernel<long long>(op, in, inout, n);
-    case Basic::kULongLong: return integer_kernel<unsigned long long>(op, in, inout, n);
-    case Basic::kInt8: return integer_kernel<int8_t>(op, in, inout, n);
-    case Basic::kInt16: return integer_kernel<int16_t>(op, in, inout, n);
-    case Basic::kInt32: return integer_kernel<int32_t>(op, in, inout, n);
-    case Basic::kInt64: return integer_kernel<int64_t>(op, in, inout, n);
-    case Basic::kUInt8: return integer_kernel<uint8_t>(op, in, inout, n);
-    case Basic::kUInt16: return integer_kernel<uint16_t>(op, in, inout, n);
-    case Basic::kUInt32: return integer_kernel<uint32_t>(op, in, inout, n);
-    case Basic::kUInt64: return integer_kernel<uint64_t>(op, in, inout, n);
-    case Basic::kAint: return integer_kernel<MPI_Aint>(op, in, inout, n);
-    case Basic::kOffset: return integer_kernel<MPI_Offset>(op, in, inout, n);
-    case Basic::kCount: return integer_kernel<MPI_Count>(op, in, inout, n);
-    case Basic::kByte: return integer_kernel<uint8_t>(op, in, inout, n);
-    case Basic::kFloat: return floating_kernel<float>(op, in, inout, n);
-    case Basic::kDouble: return floating_kernel<double>(op, in, inout, n);
-    case Basic::kLongDouble: return floating_kernel<long double>(op, in, inout, n);
-    case Basic::kFloatComplex: return complex_kernel<float>(op, in, inout, n);
-    case Basic::kDoubleComplex: return complex_kernel<double>(op, in, inout, n);
-    case Basic::kLongDoubleComplex: return complex_kernel<long double>(op, in, inout, n);
+    case Basic::kChar: return integer_kernel<char>(op, in, src, out, n);
+    case Basic::kSChar: return integer_kernel<signed char>(op, in, src, out, n);
+    case Basic::kUChar: return integer_kernel<unsigned char>(op, in, src, out, n);
+    case Basic::kShort: return integer_kernel<short>(op, in, src, out, n);
+    case Basic::kUShort: return integer_kernel<unsigned short>(op, in, src, out, n);
+    case Basic::kInt: return integer_kernel<int>(op, in, src, out, n);
+    case Basic::kUInt: return integer_kernel<unsigned>(op, in, src, out, n);
+    case Basic::kLong: return integer_kernel<long>(op, in, src, out, n);
+    case Basic::kULong: return integer_kernel<unsigned long>(op, in, src, out, n);
+    case Basic::kLongLong: return integer_kernel<long long>(op, in, src, out, n);
+    case Basic::kULongLong: return integer_kernel<unsigned long long>(op, in, src, out, n);
+    case Basic::kInt8: return integer_kernel<int8_t>(op, in, src, out, n);
+    case Basic::kInt16: return integer_kernel<int16_t>(op, in, src, out, n);
+    case Basic::kInt32: return integer_kernel<int32_t>(op, in, src, out, n);
+    case Basic::kInt64: return integer_kernel<int64_t>(op, in, src, out, n);
+    case Basic::kUInt8: return integer_kernel<uint8_t>(op, in, src, out, n);
+    case Basic::kUInt16: return integer_kernel<uint16_t>(op, in, src, out, n);
+    case Basic::kUInt32: return integer_kernel<uint32_t>(op, in, src, out, n);
+    case Basic::kUInt64: return integer_kernel<uint64_t>(op, in, src, out, n);
+    case Basic::kAint: return integer_kernel<MPI_Aint>(op, in, src, out, n);
+    case Basic::kOffset: return integer_kernel<MPI_Offset>(op, in, src, out, n);
+    case Basic::kCount: return integer_kernel<MPI_Count>(op, in, src, out, n);
+    case Basic::kByte: return integer_kernel<uint8_t>(op, in, src, out, n);
+    case Basic::kFloat: return floating_kernel<float>(op, in, src, out, n);
+    case Basic::kDouble: return floating_kernel<double>(op, in, src, out, n);
+    case Basic::kLongDouble: return floating_kernel<long double>(op, in, src, out, n);
+    case Basic::kFloatComplex: return complex_kernel<float>(op, in, src, out, n);
+    case Basic::kDoubleComplex: return complex_kernel<double>(op, in, src, out, n);
+    case Basic::kLongDoubleComplex: return complex_kernel<long double>(op, in, src, out, n);
     case Basic::kBool:
-    case Basic::kCxxBool: return logical_kernel(op, in, inout, n);
-    case Basic::kFloatInt: return pair_kernel<float>(op, in, inout, n);
-    case Basic::kDoubleInt: return pair_kernel<double>(op, in, inout, n);
-    case Basic::kLongInt: return pair_kernel<long>(op, in, inout, n);
-    case Basic::k2Int: return pair_kernel<int>(op, in, inout, n);
-    case Basic::kShortInt: return pair_kernel<short>(op, in, inout, n);
-    case Basic::kLongDoubleInt: return pair_kernel<long double>(op, in, inout, n);
+    case Basic::kCxxBool: return logical_kernel(op, in, src, out, n);
+    case Basic::kFloatInt: return pair_kernel<float>(op, in, src, out, n);
+    case Basic::kDoubleInt: return pair_kernel<double>(op, in, src, out, n);
+    case Basic::kLongInt: return pair_kernel<long>(op, in, src, out, n);
+    case Basic::k2Int: return pair_kernel<int>(op, in, src, out, n);
+    case Basic::kShortInt: return pair_kernel<short>(op, in, src, out, n);
+    case Basic::kLongDoubleInt: return pair_kernel<long double>(op, in, src, out, n);
     case Basic::kNone:
     case Basic::kWChar:
     case Basic::kPacked: return false;
@@ -404,7 +414,7 @@ int reduce_packed(const void* in, void* inout, int64_t n, Basic basic, MPI_Op h)
     std::memmove(inout, in, static_cast<size_t>(n) * packed_basic_size(basic));
     return MPI_SUCCESS;
   }
-  return apply_kernel(op->predefined, basic, in, inout, n) ? MPI_SUCCESS : MPI_ERR_TYPE;
+  return apply_kernel(op->predefined, basic, in, inout, inout, n) ? MPI_SUCCESS : MPI_ERR_TYPE;
 }
 
 int reduce_local(const void* in, void* inout, int64_t count, const Datatype& type, MPI_Op h) {
@@ -436,7 +446,7 @@ int reduce_local(const void* in, void* inout, int64_t count, const Datatype& typ
       return MPI_SUCCESS;
     }
     const int64_t unit = static_cast<int64_t>(packed_basic_size(type.basic));
-    return apply_kernel(op.predefined, type.basic, a, b, total / unit) ? MPI_SUCCESS : MPI_ERR_TYPE;
+    return apply_kernel(op.predefined, type.basic, a, b, b, total / unit) ? MPI_SUCCESS : MPI_ERR_TYPE;
   }
 
   // Gaps: reduce piecewise in packed form. Pieces hold whole basics, and the
@@ -453,10 +463,28 @@ int reduce_local(const void* in, void* inout, int64_t count, const Datatype& typ
       continue;
     }
     pack(type, inout, count, static_cast<uint64_t>(off), b.data(), static_cast<uint64_t>(n));
-    if (!apply_kernel(op.predefined, type.basic, a.data(), b.data(), n / unit)) return MPI_ERR_TYPE;
+    if (!apply_kernel(op.predefined, type.basic, a.data(), b.data(), b.data(), n / unit)) return MPI_ERR_TYPE;
     unpack(type, inout, count, static_cast<uint64_t>(off), b.data(), static_cast<uint64_t>(n));
   }
   return MPI_SUCCESS;
+}
+
+int reduce_local_into(const void* in, const void* src, void* out, int64_t count, const Datatype& type, MPI_Op h) {
+  const Op* found = find_op(h);
+  if (const int rc = check_found(found, type); rc != MPI_SUCCESS) return rc;
+  if (!type.contiguous) return MPI_ERR_TYPE;
+  if (count <= 0 || type.size == 0) return MPI_SUCCESS;
+  const int64_t total = count * type.size;
+  const int op = found->predefined;
+  if (op != 0 && op != kNoOp && op != kReplace) {
+    const int64_t unit = static_cast<int64_t>(packed_basic_size(type.basic));
+    return apply_kernel(op, type.basic, contiguous_start(type, in), contiguous_start(type, src),
+                        contiguous_start(type, out), total / unit)
+               ? MPI_SUCCESS
+               : MPI_ERR_TYPE;
+  }
+  std::memcpy(contiguous_start(type, out), contiguous_start(type, src), static_cast<size_t>(total));
+  return reduce_local(in, out, count, type, h);
 }
 
 }  // namespace sonde::engine

@@ -62,6 +62,13 @@ int op_check(MPI_Op op, const Datatype& type);
 // pieces); contiguous ones in place, with vectorized loops.
 int reduce_local(const void* in, void* inout, int64_t count, const Datatype& type, MPI_Op op);
 
+// out = in op src over `count` elements of a contiguous `type`: what
+// copying src to out and then reduce_local(in, out) gives, in one pass for
+// the predefined operations. `out` is `src` or overlaps neither input.
+// Returns op_check's errors, MPI_ERR_TYPE for a non-contiguous type, else
+// MPI_SUCCESS.
+int reduce_local_into(const void* in, const void* src, void* out, int64_t count, const Datatype& type, MPI_Op op);
+
 // inout = in op inout over `n` packed basic elements of kind `basic`. Pair
 // types (MAXLOC/MINLOC) are packed without padding: value, then int. Only
 // predefined ops. For callers that already hold packed data.

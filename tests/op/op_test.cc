@@ -62,6 +62,13 @@ void check_op(MPI_Datatype dt, MPI_Op op, int n = 1001) {
     if constexpr (std::is_floating_point_v<T>) in[i] /= T(4);
     want[i] = reference(op, in[i], inout[i]);
   }
+  // Into a third buffer: the same values, both inputs untouched.
+  const std::vector<T> src = inout, in_before = in;
+  std::vector<T> out(n, T(99));
+  REQUIRE(reduce_local_into(in.data(), src.data(), out.data(), n, types()[dt], op) == MPI_SUCCESS);
+  for (int i = 0; i < n; ++i) REQUIRE(out[i] == want[i]);
+  REQUIRE(src == inout);
+  REQUIRE(in == in_before);
   REQUIRE(reduce_local(in.data(), inout.data(), n, types()[dt], op) == MPI_SUCCESS);
   for (int i = 0; i < n; ++i) REQUIRE(inout[i] == want[i]);
 }
@@ -410,4 +417,56 @@ TEST_CASE("predefined ops cannot be freed") {
   }
   MPI_Op null = MPI_OP_NULL;
   CHECK(op_free(&null) == MPI_ERR_OP);
+}
+
+TEST_CASE("reduce_local_into: out = in op src for pairs, complex and user ops; in place when src is out") {
+  // MAXLOC into a third buffer keeps the tie rule (MPI_2INT: a contiguous
+  // pair type).
+  const Pair<int> in[3] = {{1, 4}, {5, 2}, {3, 0}}, src[3] = {{1, 3}, {2, 9}, {7, 1}};
+  Pair<int> out[3] = {};
+  REQUIRE(types()[MPI_2INT].contiguous);
+  REQUIRE(reduce_local_into(in, src, out, 3, types()[MPI_2INT], MPI_MAXLOC) == MPI_SUCCESS);
+  CHECK((out[0].v == 1 && out[0].i == 3));
+  CHECK((out[1].v == 5 && out[1].i == 2));
+  CHECK((out[2].v == 7 && out[2].i == 1));
+  CHECK(src[0].i == 3);
+
+  const std::complex<double> ca[2] = {{1, 2}, {0, 1}}, cb[2] = {{3, -1}, {0, 1}};
+  std::complex<double> cout[2];
+  REQUIRE(reduce_local_into(ca, cb, cout, 2, types()[MPI_C_DOUBLE_COMPLEX], MPI_PROD) == MPI_SUCCESS);
+  CHECK(cout[0] == ca[0] * cb[0]);
+  CHECK(cout[1] == std::complex<double>(-1, 0));
+
+  // A non-commutative user op: out = in - src, in the MPI argument order.
+  MPI_Op op = MPI_OP_NULL;
+  REQUIRE(op_create(subtract, false, &op) == MPI_SUCCESS);
+  const int a[3] = {10, 20, 30}, b[3] = {1, 2, 3};
+  int o[3] = {0, 0, 0};
+  REQUIRE(reduce_local_into(a, b, o, 3, types()[MPI_INT], op) == MPI_SUCCESS);
+  CHECK((o[0] == 9 && o[1] == 18 && o[2] == 27));
+  CHECK(b[0] == 1);
+  CHECK(op_free(&op) == MPI_SUCCESS);
+
+  // src == out: the in-place reduction.
+  int x[2] = {4, 9}, y[2] = {6, 1};
+  REQUIRE(reduce_local_into(x, y, y, 2, types()[MPI_INT], MPI_MAX) == MPI_SUCCESS);
+  CHECK((y[0] == 6 && y[1] == 9));
+
+  // REPLACE and NO_OP keep their meaning: out = in, out = src.
+  int r[2] = {0, 0};
+  REQUIRE(reduce_local_into(x, y, r, 2, types()[MPI_INT], MPI_REPLACE) == MPI_SUCCESS);
+  CHECK((r[0] == 4 && r[1] == 9));
+  REQUIRE(reduce_local_into(x, y, r, 2, types()[MPI_INT], MPI_NO_OP) == MPI_SUCCESS);
+  CHECK((r[0] == 6 && r[1] == 9));
+
+  // Errors: a non-contiguous type, an op not defined on the type.
+  Datatype vec;
+  make_vector(vec, 2, 1, 2 * sizeof(int), types()[MPI_INT]);
+  vec.committed = true;
+  int big[4] = {}, big2[4] = {}, big3[4] = {};
+  CHECK(reduce_local_into(big, big2, big3, 1, vec, MPI_SUM) == MPI_ERR_TYPE);
+  REQUIRE_FALSE(types()[MPI_DOUBLE_INT].contiguous);  // padded
+  Pair<double> p1[1] = {}, p2[1] = {}, p3[1] = {};
+  CHECK(reduce_local_into(p1, p2, p3, 1, types()[MPI_DOUBLE_INT], MPI_MAXLOC) == MPI_ERR_TYPE);
+  CHECK(reduce_local_into(x, y, r, 2, types()[MPI_INT], MPI_MAXLOC) == MPI_ERR_TYPE);
 }
