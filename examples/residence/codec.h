@@ -72,7 +72,7 @@ class Reader {
       ok_ = false;
       return false;
     }
-    std::memcpy(p, p_, n);
+    if (n != 0) std::memcpy(p, p_, n);  // p may be an empty vector's null data()
     p_ += n;
     return true;
   }
