@@ -341,7 +341,6 @@ int combine(const State& st, uint64_t seq, Tier tier, void* out, int64_t count, 
   for (int j = 0; j < st.p; ++j)
     if (j != st.me || !mine)
       if (const int rc = data_of(st, j, seq, tier, n, &d[j]); rc != MPI_SUCCESS) return rc;
-  const bool last_mine = st.me == st.p - 1 && mine;
   if (type->contiguous) {
     const int64_t size = type->size, step = std::max<int64_t>(1, kCombinePiece / size);
     for (int64_t k0 = 0; k0 < count; k0 += step) {
@@ -358,7 +357,7 @@ int combine(const State& st, uint64_t seq, Tier tier, void* out, int64_t count, 
     }
     return MPI_SUCCESS;
   }
-  if (last_mine) {
+  if (st.me == st.p - 1 && mine) {
     if (const int rc = copy(mine, count, type, out, count, type); rc != MPI_SUCCESS) return rc;
   } else {
     unpack_all(d[st.p - 1], out, count, type);

@@ -54,10 +54,9 @@ inline constexpr size_t kCacheLine = 64;
 // Boxes per ordered pair. A ping-pong needs one per direction; more let a
 // burst of small messages through before the ring takes over, and make the
 // writer load the reader's counter (a line the reader stores after every
-// packet, so a miss) once per kFastBoxes packets in steady state; in a
-// small-message ping-pong that miss is a visible share of the latency at 8
-// boxes and small at 32. 32 boxes take 36 KiB per ordered pair, beside the
-// pair's ring.
+// packet, so a miss) once per kFastBoxes packets in steady state, a small
+// share of a small-message ping-pong's latency at 32. 32 boxes take 36 KiB
+// per ordered pair, beside the pair's ring.
 inline constexpr uint64_t kFastBoxes = 32;
 // Bytes per box, a multiple of 128 so that boxes never share a line (or an
 // adjacent-line prefetch pair) with each other or with the counter.
@@ -71,8 +70,7 @@ struct alignas(128) FastBox {
   uint8_t payload[kFastBoxBytes - sizeof(std::atomic<uint64_t>) - sizeof(PacketHeader)];
 };
 static_assert(sizeof(FastBox) == kFastBoxBytes);
-static_assert(offsetof(FastBox, header) == 8 && offsetof(FastBox, payload) == 56 &&
-                  offsetof(FastBox, payload) < kCacheLine,
+static_assert(offsetof(FastBox, header) == 8 && offsetof(FastBox, payload) == 56,
               "word, header and the first payload bytes share the first cache line");
 
 // The largest payload a box carries (1096 bytes).
