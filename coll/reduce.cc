@@ -365,44 +365,79 @@ Task reduce_scatter_block_task(Schedule& s, const void* sbuf, void* rbuf, int64_
 
 // ---- scan / exscan -------------------------------------------------------------
 
-// Recursive doubling: after the round with `mask`, `partial` holds the
-// reduction over this rank's aligned group of 2*mask ranks, and the result
-// the reduction over ranks 0..r (Scan) or 0..r-1 (Exscan). Lower ranks'
-// data always goes first, so non-commutative ops are safe.
+// out = in op src, for a contiguous type in one pass; out overlaps neither.
+int combined(const void* in, const void* src, void* out, int64_t count, Datatype* type, MPI_Op op) {
+  if (type->contiguous) return reduce_local_into(in, src, out, count, *type, op);
+  if (const int rc = copy(src, count, type, out, count, type); rc != MPI_SUCCESS) return rc;
+  return reduce_local(in, out, count, *type, op);
+}
+
+// Prefix doubling: in the round with distance d = 1, 2, 4, ... rank r
+// sends its running reduction to r + d and receives r - d's, which covers
+// the d ranks just below the ones r's already covers; after the round r's
+// covers ranks max(0, r - 2d + 1)..r. Messages only go up, so rank 0 of
+// two sends once and is done, and the received data always comes first
+// (non-commutative operations combine in rank order).
+// Scan keeps the running reduction in rbuf, which ends as the result.
+// Exscan keeps in rbuf the reduction without r's own input (what r - 1's
+// message first brings) and, while r still has rounds to send in, the one
+// with it in `partial`.
 Task scan_task(Schedule& s, const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, bool exclusive) {
   const int p = s.p, r = s.r;
   if (count == 0 || type->size == 0) co_return MPI_SUCCESS;
-  const void* input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  if (!exclusive && input != rbuf) SONDE_CO_TRY(copy(input, count, type, rbuf, count, type));
-  if (p == 1) co_return MPI_SUCCESS;
-  const bool commutative = op_is_commutative(op);
-  TypedScratch partial_store, tmp_store;
-  void* partial = partial_store.allocate(count, type);
-  void* tmp = tmp_store.allocate(count, type);
-  SONDE_CO_TRY(copy(input, count, type, partial, count, type));
-  bool have_result = !exclusive;  // Exscan: rbuf holds nothing valid yet
-  for (int mask = 1; mask < p; mask <<= 1) {
-    const int partner = r ^ mask;
-    if (partner >= p) continue;
-    s.recv(tmp, count, type, partner);
-    s.send(partial, count, type, partner);
-    SONDE_CO_TRY(co_await s.round());
-    if (r > partner) {
-      // tmp: the lower group's reduction, which comes first.
-      if (have_result) {
-        SONDE_CO_TRY(reduce_local(tmp, rbuf, count, *type, op));
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  TypedScratch own_store, partial_store, tmp_store;
+  const void* input = sbuf;
+  if (in_place && exclusive && p > 1) {
+    // rbuf receives r - 1's data while the input is still to be sent.
+    void* own = own_store.allocate(count, type);
+    SONDE_CO_TRY(copy(rbuf, count, type, own, count, type));
+    input = own;
+  } else if (in_place) {
+    input = rbuf;
+  }
+  // Scan: rbuf holds the running reduction (else it is still `input`).
+  bool have = in_place && !exclusive;
+  const void* running = input;  // what this rank sends in the next round
+  void* partial = nullptr;
+  void* tmp = nullptr;
+  for (int d = 1; d < p; d <<= 1) {
+    const bool from = r >= d, to = r + d < p;
+    if (!from && !to) break;  // no round left sends to or from this rank
+    void* in = nullptr;
+    if (from) {
+      if (exclusive && d == 1) {
+        in = rbuf;
       } else {
-        SONDE_CO_TRY(copy(tmp, count, type, rbuf, count, type));
-        have_result = true;
+        if (!tmp) tmp = tmp_store.allocate(count, type);
+        in = tmp;
       }
-      SONDE_CO_TRY(reduce_local(tmp, partial, count, *type, op));
-    } else if (commutative) {
-      SONDE_CO_TRY(reduce_local(tmp, partial, count, *type, op));
+      s.recv(in, count, type, r - d);
+    }
+    if (to) s.send(running, count, type, r + d);
+    SONDE_CO_TRY(co_await s.round());
+    if (!from) continue;
+    const bool sends_later = r + 2 * d < p;
+    if (!exclusive) {
+      if (have) {
+        SONDE_CO_TRY(reduce_local(in, rbuf, count, *type, op));
+      } else {
+        SONDE_CO_TRY(combined(in, input, rbuf, count, type, op));
+        have = true;
+      }
+      running = rbuf;
+    } else if (d == 1) {
+      if (sends_later) {
+        partial = partial_store.allocate(count, type);
+        SONDE_CO_TRY(combined(rbuf, input, partial, count, type, op));
+        running = partial;
+      }
     } else {
-      SONDE_CO_TRY(reduce_local(partial, tmp, count, *type, op));  // mine (lower) op partner's
-      std::swap(partial, tmp);
+      SONDE_CO_TRY(reduce_local(in, rbuf, count, *type, op));
+      if (sends_later) SONDE_CO_TRY(reduce_local(in, partial, count, *type, op));
     }
   }
+  if (!exclusive && !have) co_return copy(input, count, type, rbuf, count, type);
   co_return MPI_SUCCESS;
 }
 

@@ -278,6 +278,36 @@ static void test_sums(MPI_Comm comm, long count, int in_place) {
   free(in), free(out), free(counts);
 }
 
+/* Scan and Exscan on a non-contiguous type (two ints with a gap between
+ * them): the gaps of the result keep what was there. */
+static void test_strided_scans(MPI_Comm comm, long count, int in_place) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Datatype gapped;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &gapped);
+  MPI_Type_commit(&gapped);
+  const char *ip = in_place ? " MPI_IN_PLACE" : "";
+  int *in = ints(3 * count), *out = ints(3 * count);
+  for (int exclusive = 0; exclusive < 2; ++exclusive) {
+    begin_case("%s gapped ints count %ld%s (size %d)", exclusive ? "Exscan" : "Scan", count, ip, size);
+    for (long i = 0; i < 3 * count; ++i) in[i] = i % 3 == 1 ? JUNK : val(rank, i, 7);
+    if (in_place) memcpy(out, in, (size_t)(3 * count) * sizeof(int));
+    else fill(out, 3 * count, JUNK);
+    const void *send = in_place ? MPI_IN_PLACE : in;
+    int rc = exclusive ? MPI_Exscan(send, out, (int)count, gapped, MPI_SUM, comm)
+                       : MPI_Scan(send, out, (int)count, gapped, MPI_SUM, comm);
+    check_rc(rc, exclusive ? "MPI_Exscan" : "MPI_Scan");
+    if (exclusive && rank == 0) continue;
+    for (long i = 0; i < 3 * count; ++i) {
+      const long want = i % 3 == 1 ? JUNK : sum_upto(exclusive ? rank : rank + 1, i, 7);
+      if (out[i] != want) mismatch(i, out[i], want);
+    }
+  }
+  MPI_Type_free(&gapped);
+  free(in), free(out);
+}
+
 /* ---- MAXLOC / MINLOC on every pair type, ties everywhere -------------------------- */
 
 #define LOC_TEST(NAME, VTYPE, MPITYPE)                                                                    \
@@ -455,6 +485,7 @@ static void suite(MPI_Comm comm, MPI_Op matop, long max_count) {
     }
     if (n > 0) test_alltoall_vector(comm, n);
     if (n <= 1000) test_sums(comm, n, c % 2);
+    if (n > 0) test_strided_scans(comm, n, c % 2);
   }
   const long scales[] = {0, 1, 37, 3000};
   for (int c = 0; c < 4; ++c) {
