@@ -186,9 +186,31 @@ Schedule::Schedule(Comm* c, int kind)
 void skip_sequence(Comm* c, const char* call) {
   // The calls that may go through a shared segment decide on it first,
   // as they do when they run (shared.h).
-  static constexpr const char* kShared[] = {"MPI_Barrier",     "MPI_Bcast",     "MPI_Bcast_c",     "MPI_Reduce",
-                                            "MPI_Reduce_c",    "MPI_Allreduce", "MPI_Allreduce_c", "MPI_Allgather",
-                                            "MPI_Allgather_c", "MPI_Alltoall",  "MPI_Alltoall_c"};
+  static constexpr const char* kShared[] = {"MPI_Barrier",
+                                            "MPI_Bcast",
+                                            "MPI_Bcast_c",
+                                            "MPI_Reduce",
+                                            "MPI_Reduce_c",
+                                            "MPI_Allreduce",
+                                            "MPI_Allreduce_c",
+                                            "MPI_Gather",
+                                            "MPI_Gather_c",
+                                            "MPI_Scatter",
+                                            "MPI_Scatter_c",
+                                            "MPI_Allgather",
+                                            "MPI_Allgather_c",
+                                            "MPI_Allgatherv",
+                                            "MPI_Allgatherv_c",
+                                            "MPI_Alltoall",
+                                            "MPI_Alltoall_c",
+                                            "MPI_Scan",
+                                            "MPI_Scan_c",
+                                            "MPI_Exscan",
+                                            "MPI_Exscan_c",
+                                            "MPI_Reduce_scatter",
+                                            "MPI_Reduce_scatter_c",
+                                            "MPI_Reduce_scatter_block",
+                                            "MPI_Reduce_scatter_block_c"};
   for (const char* name : kShared)
     if (call && std::strcmp(call, name) == 0) shared::decide(c);
   ++c->coll_seq;

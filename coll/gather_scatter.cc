@@ -374,6 +374,8 @@ Task inter_allgatherv(Schedule& s, const void* sbuf, int64_t scount, Datatype* s
 
 int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
            Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &rc))
+    return rc;
   if (comm->inter)
     return launch(comm, kGather, request,
                   [=](Schedule& s) { return inter_gather(s, sbuf, scount, stype, rbuf, rcount, rtype, root); },
@@ -397,6 +399,8 @@ int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Count
 
 int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
             Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &rc))
+    return rc;
   auto task = comm->inter ? inter_scatter : scatter_task;
   return launch(comm, kScatter, request,
                 [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL,
@@ -428,6 +432,9 @@ int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int
 
 int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
                Datatype* rtype, Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter &&
+              shared::allgatherv(sbuf, scount, stype, rbuf, rcounts.data(), displs.data(), rtype, comm, &rc))
+    return rc;
   auto task = comm->inter ? inter_allgatherv : allgatherv_task;
   return launch(comm, kAllgatherv, request,
                 [&](Schedule& s) {

@@ -532,6 +532,8 @@ int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_O
 
 int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype* type, MPI_Op op, Comm* comm,
                          MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::reduce_scatter(sbuf, rbuf, nullptr, rcount, type, op, comm, &rc))
+    return rc;
   if (comm->inter)
     return launch(comm, kReduceScatterBlock, request,
                   [=](Schedule& s) {
@@ -545,17 +547,21 @@ int reduce_scatter_block(const void* sbuf, void* rbuf, int64_t rcount, Datatype*
 
 int reduce_scatter(const void* sbuf, void* rbuf, Counts rcounts, Datatype* type, MPI_Op op, Comm* comm,
                    MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::reduce_scatter(sbuf, rbuf, rcounts.data(), 0, type, op, comm, &rc))
+    return rc;
   auto task = comm->inter ? inter_reduce_scatter : reduce_scatter_task;
   return launch(comm, kReduceScatter, request,
                 [&](Schedule& s) { return task(s, sbuf, rbuf, std::move(rcounts), type, op); }, op, {type});
 }
 
 int scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm, MPI_Request* request) {
+  if (int rc; !request && shared::scan(sbuf, rbuf, count, type, op, false, comm, &rc)) return rc;
   return launch(comm, kScan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, false); }, op,
                 {type});
 }
 
 int exscan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* comm, MPI_Request* request) {
+  if (int rc; !request && shared::scan(sbuf, rbuf, count, type, op, true, comm, &rc)) return rc;
   return launch(comm, kExscan, request, [=](Schedule& s) { return scan_task(s, sbuf, rbuf, count, type, op, true); },
                 op, {type});
 }

@@ -53,17 +53,32 @@ inline void decide(Comm* c) {
 // caller then runs the point-to-point algorithm); otherwise *rc is the
 // call's result. Data calls go through it when their one-rank contribution
 // is between 1 byte and the segment's slot (SONDE_COLL_SHM_BYTES of rank 0):
-// a Bcast's message, a reduction's vector, an Allgather's block, all of an
-// Alltoall's blocks together; Allgather and Alltoall only up to 4 KiB, and
-// reductions only while p times the vector is at most 256 KiB.
+// a Bcast's message, a reduction's or scan's vector (a Reduce_scatter's
+// whole vector), a Gather's or Allgather's block (an Allgatherv's largest),
+// all of a Scatter's or Alltoall's blocks together. Those that every rank
+// or the root copies out (Gather, Scatter, Allgather(v), Alltoall) only up
+// to 4 KiB, and reductions only while p times the vector is at most
+// 256 KiB.
 bool barrier(Comm* c, int* rc);
 bool bcast(void* buf, int64_t count, Datatype* type, int root, Comm* c, int* rc);
 bool reduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, int root, Comm* c, int* rc);
 bool allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, Comm* c, int* rc);
+bool gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
+            Comm* c, int* rc);
+bool scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
+             Comm* c, int* rc);
 bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
                int* rc);
+bool allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int64_t* rcounts,
+                const int64_t* displs, Datatype* rtype, Comm* c, int* rc);
 bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
               int* rc);
+// Scan, or Exscan (exclusive).
+bool scan(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_Op op, bool exclusive, Comm* c, int* rc);
+// Reduce_scatter (rcounts, one per rank) or Reduce_scatter_block (rcounts
+// null: rcount per rank).
+bool reduce_scatter(const void* sbuf, void* rbuf, const int64_t* rcounts, int64_t rcount, Datatype* type, MPI_Op op,
+                    Comm* c, int* rc);
 
 // A call this rank refused after it took its sequence number: publishes
 // that the rank is past it, so members that run it through the segment do

@@ -33,11 +33,18 @@ static int int_value(enum OpKind k, int r, long i, int p) {
   unsigned h = hash3((unsigned)r, (unsigned)i, (unsigned)k + 1);
   switch (k) {
     case SUMK: return (int)(h % 2001) - 1000;
-    case PRODK: { static const int f[3] = {1, -1, 2}; return f[h % 3]; }
-    case LANDK: case LORK: case LXORK:
+    case PRODK: {
+      static const int f[3] = {1, -1, 2};
+      return f[h % 3];
+    }
+    case LANDK:
+    case LORK:
+    case LXORK:
       /* zeros spread so that all-true and all-false columns both occur */
       return (i % (p + 1) == r || h % 4 == 0) ? 0 : (int)(h % 7) + 1;
-    case BANDK: case BORK: case BXORK: return (int)h;
+    case BANDK:
+    case BORK:
+    case BXORK: return (int)h;
     default: return (int)(h % 100001) - 50000;
   }
 }
@@ -46,7 +53,10 @@ static double double_value(enum OpKind k, int r, long i) {
   unsigned h = hash3((unsigned)r, (unsigned)i, (unsigned)k + 101);
   switch (k) {
     case SUMK: return (double)((int)(h % 2001) - 1000);
-    case PRODK: { static const double f[4] = {1.0, -1.0, 2.0, 0.5}; return f[h % 4]; }
+    case PRODK: {
+      static const double f[4] = {1.0, -1.0, 2.0, 0.5};
+      return f[h % 4];
+    }
     default: return (double)(h % 100001) * 0.25 - 12500.0;
   }
 }
@@ -148,10 +158,9 @@ static void test_bcast(MPI_Comm comm, long count, int root) {
 /* ---- reduce / allreduce ------------------------------------------------ */
 
 static const struct OpInfo kOps[] = {
-    {0, "MPI_MAX", MAXK, 1},   {0, "MPI_MIN", MINK, 1},   {0, "MPI_SUM", SUMK, 1},
-    {0, "MPI_PROD", PRODK, 1}, {0, "MPI_LAND", LANDK, 0}, {0, "MPI_LOR", LORK, 0},
-    {0, "MPI_LXOR", LXORK, 0}, {0, "MPI_BAND", BANDK, 0}, {0, "MPI_BOR", BORK, 0},
-    {0, "MPI_BXOR", BXORK, 0},
+    {0, "MPI_MAX", MAXK, 1},   {0, "MPI_MIN", MINK, 1},   {0, "MPI_SUM", SUMK, 1},   {0, "MPI_PROD", PRODK, 1},
+    {0, "MPI_LAND", LANDK, 0}, {0, "MPI_LOR", LORK, 0},   {0, "MPI_LXOR", LXORK, 0}, {0, "MPI_BAND", BANDK, 0},
+    {0, "MPI_BOR", BORK, 0},   {0, "MPI_BXOR", BXORK, 0},
 };
 #define NOPS ((int)(sizeof kOps / sizeof kOps[0]))
 static MPI_Op g_ops[NOPS];
@@ -173,10 +182,8 @@ static double load(const void *buf, int dbl, long i) {
   return dbl ? ((const double *)buf)[i] : (double)((const int *)buf)[i];
 }
 static void store(void *buf, int dbl, long i, double v) {
-  if (dbl)
-    ((double *)buf)[i] = v;
-  else
-    ((int *)buf)[i] = (int)v;
+  if (dbl) ((double *)buf)[i] = v;
+  else ((int *)buf)[i] = (int)v;
 }
 
 /* MPI_INT (dbl = 0) or MPI_DOUBLE (dbl = 1); root < 0: MPI_Allreduce. */
@@ -214,8 +221,14 @@ static void test_reduce(MPI_Comm comm, long count, int root, int o, int dbl, int
 /* MAXLOC / MINLOC on DOUBLE_INT (index = rank) and 2INT (index = 100 - rank,
  * so the lowest index of a tie comes from the highest rank). Values have
  * few distinct levels so that ties are frequent. */
-struct DoubleInt { double v; int i; };
-struct TwoInt { int v; int i; };
+struct DoubleInt {
+  double v;
+  int i;
+};
+struct TwoInt {
+  int v;
+  int i;
+};
 
 static void test_loc(MPI_Comm comm, long count, int root, int maxloc) {
   int rank, size;

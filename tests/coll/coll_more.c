@@ -202,7 +202,7 @@ static void test_matrix(MPI_Comm comm, MPI_Op op, long count, int in_place) {
   const char *ip = in_place ? " MPI_IN_PLACE" : "";
   for (long i = 0; i < count * size; ++i) in[i] = mat_of(rank, i);
 
-  for (int root = 0; root < size; root += size > 2 ? size / 2 + 1 : 1) {
+  for (int root = 0; root<size; root += size> 2 ? size / 2 + 1 : 1) {
     begin_case("Reduce matrix count %ld root %d%s (size %d)", count, root, ip, size);
     const int p = in_place && rank == root;
     memcpy(out, in, (size_t)count * sizeof(Mat));
@@ -258,8 +258,7 @@ static void test_sums(MPI_Comm comm, long count, int in_place) {
     total += counts[r];
   }
   memcpy(out, in, (size_t)total * sizeof(int));
-  check_rc(MPI_Reduce_scatter(in_place ? MPI_IN_PLACE : in, out, counts, MPI_INT, MPI_SUM, comm),
-           "MPI_Reduce_scatter");
+  check_rc(MPI_Reduce_scatter(in_place ? MPI_IN_PLACE : in, out, counts, MPI_INT, MPI_SUM, comm), "MPI_Reduce_scatter");
   for (long i = 0; i < counts[rank]; ++i)
     if (out[i] != sum_upto(size, first + i, 5)) mismatch(i, out[i], sum_upto(size, first + i, 5));
 
@@ -310,25 +309,29 @@ static void test_strided_scans(MPI_Comm comm, long count, int in_place) {
 
 /* ---- MAXLOC / MINLOC on every pair type, ties everywhere -------------------------- */
 
-#define LOC_TEST(NAME, VTYPE, MPITYPE)                                                                    \
-  static void loc_##NAME(MPI_Comm comm, long count, MPI_Op op, int maxloc) {                              \
-    int rank, size;                                                                                      \
-    MPI_Comm_rank(comm, &rank);                                                                          \
-    MPI_Comm_size(comm, &size);                                                                          \
-    begin_case("Allreduce " #MPITYPE " %s count %ld (size %d)", maxloc ? "MAXLOC" : "MINLOC", count, size); \
-    struct { VTYPE v; int i; } *a = xmalloc((size_t)count * sizeof *a), *b = xmalloc((size_t)count * sizeof *b); \
-    for (long i = 0; i < count; ++i) a[i].v = (VTYPE)(hash3((unsigned)rank, (unsigned)i, 31) % 3), a[i].i = size - rank; \
-    check_rc(MPI_Allreduce(a, b, (int)count, MPITYPE, op, comm), "MPI_Allreduce");                       \
-    for (long i = 0; i < count; ++i) {                                                                   \
-      VTYPE best = 0;                                                                                    \
-      int at = -1;                                                                                       \
-      for (int r = 0; r < size; ++r) {                                                                   \
-        VTYPE v = (VTYPE)(hash3((unsigned)r, (unsigned)i, 31) % 3);                                       \
+#define LOC_TEST(NAME, VTYPE, MPITYPE)                                                                         \
+  static void loc_##NAME(MPI_Comm comm, long count, MPI_Op op, int maxloc) {                                   \
+    int rank, size;                                                                                            \
+    MPI_Comm_rank(comm, &rank);                                                                                \
+    MPI_Comm_size(comm, &size);                                                                                \
+    begin_case("Allreduce " #MPITYPE " %s count %ld (size %d)", maxloc ? "MAXLOC" : "MINLOC", count, size);    \
+    struct {                                                                                                   \
+      VTYPE v;                                                                                                 \
+      int i;                                                                                                   \
+    } *a = xmalloc((size_t)count * sizeof *a), *b = xmalloc((size_t)count * sizeof *b);                        \
+    for (long i = 0; i < count; ++i)                                                                           \
+      a[i].v = (VTYPE)(hash3((unsigned)rank, (unsigned)i, 31) % 3), a[i].i = size - rank;                      \
+    check_rc(MPI_Allreduce(a, b, (int)count, MPITYPE, op, comm), "MPI_Allreduce");                             \
+    for (long i = 0; i < count; ++i) {                                                                         \
+      VTYPE best = 0;                                                                                          \
+      int at = -1;                                                                                             \
+      for (int r = 0; r < size; ++r) {                                                                         \
+        VTYPE v = (VTYPE)(hash3((unsigned)r, (unsigned)i, 31) % 3);                                            \
         if (at < 0 || (maxloc ? v > best : v < best) || (v == best && size - r < at)) best = v, at = size - r; \
-      }                                                                                                  \
-      if (b[i].v != best || b[i].i != at) mismatch(i, (long)b[i].v * 1000 + b[i].i, (long)best * 1000 + at); \
-    }                                                                                                    \
-    free(a), free(b);                                                                                    \
+      }                                                                                                        \
+      if (b[i].v != best || b[i].i != at) mismatch(i, (long)b[i].v * 1000 + b[i].i, (long)best * 1000 + at);   \
+    }                                                                                                          \
+    free(a), free(b);                                                                                          \
   }
 LOC_TEST(float, float, MPI_FLOAT_INT)
 LOC_TEST(double, double, MPI_DOUBLE_INT)
@@ -456,7 +459,8 @@ static void test_errors(MPI_Comm parent) {
     expect_error(MPI_Iexscan(a, b, 1, MPI_INT, MPI_SUM, inter, &req), MPI_ERR_COMM, "Iexscan on an intercommunicator");
     expect_error(MPI_Allreduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER,
                  "Allreduce in place on an intercommunicator");
-    expect_error(MPI_Ibcast(a, 1, MPI_INT, size, inter, &req), MPI_ERR_ROOT, "Ibcast to a root beyond the remote group");
+    expect_error(MPI_Ibcast(a, 1, MPI_INT, size, inter, &req), MPI_ERR_ROOT,
+                 "Ibcast to a root beyond the remote group");
     MPI_Comm_free(&inter);
     MPI_Comm_free(&half);
   }

@@ -167,7 +167,8 @@ static void pass(long n) {
 
     /* Bcast */
     int *b = keep(ints(n));
-    if (i_am_root) for (long i = 0; i < n; ++i) b[i] = val(rg, root_lrank, i);
+    if (i_am_root)
+      for (long i = 0; i < n; ++i) b[i] = val(rg, root_lrank, i);
     else fill(b, n, -1);
     CALL(Bcast, Ibcast, b, (int)n, MPI_INT, root_arg, g_inter);
     snprintf(what, sizeof what, "Bcast from group %d, n=%ld", rg, n);

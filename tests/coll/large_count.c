@@ -45,10 +45,10 @@ static int want_a2a(long i, long gapped) {
 static void run(int nb) {
   MPI_Request req[32];
   int nreq = 0;
-#define GO(call, icall)                                                      \
-  do {                                                                       \
-    if (nb) check_rc(icall, #icall);                                         \
-    else check_rc(call, #call);                                              \
+#define GO(call, icall)              \
+  do {                               \
+    if (nb) check_rc(icall, #icall); \
+    else check_rc(call, #call);      \
   } while (0)
 #define R (&req[nreq++])
   const long P = g_size, W = N + GAP;
@@ -74,7 +74,7 @@ static void run(int nb) {
   int *rs = xmalloc(sizeof(int) * N), *rsb = xmalloc(sizeof(int) * N);
   int *scan = xmalloc(sizeof(int) * N), *exscan = xmalloc(sizeof(int) * N);
   int *rootsrc = xmalloc(sizeof(int) * (size_t)(W * P));
-  for (long i = 0; i < W * P; ++i) rootsrc[i] = want_gapped(i, 0);  /* rank r's block at r*W */
+  for (long i = 0; i < W * P; ++i) rootsrc[i] = want_gapped(i, 0); /* rank r's block at r*W */
   for (int i = 0; i < N; ++i) bc[i] = g_rank == root ? val(root, i) : -1;
   memset(gatv, 0xff, sizeof(int) * (size_t)(W * P));
   memset(agv, 0xff, sizeof(int) * (size_t)(W * P));

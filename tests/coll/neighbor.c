@@ -163,8 +163,7 @@ static void dist_graph(void) {
   int src[2] = {(g_rank - 1 + g_size) % g_size, (g_rank - 3 + 3 * g_size) % g_size};
   int dst[2] = {(g_rank + 1) % g_size, (g_rank + 3) % g_size};
   MPI_Comm dg;
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                                 &dg);
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dg);
   MPI_Datatype strided;
   MPI_Type_vector(3, 1, 2, MPI_INT, &strided);
   MPI_Type_commit(&strided);

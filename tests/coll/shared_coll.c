@@ -33,63 +33,11 @@
 #include <dirent.h>
 
 #include "tests/coll/segments.h"
+#include "tests/coll/shared_data.h"
 #include "tests/integration/itest.h"
 
-#define SENT (-12345) /* what gaps and not-yet-received data hold */
 enum { kWarmup = 20, kRunAhead = 600, kDups = 30, kDupCalls = 20 };
 
-typedef struct {
-  MPI_Comm comm;
-  int r, p;
-  const char* name;
-} Cx;
-
-static uint32_t g_id;      /* data id of the current call: the same on every rank */
-static int shm_on;         /* communicators of all ranks get segments: 2..16 ranks, SONDE_COLL_SHM is not 0 */
-
-/* ---- deterministic data ---------------------------------------------------------- */
-
-static int ival(uint32_t id, int r, long i) {
-  uint32_t x = id * 2654435761u ^ (uint32_t)r * 40503u ^ (uint32_t)i * 2246822519u;
-  x ^= x >> 15;
-  x *= 2654435761u;
-  x ^= x >> 13;
-  return (int)(x % 20001u) - 10000;
-}
-static unsigned char bval(uint32_t id, int r, long i) { return (unsigned char)(ival(id, r, i) & 0xff); }
-
-static void* xmalloc(size_t n) {
-  void* q = malloc(n ? n : 1);
-  if (!q) {
-    fprintf(stderr, "shared_coll: out of memory\n");
-    exit(3);
-  }
-  return q;
-}
-
-static long diff_bytes(const unsigned char* got, const unsigned char* want, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    if (got[i] != want[i]) return (long)i;
-  return -1;
-}
-static long diff_ints(const int* got, const int* want, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    if (got[i] != want[i]) return (long)i;
-  return -1;
-}
-static char g_what[256]; /* what the failing call was, for CHECK_BYTES and CHECK_INTS */
-#define CHECK_BYTES(got, want, n, ...)                                                                       \
-  do {                                                                                                       \
-    long d_ = diff_bytes((got), (want), (n));                                                                \
-    CHECK(d_ < 0, "%s: byte %ld is %d, want %d", (snprintf(g_what, sizeof g_what, __VA_ARGS__), g_what), d_, \
-          (got)[d_], (want)[d_]);                                                                            \
-  } while (0)
-#define CHECK_INTS(got, want, n, ...)                                                                                  \
-  do {                                                                                                                 \
-    long d_ = diff_ints((got), (want), (n));                                                                           \
-    CHECK(d_ < 0, "%s: int %ld is %d, want %d", (snprintf(g_what, sizeof g_what, __VA_ARGS__), g_what), d_, (got)[d_], \
-          (want)[d_]);                                                                                                 \
-  } while (0)
 /* ---- 1. byte-sized calls around the slot size ------------------------------------- */
 
 static const size_t kSizes[] = {0, 1, 8, 48, 49, 1024, 4096, 4097, 65536, 65537};
@@ -310,30 +258,6 @@ static void shaped(const Cx* c) {
 }
 
 /* ---- 3. a non-commutative operation ------------------------------------------------ */
-
-typedef struct {
-  int a, b, c, d;
-} Mat;
-static MPI_Datatype mat_type;
-static MPI_Op mat_op;
-
-static Mat mat_of(uint32_t id, int r, long k) {
-  Mat m = {(ival(id, r, 4 * k) + 10000) % 9973, (ival(id, r, 4 * k + 1) + 10000) % 9973,
-           (ival(id, r, 4 * k + 2) + 10000) % 9973, (ival(id, r, 4 * k + 3) + 10000) % 9973};
-  return m;
-}
-static Mat mul(Mat x, Mat y) {
-  Mat z = {(x.a * y.a + x.b * y.c) % 9973, (x.a * y.b + x.b * y.d) % 9973, (x.c * y.a + x.d * y.c) % 9973,
-           (x.c * y.b + x.d * y.d) % 9973};
-  return z;
-}
-/* MPI: inout = in op inout, `in` from the lower ranks. */
-static void mat_fn(void* in, void* inout, int* len, MPI_Datatype* type) {
-  (void)type;
-  const Mat* x = in;
-  Mat* y = inout;
-  for (int i = 0; i < *len; ++i) y[i] = mul(x[i], y[i]);
-}
 
 /* Product in rank order over `elems` matrices: Reduce to root, or Allreduce (root < 0). */
 static void reduce_mat(const Cx* c, size_t elems, int root, int in_place) {
@@ -565,8 +489,6 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   itest_print_jobid();
   segments_init();
-  const char* env = getenv("SONDE_COLL_SHM");
-  shm_on = !(env && strcmp(env, "0") == 0) && itest_size >= 2 && itest_size <= 16;
 
   MPI_Datatype v;
   MPI_Type_vector(4, 1, 2, MPI_INT, &v);
@@ -582,15 +504,8 @@ int main(int argc, char** argv) {
   MPI_Op_create(mat_fn, 0, &mat_op);
 
   MPI_Comm rev;
-  CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, itest_size - 1 - itest_rank, &rev));
-  MPI_Comm_set_errhandler(rev, MPI_ERRORS_RETURN);
-  Cx cx[2] = {{MPI_COMM_WORLD, itest_rank, itest_size, "MPI_COMM_WORLD"}, {rev, -1, itest_size, "reversed split"}};
-  MPI_Comm_rank(rev, &cx[1].r);
-  CHECK(cx[1].r == itest_size - 1 - itest_rank, "split rank %d", cx[1].r);
-  for (int i = 0; i < 2; ++i)
-    for (int k = 0; k < kWarmup; ++k) CHECK_OK(MPI_Barrier(cx[i].comm));
-  const int maps = mapped_segments();
-  CHECK(maps == (shm_on ? 2 : 0), "after the warm-up %d segments are mapped, want %d", maps, shm_on ? 2 : 0);
+  Cx cx[2];
+  two_comms(cx, &rev, kWarmup);
 
   for (int i = 0; i < 2; ++i) {
     sizes(&cx[i]);
