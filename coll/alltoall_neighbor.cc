@@ -30,6 +30,19 @@ using Piece = Block;
 // packed out of the receive pieces; otherwise the rank copies its own
 // piece once the first transfers are posted, while its partners (and, for
 // large messages, the copy engine of the rendezvous) move those.
+// Posts every transfer of a scattered exchange (out[r+i] to r+i, in[r-i]
+// from r-i) and copies the rank's own piece meanwhile (unless in place);
+// the caller completes the round. Returns the copy's result.
+int post_scattered(Schedule& s, const std::vector<Piece>& out, const std::vector<Piece>& in, bool in_place) {
+  const int p = s.p, r = s.r;
+  for (int i = 1; i < p; ++i) {
+    const int to = (r + i) % p, from = (r - i + p) % p;
+    s.recv(in[from].buf, in[from].count, in[from].type, from);
+    s.send(out[to].buf, out[to].count, out[to].type, to);
+  }
+  return in_place ? MPI_SUCCESS : copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type);
+}
+
 Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool in_place, bool scattered) {
   const int p = s.p, r = s.r;
   ScratchBytes packed;
@@ -43,22 +56,16 @@ Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool i
       out[j] = Piece{packed.data() + off[j], off[j + 1] - off[j], byte_type()};
     }
   }
-  auto copy_own = [&] {
-    return in_place ? MPI_SUCCESS : copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type);
-  };
-  auto post = [&](int i) {
-    const int to = (r + i) % p, from = (r - i + p) % p;
-    s.recv(in[from].buf, in[from].count, in[from].type, from);
-    s.send(out[to].buf, out[to].count, out[to].type, to);
-  };
   if (scattered || p == 1) {
-    for (int i = 1; i < p; ++i) post(i);
-    SONDE_CO_TRY(copy_own());
+    SONDE_CO_TRY(post_scattered(s, out, in, in_place));
     co_return co_await s.round();
   }
   for (int i = 1; i < p; ++i) {
-    post(i);
-    if (i == 1) SONDE_CO_TRY(copy_own());
+    const int to = (r + i) % p, from = (r - i + p) % p;
+    s.recv(in[from].buf, in[from].count, in[from].type, from);
+    s.send(out[to].buf, out[to].count, out[to].type, to);
+    if (i == 1 && !in_place)
+      SONDE_CO_TRY(copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type));
     SONDE_CO_TRY(co_await s.round());
   }
   co_return MPI_SUCCESS;
@@ -186,16 +193,31 @@ int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdisp
   auto addr = [byte_displs](const void* buf, int64_t d, const Datatype* t) {
     return const_cast<uint8_t*>(static_cast<const uint8_t*>(buf)) + (byte_displs ? d : d * t->extent);
   };
+  auto pieces = [&](Schedule& s, std::vector<Piece>& out, std::vector<Piece>& in) {
+    out.resize(static_cast<size_t>(s.p));
+    in.resize(static_cast<size_t>(s.p));
+    for (int j = 0; j < s.p; ++j) {
+      if (!in_place) out[j] = Piece{addr(sbuf, sdispls[j], type_of(stypes, j)), scounts[j], type_of(stypes, j)};
+      in[j] = Piece{addr(rbuf, rdispls[j], type_of(rtypes, j)), rcounts[j], type_of(rtypes, j)};
+    }
+  };
+  if (!request && !comm->inter && !in_place) {
+    // Blocking: one round, as plain code.
+    return run_now(comm, kind, [&](Schedule& s) {
+      std::vector<Piece> out, in;
+      pieces(s, out, in);
+      const int rc = post_scattered(s, out, in, false);
+      const int wrc = s.wait_round();
+      return rc != MPI_SUCCESS ? rc : wrc;
+    });
+  }
   std::vector<Datatype*> held(stypes);
   held.insert(held.end(), rtypes.begin(), rtypes.end());
   return launch(
       comm, kind, request,
       [&](Schedule& s) {
-        std::vector<Piece> out(static_cast<size_t>(s.p)), in(static_cast<size_t>(s.p));
-        for (int j = 0; j < s.p; ++j) {
-          if (!in_place) out[j] = Piece{addr(sbuf, sdispls[j], type_of(stypes, j)), scounts[j], type_of(stypes, j)};
-          in[j] = Piece{addr(rbuf, rdispls[j], type_of(rtypes, j)), rcounts[j], type_of(rtypes, j)};
-        }
+        std::vector<Piece> out, in;
+        pieces(s, out, in);
         if (s.user->inter) return inter_exchange(s, std::move(out), std::move(in));
         return exchange(s, std::move(out), std::move(in), in_place, true);
       },

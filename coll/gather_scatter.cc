@@ -70,19 +70,26 @@ Task gather_binomial(Schedule& s, const void* sbuf, int64_t scount, Datatype* st
 // receives all of them concurrently. For large data, where the tree's
 // store-and-forward copies would dominate. rcounts/displs null: rcount
 // elements per rank at slot i*rcount (Gather); otherwise Gatherv's.
-Task gather_linear(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
-                   const int64_t* rcounts, const int64_t* displs, Datatype* rtype, int root) {
+// Posts the transfers and copies the root's own block meanwhile; the
+// caller completes the round. Returns the copy's result.
+int post_gather_linear(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                       const int64_t* rcounts, const int64_t* displs, Datatype* rtype, int root) {
   const int p = s.p, r = s.r;
   if (r != root) {
     s.send(sbuf, scount, stype, root);
-    co_return co_await s.round();
+    return MPI_SUCCESS;
   }
   auto count_of = [=](int i) -> int64_t { return rcounts ? rcounts[i] : rcount; };
   auto slot = [=](int i) { return at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); };
   for (int i = 0; i < p; ++i)
     if (i != root) s.recv(slot(i), count_of(i), rtype, i);
-  int rc = MPI_SUCCESS;
-  if (sbuf != MPI_IN_PLACE) rc = copy(sbuf, scount, stype, slot(root), count_of(root), rtype);
+  if (sbuf == MPI_IN_PLACE) return MPI_SUCCESS;
+  return copy(sbuf, scount, stype, slot(root), count_of(root), rtype);
+}
+
+Task gather_linear(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                   const int64_t* rcounts, const int64_t* displs, Datatype* rtype, int root) {
+  const int rc = post_gather_linear(s, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype, root);
   const int wrc = co_await s.round();
   co_return rc != MPI_SUCCESS ? rc : wrc;
 }
@@ -154,20 +161,27 @@ Task scatter_binomial(Schedule& s, const void* sbuf, int64_t scount, Datatype* s
 namespace detail {
 
 // Linear: the root sends every rank its block directly. scounts/displs
-// null: Scatter's layout.
-Task scatter_linear(Schedule& s, const void* sbuf, int64_t scount, const int64_t* scounts, const int64_t* displs,
-                    Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root) {
+// null: Scatter's layout. Posts the transfers and copies the root's own
+// block meanwhile; the caller completes the round. Returns the copy's
+// result.
+int post_scatter_linear(Schedule& s, const void* sbuf, int64_t scount, const int64_t* scounts, const int64_t* displs,
+                        Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root) {
   const int p = s.p, r = s.r;
   if (r != root) {
     s.recv(rbuf, rcount, rtype, root);
-    co_return co_await s.round();
+    return MPI_SUCCESS;
   }
   auto count_of = [=](int i) -> int64_t { return scounts ? scounts[i] : scount; };
   auto slot = [=](int i) { return at(sbuf, displs ? displs[i] : int64_t(i) * scount, stype); };
   for (int i = 0; i < p; ++i)
     if (i != root) s.send(slot(i), count_of(i), stype, i);
-  int rc = MPI_SUCCESS;
-  if (rbuf != MPI_IN_PLACE) rc = copy(slot(root), count_of(root), stype, rbuf, rcount, rtype);
+  if (rbuf == MPI_IN_PLACE) return MPI_SUCCESS;
+  return copy(slot(root), count_of(root), stype, rbuf, rcount, rtype);
+}
+
+Task scatter_linear(Schedule& s, const void* sbuf, int64_t scount, const int64_t* scounts, const int64_t* displs,
+                    Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root) {
+  const int rc = post_scatter_linear(s, sbuf, scount, scounts, displs, stype, rbuf, rcount, rtype, root);
   const int wrc = co_await s.round();
   co_return rc != MPI_SUCCESS ? rc : wrc;
 }
@@ -279,9 +293,21 @@ Task allgather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* sty
 
 Task allgatherv_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts,
                      Counts displs, Datatype* rtype) {
-  const int r = s.r;
+  const int p = s.p, r = s.r;
+  // As Allgather's ring: the first step sends straight from sbuf while the
+  // rank copies its own block into place (copy() fails only when the send
+  // is longer than the slot).
+  if (sbuf != MPI_IN_PLACE && p > 1 && scount * stype->size <= rcounts[r] * rtype->size) {
+    const int left = (r - 1 + p) % p;
+    s.recv(at(rbuf, displs[left], rtype), rcounts[left], rtype, left);
+    s.send(sbuf, scount, stype, (r + 1) % p);
+    const int copied = copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype);
+    SONDE_CO_TRY(co_await s.round());
+    SONDE_CO_TRY(copied);
+    co_return co_await allgather_ring(s, rbuf, 0, rcounts.data(), displs.data(), rtype, 1);
+  }
   if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype));
-  if (s.p == 1) co_return MPI_SUCCESS;
+  if (p == 1) co_return MPI_SUCCESS;
   co_return co_await allgather_ring(s, rbuf, 0, rcounts.data(), displs.data(), rtype);
 }
 
@@ -387,6 +413,12 @@ int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_
 
 int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
+  if (!request && !comm->inter)
+    return run_now(comm, kGatherv, [&](Schedule& s) {
+      const int rc = post_gather_linear(s, sbuf, scount, stype, rbuf, 0, rcounts.data(), displs.data(), rtype, root);
+      const int wrc = s.wait_round();
+      return rc != MPI_SUCCESS ? rc : wrc;
+    });
   return launch(comm, kGatherv, request,
                 [&](Schedule& s) {
                   if (comm->inter)
@@ -409,6 +441,12 @@ int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64
 
 int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, void* rbuf, int64_t rcount,
              Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
+  if (!request && !comm->inter)
+    return run_now(comm, kScatterv, [&](Schedule& s) {
+      const int rc = post_scatter_linear(s, sbuf, 0, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root);
+      const int wrc = s.wait_round();
+      return rc != MPI_SUCCESS ? rc : wrc;
+    });
   return launch(comm, kScatterv, request,
                 [&](Schedule& s) {
                   if (comm->inter)
