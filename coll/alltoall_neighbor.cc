@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -33,7 +34,7 @@ using Piece = Block;
 // Posts every transfer of a scattered exchange (out[r+i] to r+i, in[r-i]
 // from r-i) and copies the rank's own piece meanwhile (unless in place);
 // the caller completes the round. Returns the copy's result.
-int post_scattered(Schedule& s, const std::vector<Piece>& out, const std::vector<Piece>& in, bool in_place) {
+int post_scattered(Schedule& s, const Piece* out, const Piece* in, bool in_place) {
   const int p = s.p, r = s.r;
   for (int i = 1; i < p; ++i) {
     const int to = (r + i) % p, from = (r - i + p) % p;
@@ -57,7 +58,7 @@ Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool i
     }
   }
   if (scattered || p == 1) {
-    SONDE_CO_TRY(post_scattered(s, out, in, in_place));
+    SONDE_CO_TRY(post_scattered(s, out.data(), in.data(), in_place));
     co_return co_await s.round();
   }
   for (int i = 1; i < p; ++i) {
@@ -184,16 +185,16 @@ int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int6
 // (so the count, displacement and type arrays are not needed afterwards).
 // Displacements are in elements of the datatype (v) or in bytes (w).
 namespace {
-int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdispls,
-                    const std::vector<Datatype*>& stypes, void* rbuf, const Counts& rcounts, const Counts& rdispls,
-                    const std::vector<Datatype*>& rtypes, bool byte_displs, Comm* comm, Kind kind,
-                    MPI_Request* request) {
+// The datatypes: one for every peer (w), or one for all (v).
+int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdispls, std::span<Datatype* const> stypes,
+                    void* rbuf, const Counts& rcounts, const Counts& rdispls, std::span<Datatype* const> rtypes,
+                    bool byte_displs, Comm* comm, Kind kind, MPI_Request* request) {
   const bool in_place = sbuf == MPI_IN_PLACE;
-  auto type_of = [](const std::vector<Datatype*>& t, int j) { return t.size() == 1 ? t[0] : t[j]; };
+  auto type_of = [](std::span<Datatype* const> t, int j) { return t.size() == 1 ? t[0] : t[j]; };
   auto addr = [byte_displs](const void* buf, int64_t d, const Datatype* t) {
     return const_cast<uint8_t*>(static_cast<const uint8_t*>(buf)) + (byte_displs ? d : d * t->extent);
   };
-  auto pieces = [&](Schedule& s, std::vector<Piece>& out, std::vector<Piece>& in) {
+  auto pieces = [&](Schedule& s, auto& out, auto& in) {
     out.resize(static_cast<size_t>(s.p));
     in.resize(static_cast<size_t>(s.p));
     for (int j = 0; j < s.p; ++j) {
@@ -204,14 +205,14 @@ int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdisp
   if (!request && !comm->inter && !in_place) {
     // Blocking: one round, as plain code.
     return run_now(comm, kind, [&](Schedule& s) {
-      std::vector<Piece> out, in;
+      InlineVector<Piece, 16> out, in;
       pieces(s, out, in);
-      const int rc = post_scattered(s, out, in, false);
+      const int rc = post_scattered(s, out.data(), in.data(), false);
       const int wrc = s.wait_round();
       return rc != MPI_SUCCESS ? rc : wrc;
     });
   }
-  std::vector<Datatype*> held(stypes);
+  std::vector<Datatype*> held(stypes.begin(), stypes.end());
   held.insert(held.end(), rtypes.begin(), rtypes.end());
   return launch(
       comm, kind, request,
@@ -227,8 +228,8 @@ int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdisp
 
 int alltoallv(const void* sbuf, Counts scounts, Counts sdispls, Datatype* stype, void* rbuf, Counts rcounts,
               Counts rdispls, Datatype* rtype, Comm* comm, MPI_Request* request) {
-  return alltoall_pieces(sbuf, scounts, sdispls, {stype}, rbuf, rcounts, rdispls, {rtype}, false, comm, kAlltoallv,
-                         request);
+  return alltoall_pieces(sbuf, scounts, sdispls, {&stype, 1}, rbuf, rcounts, rdispls, {&rtype, 1}, false, comm,
+                         kAlltoallv, request);
 }
 
 int alltoallw(const void* sbuf, Counts scounts, Counts sdispls, std::vector<Datatype*> stypes, void* rbuf,

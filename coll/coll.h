@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "coll/inline_vector.h"
 #include "core/objects.h"
 #include "include/mpi.h"
 
@@ -46,8 +47,8 @@ namespace sonde::engine::coll {
 // Per-rank counts and displacements (elements, or bytes for Alltoallw's
 // displacements), copied from the caller's int or MPI_Count/MPI_Aint arrays:
 // a nonblocking collective keeps its own copy, so the large-count (_c)
-// forms and the int forms share every algorithm.
-using Counts = std::vector<int64_t>;
+// forms and the int forms share every algorithm. Inline up to 16 ranks.
+using Counts = InlineVector<int64_t, 16>;
 
 // Tag kinds. Stable numbers: tools may key on them ((-16 - tag) % 64).
 enum Kind : int {
