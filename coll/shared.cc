@@ -10,7 +10,6 @@
 #include "coll/coll.h"
 #include "coll/coll_internal.h"
 #include "coll/shared_segment.h"
-#include "datatype/op.h"
 
 namespace sonde::engine::coll::shared {
 using namespace detail;

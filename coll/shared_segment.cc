@@ -21,6 +21,7 @@
 #include "core/process.h"
 #include "core/remote_copy.h"
 #include "core/stamp.h"
+#include "datatype/op.h"
 
 namespace sonde::engine::coll::shared {
 using namespace detail;
@@ -51,8 +52,8 @@ namespace {
 // ---- waits, and what snapshots see of them ---------------------------------------
 
 // One rank's wait in a call, on one rank (`only`) or every other rank
-// below `below` (only < 0): for its data of call `seq` (data), else for its arrive to
-// reach `need`. Linked while it spins, for snapshots.
+// below `below` (only < 0): for its data of call `seq` (data), else for its
+// arrive to reach `need`. Linked while it spins, for snapshots.
 struct Wait {
   Comm* comm;
   const State* st;

@@ -27,14 +27,12 @@
 // what the slot reuse above relies on; a rank entering call s first
 // publishes s - 1 (the calls between that ran point-to-point publish
 // nothing). A reader thus touches one line of the writer's for small data
-// (header and data share it), and a rooted call's root returns as soon as
-// its data is written (a Bcast's root, a Reduce's senders), up to
+// (header and data share it), and a rank whose data others read returns as
+// soon as it is written when it needs nothing back (a Bcast's or Scatter's
+// root, a Reduce's or Gather's other ranks, a Scan's rank 0), up to
 // kPhases - 1 calls ahead of the slowest reader; a writer reads the
 // others' control lines about once per kPhases / 2 calls.
-#include "coll/shared.h"
 #pragma once
-
-#include <sys/types.h>
 
 #include <algorithm>
 #include <atomic>
@@ -216,8 +214,9 @@ void pack_to(const void* buf, int64_t count, const Datatype* type, uint8_t* out)
 void unpack_from(const uint8_t* in, void* buf, int64_t count, const Datatype* type);
 
 // out = data_0 op (data_1 op (... op data_{n-1})) over the first n ranks'
-// data for call seq (n >= 1), elements skip .. skip + count - 1 of each
-// (a Reduce_scatter's block): rank order, so a non-commutative operation
+// data for call seq (n >= 1; each contribution `total` elements of `type`),
+// elements skip .. skip + count - 1 of each (a Reduce_scatter's block):
+// rank order, so a non-commutative operation
 // combines as MPI requires, and every rank that combines gets the same
 // bits. `mine`: this rank's input in the user's layout (not out; its
 // element skip is used), or null to read it from its slot like the
@@ -226,10 +225,10 @@ int combine(const State& st, uint64_t seq, Tier tier, int n, int64_t skip, int64
             Datatype* type, MPI_Op op, const void* mine);
 
 // How the ranks use a call's contributions, which bounds the sizes that
-// take the segment: read by some ranks (Bcast, Scatter), combined from
-// every member's (Reduce, Allreduce, Scan, Reduce_scatter: p * n <=
-// kCombineSpan) or copied out by every rank or by the root (Allgather,
-// Alltoall, Gather: a medium slot at most).
+// take the segment: read by some ranks (Bcast), combined from every
+// member's (Reduce, Allreduce, Scan, Reduce_scatter: p * n <=
+// kCombineSpan) or copied out by every rank or by the root (Gather,
+// Scatter, Allgather(v), Alltoall: a medium slot at most).
 enum class Use { kRead, kCombined, kCopiedOut };
 
 // The communicator's state when a call with data of n bytes (per rank)
