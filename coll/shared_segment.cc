@@ -69,15 +69,11 @@ struct Wait {
 };
 Wait* g_waits = nullptr;
 
-bool got(const State& st, int j, bool data, Tier tier, uint64_t seq, uint64_t need, bool refused = true) {
-  return data ? st.has(j, seq, tier, refused) : st.arrive(j) >= need;
-}
-
 void visit_waits(void (*f)(const introspect::RequestView&, void*), void* arg) {
   for (const Wait* w = g_waits; w; w = w->next) {
     for (int j = 0; j < w->st->p; ++j) {
       if (j == w->st->me || j >= w->below || (w->only >= 0 && j != w->only) ||
-          got(*w->st, j, w->data, w->tier, w->seq, w->need))
+          got(*w->st, j, w->data, w->tier, w->seq, w->need, true))
         continue;
       introspect::RequestView v;
       v.id = reinterpret_cast<const char*>(w) + j;
@@ -96,36 +92,22 @@ struct RegisterWaits {
   RegisterWaits() { introspect::set_requestless_waits(visit_waits); }
 } g_register_waits;
 
-// `from` is the first rank not yet seen done; advanced past those that are.
-// `refused`: also notice ranks that refused the call (a data wait then
-// reads their control lines too, which their next store must take back).
-bool reached(const State& st, int only, int below, bool data, Tier tier, uint64_t seq, uint64_t need, int& from,
-             bool refused) {
-  if (only >= 0) return got(st, only, data, tier, seq, need, refused);
-  for (; from < below; ++from)
-    if (from != st.me && !got(st, from, data, tier, seq, need, refused)) return false;
-  return true;
-}
-
 }  // namespace
 
-void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, Tier tier, uint64_t need, int below) {
-  below = std::min(below, st.p);
-  int from = 0;
-  if (!reached(st, only, below, data, tier, seq, need, from, true)) {
-    if (c->coll_since == 0) c->coll_since = stamp_now();
-    Wait w{c, &st, kind, seq, only, below, data, tier, need, c->coll_since, g_waits};
-    g_waits = &w;
-    int idle = 0;
-    // A refusal is rare: looked for on every 32nd poll only.
-    for (unsigned polls = 1; !reached(st, only, below, data, tier, seq, need, from, polls % 32 == 0); ++polls) {
-      if (progress() == 0) engine().idle(idle);
-      else idle = 0;
-    }
-    Wait** link = &g_waits;  // other threads' waits may have been linked meanwhile
-    while (*link != &w) link = &(*link)->next;
-    *link = w.next;
+void await_slow(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, Tier tier, uint64_t need, int below,
+                int from) {
+  if (c->coll_since == 0) c->coll_since = stamp_now();
+  Wait w{c, &st, kind, seq, only, below, data, tier, need, c->coll_since, g_waits};
+  g_waits = &w;
+  int idle = 0;
+  // A refusal is rare: looked for on every 32nd poll only.
+  for (unsigned polls = 1; !reached(st, only, below, data, tier, seq, need, from, polls % 32 == 0); ++polls) {
+    if (progress() == 0) engine().idle(idle);
+    else idle = 0;
   }
+  Wait** link = &g_waits;  // other threads' waits may have been linked meanwhile
+  while (*link != &w) link = &(*link)->next;
+  *link = w.next;
   if (only < 0 && below == st.p && !data && need > st.floor) st.floor = need;
 }
 
@@ -138,24 +120,6 @@ void await_floor(State& st, Comm* c, int kind, uint64_t seq, uint64_t need) {
 }
 
 // ---- reading and combining slots ---------------------------------------------------
-
-int data_of(const State& st, int j, uint64_t seq, Tier tier, uint64_t bytes, const uint8_t** out) {
-  const SlotHead& h = st.head(j, seq, tier);
-  if (h.seq.load(std::memory_order_acquire) != seq) return MPI_ERR_OTHER;
-  if (h.bytes != bytes) return MPI_ERR_TRUNCATE;
-  *out = st.data(j, seq, tier);
-  return MPI_SUCCESS;
-}
-
-// Packed bytes into / out of a user buffer: a contiguous type's in one copy.
-void pack_to(const void* buf, int64_t count, const Datatype* type, uint8_t* out) {
-  if (type->contiguous) std::memcpy(out, contiguous_start(*type, buf), size_t(count * type->size));
-  else pack_all(buf, count, type, out);
-}
-void unpack_from(const uint8_t* in, void* buf, int64_t count, const Datatype* type) {
-  if (type->contiguous) std::memcpy(contiguous_start(*type, buf), in, size_t(count * type->size));
-  else unpack_all(in, buf, count, type);
-}
 
 // A contiguous type combines in pieces of about kCombinePiece bytes, each
 // finished while it is still in this core's cache (MPI operations work
@@ -212,19 +176,6 @@ int combine(const State& st, uint64_t seq, Tier tier, int n, int64_t skip, int64
     if (const int rc = reduce_local(in, out, count, *type, op); rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
-}
-
-State* fits(Comm* c, int64_t n, Use use) {
-  decide(c);
-  State* st = state(c);
-  if (!st || n <= 0) return nullptr;
-  const uint64_t u = uint64_t(n);
-  switch (use) {
-    case Use::kRead: return u <= st->slot ? st : nullptr;
-    case Use::kCombined: return u <= st->slot && u * uint64_t(st->p) <= kCombineSpan ? st : nullptr;
-    case Use::kCopiedOut: return u <= st->medium() ? st : nullptr;
-  }
-  return nullptr;
 }
 
 // ---- making and mapping the segment ------------------------------------------------

@@ -38,7 +38,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include "coll/coll_internal.h"
 #include "coll/shared.h"
 #include "core/objects.h"
 #include "include/mpi.h"
@@ -162,12 +164,42 @@ class State {
 
 inline State* state(Comm* c) { return static_cast<State*>(c->coll_shared.get()); }
 
+// Rank j is done with call seq as a wait needs: its data is there (data),
+// or its arrive reached `need`. `refused`: a data wait also takes r's
+// arrive at seq without the data (r refused the call), which reads r's
+// control line too, a line r's next store must take back.
+inline bool got(const State& st, int j, bool data, Tier tier, uint64_t seq, uint64_t need, bool refused) {
+  return data ? st.has(j, seq, tier, refused) : st.arrive(j) >= need;
+}
+
+// `only`, or every other rank below `below`, is done (got); `from` is the
+// first rank not yet seen done, advanced past those that are.
+inline bool reached(const State& st, int only, int below, bool data, Tier tier, uint64_t seq, uint64_t need, int& from,
+                    bool refused) {
+  if (only >= 0) return got(st, only, data, tier, seq, need, refused);
+  for (; from < below; ++from)
+    if (from != st.me && !got(st, from, data, tier, seq, need, refused)) return false;
+  return true;
+}
+
+// await's wait, from the first rank not yet done.
+void await_slow(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, Tier tier, uint64_t need, int below,
+                int from);
+
 // Progresses the engine (other traffic, nonblocking operations) until
 // `only`, or every other rank below `below`, has its data of call seq there
 // (data) or its arrive at `need` or beyond. While it waits, snapshots show
 // it as receives posted from those ranks with tag_of(kind, seq).
-void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, Tier tier, uint64_t need,
-           int below = kMaxRanks);
+inline void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, Tier tier, uint64_t need,
+                  int below = kMaxRanks) {
+  below = std::min(below, st.p);
+  int from = 0;
+  if (!reached(st, only, below, data, tier, seq, need, from, true)) {
+    await_slow(st, c, kind, seq, only, data, tier, need, below, from);
+  } else if (only < 0 && below == st.p && !data && need > st.floor) {
+    st.floor = need;
+  }
+}
 
 // Every other rank's arrive is at least `need`; st.floor becomes their
 // least arrive.
@@ -207,11 +239,23 @@ void write(State& st, Comm* c, int kind, uint64_t seq, Tier tier, uint64_t bytes
 // Rank j's data for call seq (its arrive already reached seq), or an error
 // class: j refused the call (MPI_ERR_OTHER), or its data is not `bytes`
 // long (their type signatures differ: MPI_ERR_TRUNCATE).
-int data_of(const State& st, int j, uint64_t seq, Tier tier, uint64_t bytes, const uint8_t** out);
+inline int data_of(const State& st, int j, uint64_t seq, Tier tier, uint64_t bytes, const uint8_t** out) {
+  const SlotHead& h = st.head(j, seq, tier);
+  if (h.seq.load(std::memory_order_acquire) != seq) return MPI_ERR_OTHER;
+  if (h.bytes != bytes) return MPI_ERR_TRUNCATE;
+  *out = st.data(j, seq, tier);
+  return MPI_SUCCESS;
+}
 
 // Packed bytes into / out of a user buffer: a contiguous type's in one copy.
-void pack_to(const void* buf, int64_t count, const Datatype* type, uint8_t* out);
-void unpack_from(const uint8_t* in, void* buf, int64_t count, const Datatype* type);
+inline void pack_to(const void* buf, int64_t count, const Datatype* type, uint8_t* out) {
+  if (type->contiguous) std::memcpy(out, contiguous_start(*type, buf), size_t(count * type->size));
+  else detail::pack_all(buf, count, type, out);
+}
+inline void unpack_from(const uint8_t* in, void* buf, int64_t count, const Datatype* type) {
+  if (type->contiguous) std::memcpy(contiguous_start(*type, buf), in, size_t(count * type->size));
+  else detail::unpack_all(in, buf, count, type);
+}
 
 // out = data_0 op (data_1 op (... op data_{n-1})) over the first n ranks'
 // data for call seq (n >= 1; each contribution `total` elements of `type`),
@@ -234,6 +278,17 @@ enum class Use { kRead, kCombined, kCopiedOut };
 // The communicator's state when a call with data of n bytes (per rank)
 // goes through the segment, else null (deciding on the segment first:
 // shared.h's decide()).
-State* fits(Comm* c, int64_t n, Use use);
+inline State* fits(Comm* c, int64_t n, Use use) {
+  decide(c);
+  State* st = state(c);
+  if (!st || n <= 0) return nullptr;
+  const uint64_t u = uint64_t(n);
+  switch (use) {
+    case Use::kRead: return u <= st->slot ? st : nullptr;
+    case Use::kCombined: return u <= st->slot && u * uint64_t(st->p) <= kCombineSpan ? st : nullptr;
+    case Use::kCopiedOut: return u <= st->medium() ? st : nullptr;
+  }
+  return nullptr;
+}
 
 }  // namespace sonde::engine::coll::shared
