@@ -6,7 +6,7 @@
 # rounds plus Sonde's ratio to the faster peer.
 #
 # usage: bench/compare.sh [--rounds N] [--np N] [--sonde-prefix DIR] [--baseline-prefix DIR]
-#                          [latency msgrate bandwidth match_worst coll rma]
+#                          [latency msgrate bandwidth match_worst coll coll_more rma]
 # --np: ranks per job (default 2); beyond the number of cores, ranks are not bound.
 # --baseline-prefix: a second Sonde install (an older commit, installed with
 # `bazel run //:install -- DIR` from its checkout) run in the same interleaved
