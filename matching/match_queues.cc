@@ -375,6 +375,10 @@ UnexpectedEntry* MatchQueues::find_reserved(int32_t source, int32_t tag) {
   // arrive in the order of its collective calls, so the wanted message is
   // at or near the front of its source's list.
   if (source == kAnySource) return find_linear(source, tag);
+  if (!unex_reserved_.empty() && unex_reserved_.front().source == source && unex_reserved_.front().tag == tag) {
+    ++unexpected_attempts_;
+    return &unex_reserved_.front();  // the oldest reserved message: no lookup
+  }
   Bucket* b = index_->find(source, kAnyTag);
   if (!b) return nullptr;
   for (auto& m : b->reserved_src) {
@@ -386,10 +390,15 @@ UnexpectedEntry* MatchQueues::find_reserved(int32_t source, int32_t tag) {
 
 UnexpectedEntry* MatchQueues::find_indexed(int32_t source, int32_t tag) {
   if (!user_tag(tag)) return find_reserved(source, tag);
-  // Exactly one list holds, in arrival order, every message this pattern accepts.
+  // The half's oldest message, when the receive accepts it, is the one it
+  // wants (a stream from one sender read in order, the usual case): no
+  // lookup. Otherwise exactly one list holds, in arrival order, every
+  // message this pattern accepts.
   UnexpectedEntry* found = nullptr;
-  if (source == kAnySource && tag == kAnyTag) {
-    if (!unex_user_.empty()) found = &unex_user_.front();
+  if (!unex_user_.empty() && matches(source, tag, unex_user_.front().source, unex_user_.front().tag)) {
+    found = &unex_user_.front();
+  } else if (source == kAnySource && tag == kAnyTag) {
+    // Nothing waits in the user half (the front would have matched).
   } else if (Bucket* b = index_->find(source, tag)) {
     if (tag == kAnyTag) {
       if (!b->src.empty()) found = &b->src.front();
