@@ -24,13 +24,6 @@ namespace {
 // One peer's part of an exchange.
 using Piece = Block;
 
-// The general exchange behind Alltoallv/w and medium/large Alltoall:
-// `scattered` posts every transfer at once (one round); otherwise pairwise,
-// one partner per round (r+i out, r-i in), which keeps a single pair of
-// large messages in flight per rank. In place, the outgoing data is first
-// packed out of the receive pieces; otherwise the rank copies its own
-// piece once the first transfers are posted, while its partners (and, for
-// large messages, the copy engine of the rendezvous) move those.
 // Posts every transfer of a scattered exchange (out[r+i] to r+i, in[r-i]
 // from r-i) and copies the rank's own piece meanwhile (unless in place);
 // the caller completes the round. Returns the copy's result.
@@ -44,6 +37,13 @@ int post_scattered(Schedule& s, const Piece* out, const Piece* in, bool in_place
   return in_place ? MPI_SUCCESS : copy(out[r].buf, out[r].count, out[r].type, in[r].buf, in[r].count, in[r].type);
 }
 
+// The general exchange behind Alltoallv/w and medium/large Alltoall:
+// `scattered` posts every transfer at once (one round); otherwise pairwise,
+// one partner per round (r+i out, r-i in), which keeps a single pair of
+// large messages in flight per rank. In place, the outgoing data is first
+// packed out of the receive pieces; otherwise the rank copies its own
+// piece once the first transfers are posted, while its partners (and, for
+// large messages, the copy engine of the rendezvous) move those.
 Task exchange(Schedule& s, std::vector<Piece> out, std::vector<Piece> in, bool in_place, bool scattered) {
   const int p = s.p, r = s.r;
   ScratchBytes packed;
