@@ -22,16 +22,28 @@ static const char* kNames[NKINDS] = {"gather",     "scatter",   "gatherv",      
                                      "allgatherv", "alltoallv", "reduce_scatter", "reduce_scatter_block",
                                      "scan",       "exscan"};
 
-static void run_once(enum Kind k, double* a, double* b, int n, const int* counts, const int* displs) {
+/* One call of the collective being timed; counts and displs: n and r * n
+ * for rank r. */
+typedef struct {
+  enum Kind kind;
+  double *a, *b;
+  int n;
+  const int *counts, *displs;
+} Call;
+
+static void run_once(void* arg) {
+  const Call* c = arg;
   MPI_Comm w = MPI_COMM_WORLD;
-  switch (k) {
+  double *a = c->a, *b = c->b;
+  const int n = c->n;
+  switch (c->kind) {
     case GATHER: MPI_Gather(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, 0, w); break;
     case SCATTER: MPI_Scatter(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, 0, w); break;
-    case GATHERV: MPI_Gatherv(a, n, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, 0, w); break;
-    case SCATTERV: MPI_Scatterv(a, counts, displs, MPI_DOUBLE, b, n, MPI_DOUBLE, 0, w); break;
-    case ALLGATHERV: MPI_Allgatherv(a, n, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, w); break;
-    case ALLTOALLV: MPI_Alltoallv(a, counts, displs, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, w); break;
-    case RSCAT: MPI_Reduce_scatter(a, b, counts, MPI_DOUBLE, MPI_SUM, w); break;
+    case GATHERV: MPI_Gatherv(a, n, MPI_DOUBLE, b, c->counts, c->displs, MPI_DOUBLE, 0, w); break;
+    case SCATTERV: MPI_Scatterv(a, c->counts, c->displs, MPI_DOUBLE, b, n, MPI_DOUBLE, 0, w); break;
+    case ALLGATHERV: MPI_Allgatherv(a, n, MPI_DOUBLE, b, c->counts, c->displs, MPI_DOUBLE, w); break;
+    case ALLTOALLV: MPI_Alltoallv(a, c->counts, c->displs, MPI_DOUBLE, b, c->counts, c->displs, MPI_DOUBLE, w); break;
+    case RSCAT: MPI_Reduce_scatter(a, b, c->counts, MPI_DOUBLE, MPI_SUM, w); break;
     case RSCAT_BLOCK: MPI_Reduce_scatter_block(a, b, n, MPI_DOUBLE, MPI_SUM, w); break;
     case SCAN: MPI_Scan(a, b, n, MPI_DOUBLE, MPI_SUM, w); break;
     case EXSCAN: MPI_Exscan(a, b, n, MPI_DOUBLE, MPI_SUM, w); break;
@@ -44,9 +56,6 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const int trials = env_int("BENCH_TRIALS", 7);
-  const long budget = env_int("BENCH_BYTES", 64 << 20);
-  const int max_iters = env_int("BENCH_MAX_ITERS", 20000);
   const int sizes[] = {1, 128, 8192}; /* doubles: 8 B, 1 KiB, 64 KiB */
   const size_t max_elems = (size_t)sizes[2] * (size_t)size;
   double* a = malloc(max_elems * sizeof(double));
@@ -54,23 +63,13 @@ int main(int argc, char** argv) {
   int* counts = malloc((size_t)size * sizeof(int));
   int* displs = malloc((size_t)size * sizeof(int));
   for (size_t i = 0; i < max_elems; ++i) a[i] = (double)(i % 1000), b[i] = 0;
-  double samples[64];
   for (int k = 0; k < NKINDS; ++k) {
     for (int c = 0; c < 3; ++c) {
       const int n = sizes[c];
       for (int r = 0; r < size; ++r) counts[r] = n, displs[r] = r * n;
-      int iters = (int)(budget / ((long)n * 8 + 4096));
-      if (iters > max_iters) iters = max_iters;
-      if (iters < 5) iters = 5;
-      for (int t = 0; t < trials + 1 && t < 64; ++t) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; ++i) run_once((enum Kind)k, a, b, n, counts, displs);
-        double mine = (MPI_Wtime() - t0) * 1e6 / iters, slowest = 0;
-        MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        if (t > 0) samples[t - 1] = slowest; /* first trial is warm-up */
-      }
-      if (rank == 0) printf("%s %ld %.3f\n", kNames[k], (long)n * 8, median(samples, trials));
+      Call call = {(enum Kind)k, a, b, n, counts, displs};
+      const double us = coll_call_us((long)n * 8, run_once, &call);
+      if (rank == 0) printf("%s %ld %.3f\n", kNames[k], (long)n * 8, us);
       fflush(stdout);
     }
   }

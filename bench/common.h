@@ -46,5 +46,31 @@ static inline double pingpong_half_rtt_us(int rank, int iters, int trials, void 
   }
   return median(samples, trials);
 }
+
+/* How the collective benchmarks time one (collective, size): call(arg) back
+ * to back on all ranks of MPI_COMM_WORLD, about BENCH_BYTES (default
+ * 64 MiB) per trial at `bytes` per call, 5 to BENCH_MAX_ITERS (default
+ * 20000) calls; returns on rank 0 the median over BENCH_TRIALS (default 7,
+ * at most 63) trials, after one warm-up, of the slowest rank's mean time
+ * per call in microseconds. */
+static inline double coll_call_us(long bytes, void (*call)(void*), void* arg) {
+  int trials = env_int("BENCH_TRIALS", 7);
+  if (trials > 63) trials = 63;
+  const long budget = env_int("BENCH_BYTES", 64 << 20);
+  const int max_iters = env_int("BENCH_MAX_ITERS", 20000);
+  int iters = (int)(budget / (bytes + 4096));
+  if (iters > max_iters) iters = max_iters;
+  if (iters < 5) iters = 5;
+  double samples[64];
+  for (int t = 0; t < trials + 1; ++t) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) call(arg);
+    double mine = (MPI_Wtime() - t0) * 1e6 / iters, slowest = 0;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (t > 0) samples[t - 1] = slowest; /* first trial is warm-up */
+  }
+  return median(samples, trials);
+}
 #endif
 #endif

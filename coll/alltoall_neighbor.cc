@@ -207,9 +207,7 @@ int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdisp
     return run_now(comm, kind, [&](Schedule& s) {
       InlineVector<Piece, 16> out, in;
       pieces(s, out, in);
-      const int rc = post_scattered(s, out.data(), in.data(), false);
-      const int wrc = s.wait_round();
-      return rc != MPI_SUCCESS ? rc : wrc;
+      return s.wait_round(post_scattered(s, out.data(), in.data(), false));
     });
   }
   std::vector<Datatype*> held(stypes.begin(), stypes.end());

@@ -25,8 +25,8 @@
 #include <exception>
 #include <new>
 #include <utility>
-#include <vector>
 
+#include "coll/inline_vector.h"
 #include "core/objects.h"
 #include "core/stamp.h"
 #include "include/mpi.h"
@@ -112,34 +112,9 @@ class [[nodiscard]] Task {
   std::coroutine_handle<promise_type> h_;
 };
 
-// The requests of one round: the first kInline in place (a small
-// collective's round allocates nothing), more in a vector.
-class PendingRequests {
- public:
-  static constexpr size_t kInline = 8;
-  void push(Request* q) {
-    if (more_.empty() && n_ < kInline) {
-      small_[n_++] = q;
-      return;
-    }
-    if (more_.empty()) more_.assign(small_, small_ + n_);
-    more_.push_back(q);
-  }
-  Request** data() { return more_.empty() ? small_ : more_.data(); }
-  Request* const* begin() const { return more_.empty() ? small_ : more_.data(); }
-  Request* const* end() const { return begin() + size(); }
-  size_t size() const { return more_.empty() ? n_ : more_.size(); }
-  bool empty() const { return size() == 0; }
-  void clear() {
-    n_ = 0;
-    more_.clear();
-  }
-
- private:
-  Request* small_[kInline];
-  size_t n_ = 0;
-  std::vector<Request*> more_;
-};
+// The requests of one round: the first 8 in place (a small collective's
+// round allocates nothing), more on the heap.
+using PendingRequests = InlineVector<Request*, 8>;
 
 // One collective call on one communicator: its tag, and the requests of the
 // round in progress.
@@ -181,6 +156,12 @@ class Schedule {
   int wait_round() {
     if (pending_.empty()) return take_error();
     return wait_requests();
+  }
+  // wait_round() after a local step of the round (an own block's copy)
+  // that gave rc: rc if that failed, else the round's result.
+  int wait_round(int rc) {
+    const int round = wait_round();
+    return rc != MPI_SUCCESS ? rc : round;
   }
 
   // Intercommunicators: the group the following transfers address (and p,
@@ -229,7 +210,7 @@ class Schedule {
   int take_error() { return std::exchange(error_, MPI_SUCCESS); }
   // A transfer started: its request (null: it finished at once) and error.
   void note(int rc, Request* q) {
-    if (q) pending_.push(q);
+    if (q) pending_.push_back(q);
     if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
   }
   PendingRequests pending_;

@@ -267,21 +267,30 @@ Task allgather_ring(Schedule& s, void* rbuf, int64_t rcount, const int64_t* rcou
 // it into its own slot while that transfer is under way, so a peer never
 // reads memory this rank has just written (which would cost every line of it
 // a transfer between the caches).
+// The ring, its first step sent straight from sbuf while the rank copies
+// its own block into place (it need not wait for that copy, and the peer's
+// single copy reads lines nobody has just written). The caller checks that
+// the send fits the rank's slot.
+Task allgather_ring_from(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
+                         const int64_t* rcounts, const int64_t* displs, Datatype* rtype) {
+  const int p = s.p, r = s.r, left = (r - 1 + p) % p;
+  auto count_of = [=](int i) -> int64_t { return rcounts ? rcounts[i] : rcount; };
+  auto slot = [=](int i) { return at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); };
+  s.recv(slot(left), count_of(left), rtype, left);
+  s.send(sbuf, scount, stype, (r + 1) % p);
+  const int copied = copy(sbuf, scount, stype, slot(r), count_of(r), rtype);
+  SONDE_CO_TRY(co_await s.round());
+  SONDE_CO_TRY(copied);
+  co_return co_await allgather_ring(s, rbuf, rcount, rcounts, displs, rtype, 1);
+}
+
 Task allgather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
                     Datatype* rtype) {
   const int p = s.p, r = s.r;
   const int64_t block = rcount * rtype->size;
   const bool in_place = sbuf == MPI_IN_PLACE;
-  // copy() fails only when the send is longer than the slot.
-  if (!in_place && p > 1 && block * p > kAllgatherSmallMax && scount * stype->size <= block) {
-    const int left = (r - 1 + p) % p;
-    s.recv(at(rbuf, int64_t(left) * rcount, rtype), rcount, rtype, left);
-    s.send(sbuf, scount, stype, (r + 1) % p);
-    const int copied = copy(sbuf, scount, stype, at(rbuf, int64_t(r) * rcount, rtype), rcount, rtype);
-    SONDE_CO_TRY(co_await s.round());
-    SONDE_CO_TRY(copied);
-    co_return co_await allgather_ring(s, rbuf, rcount, nullptr, nullptr, rtype, 1);
-  }
+  if (!in_place && p > 1 && block * p > kAllgatherSmallMax && scount * stype->size <= block)
+    co_return co_await allgather_ring_from(s, sbuf, scount, stype, rbuf, rcount, nullptr, nullptr, rtype);
   if (!in_place) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, r * rcount, rtype), rcount, rtype));
   if (p == 1 || block == 0) co_return MPI_SUCCESS;
   if (block * p <= kAllgatherSmallMax) {
@@ -294,18 +303,8 @@ Task allgather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* sty
 Task allgatherv_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts,
                      Counts displs, Datatype* rtype) {
   const int p = s.p, r = s.r;
-  // As Allgather's ring: the first step sends straight from sbuf while the
-  // rank copies its own block into place (copy() fails only when the send
-  // is longer than the slot).
-  if (sbuf != MPI_IN_PLACE && p > 1 && scount * stype->size <= rcounts[r] * rtype->size) {
-    const int left = (r - 1 + p) % p;
-    s.recv(at(rbuf, displs[left], rtype), rcounts[left], rtype, left);
-    s.send(sbuf, scount, stype, (r + 1) % p);
-    const int copied = copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype);
-    SONDE_CO_TRY(co_await s.round());
-    SONDE_CO_TRY(copied);
-    co_return co_await allgather_ring(s, rbuf, 0, rcounts.data(), displs.data(), rtype, 1);
-  }
+  if (sbuf != MPI_IN_PLACE && p > 1 && scount * stype->size <= rcounts[r] * rtype->size)
+    co_return co_await allgather_ring_from(s, sbuf, scount, stype, rbuf, 0, rcounts.data(), displs.data(), rtype);
   if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype));
   if (p == 1) co_return MPI_SUCCESS;
   co_return co_await allgather_ring(s, rbuf, 0, rcounts.data(), displs.data(), rtype);
@@ -415,9 +414,8 @@ int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Count
             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
   if (!request && !comm->inter)
     return run_now(comm, kGatherv, [&](Schedule& s) {
-      const int rc = post_gather_linear(s, sbuf, scount, stype, rbuf, 0, rcounts.data(), displs.data(), rtype, root);
-      const int wrc = s.wait_round();
-      return rc != MPI_SUCCESS ? rc : wrc;
+      return s.wait_round(
+          post_gather_linear(s, sbuf, scount, stype, rbuf, 0, rcounts.data(), displs.data(), rtype, root));
     });
   return launch(comm, kGatherv, request,
                 [&](Schedule& s) {
@@ -443,9 +441,8 @@ int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, v
              Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
   if (!request && !comm->inter)
     return run_now(comm, kScatterv, [&](Schedule& s) {
-      const int rc = post_scatter_linear(s, sbuf, 0, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root);
-      const int wrc = s.wait_round();
-      return rc != MPI_SUCCESS ? rc : wrc;
+      return s.wait_round(
+          post_scatter_linear(s, sbuf, 0, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root));
     });
   return launch(comm, kScatterv, request,
                 [&](Schedule& s) {

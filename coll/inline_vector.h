@@ -1,6 +1,7 @@
 // A vector of trivially copyable elements that keeps up to N of them
 // inline: the per-rank counts, displacements and pieces of a v-collective
-// on a communicator of up to N ranks then cost no allocation.
+// on a communicator of up to N ranks, and the requests of a small round,
+// then cost no allocation.
 #pragma once
 
 #include <algorithm>
@@ -37,15 +38,17 @@ class InlineVector {
   // Keeps the first min(n, size()) elements; new ones are value-initialized.
   // Throws std::bad_alloc like std::vector.
   void resize(size_t n) {
-    if (n > capacity()) {
-      std::unique_ptr<T[]> grown(new T[n]);
-      std::memcpy(grown.get(), data(), n_ * sizeof(T));
-      heap_ = std::move(grown);
-      capacity_ = n;
-    }
+    if (n > capacity()) grow(n);
     if (n > n_) std::fill(data() + n_, data() + n, T{});
     n_ = n;
   }
+  // Appends v; full storage doubles first. Throws std::bad_alloc.
+  void push_back(const T& v) {
+    if (n_ == capacity()) grow(2 * capacity());
+    data()[n_++] = v;
+  }
+  // No elements; storage taken from the heap stays for the next ones.
+  void clear() { n_ = 0; }
 
   T* data() { return heap_ ? heap_.get() : inline_; }
   const T* data() const { return heap_ ? heap_.get() : inline_; }
@@ -60,6 +63,13 @@ class InlineVector {
 
  private:
   size_t capacity() const { return heap_ ? capacity_ : N; }
+  // Storage for n elements (n > capacity()), the current ones copied over.
+  void grow(size_t n) {
+    std::unique_ptr<T[]> grown(new T[n]);
+    std::memcpy(grown.get(), data(), n_ * sizeof(T));
+    heap_ = std::move(grown);
+    capacity_ = n;
+  }
   void copy_from(const InlineVector& o) {
     n_ = 0;
     resize(o.n_);

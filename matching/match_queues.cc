@@ -397,8 +397,6 @@ UnexpectedEntry* MatchQueues::find_indexed(int32_t source, int32_t tag) {
   UnexpectedEntry* found = nullptr;
   if (!unex_user_.empty() && matches(source, tag, unex_user_.front().source, unex_user_.front().tag)) {
     found = &unex_user_.front();
-  } else if (source == kAnySource && tag == kAnyTag) {
-    // Nothing waits in the user half (the front would have matched).
   } else if (Bucket* b = index_->find(source, tag)) {
     if (tag == kAnyTag) {
       if (!b->src.empty()) found = &b->src.front();

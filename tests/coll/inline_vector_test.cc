@@ -1,5 +1,5 @@
 // coll/inline_vector.h: inline up to N elements, on the heap beyond, with
-// vector-like contents through resizes, copies and moves.
+// vector-like contents through resizes, appends, copies and moves.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -78,4 +78,14 @@ TEST_CASE("moves take the contents and leave the source empty") {
     expect_iota(c, n);
     CHECK(b.empty());
   }
+}
+
+TEST_CASE("push_back spills to the heap keeping order, and clear empties it for reuse") {
+  V v;
+  for (int64_t i = 0; i < 11; ++i) v.push_back(i * 10);
+  expect_iota(v, 11);
+  v.clear();
+  CHECK(v.empty());
+  for (int64_t i = 0; i < 3; ++i) v.push_back(i * 10);
+  expect_iota(v, 3);
 }
