@@ -74,6 +74,9 @@ class HandleTable {
     return make_handle(Kind, s.generation, i);
   }
 
+  // Whether allocate() would succeed.
+  bool can_allocate() const { return !free_.empty() || slots_.size() <= kIndexMask; }
+
   // Frees the slot of a handle made by allocate(); later lookups of it fail.
   void release(int h) {
     uint32_t i = handle_index(h);

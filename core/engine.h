@@ -231,6 +231,10 @@ class Engine final : public transport::Delivery {
   // copied out without a request; *error gets MPI_SUCCESS or
   // MPI_ERR_TRUNCATE. False: take the general path (start_recv).
   bool recv_now(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, int* error);
+  // A blocking receive (MPI_Recv), waited for; returns its error class. When
+  // no PERUSE event is active on comm and the matching message already waits
+  // whole and eager, it is copied out without a request.
+  int recv_blocking(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, MPI_Status* status);
   bool cancel_recv(Request* r);
   // MPI_Cancel of a send whose message already left: asks
   // the receiver to drop it while unmatched; its answer completes r,
@@ -243,8 +247,10 @@ class Engine final : public transport::Delivery {
   // A user request with nothing left to do (MPI_Ibsend's: the data is
   // already copied out): activated and completed in one go.
   void complete_at_once(Request* r);
-  // Fill an MPI_Status from a completed request.
+  // Fill an MPI_Status from a completed request, or from a receive's
+  // envelope and byte count (status may be MPI_STATUS_IGNORE).
   static void fill_status(const Request* r, MPI_Status* status);
+  static void fill_recv_status(MPI_Status* status, int source, int tag, uint64_t bytes, bool cancelled);
   // REQ_NOTIFY for r (wait/test/blocking calls): one load and one branch
   // unless something watches it.
   static void notify(Request* r) {

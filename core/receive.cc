@@ -69,6 +69,18 @@ int Engine::issue_recv(Request* r) {
 
 int Engine::issue_recv_watched(Request* r, uint32_t w) { return issue_recv_as<true>(r, w); }
 
+// The state a receive starts from each time it is issued.
+static void arm_recv(Request* r) {
+  r->active = true;
+  r->xfer_started = false;
+  r->complete = false;
+  r->cancelled = false;
+  r->stream_asked = false;
+  r->error = MPI_SUCCESS;
+  r->status_bytes = 0;
+  r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
+}
+
 template <bool kWatched>
 int Engine::issue_recv_as(Request* r, uint32_t w) {
   if constexpr (!kWatched) w = 0;
@@ -78,14 +90,7 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
     // of a matched message runs outside it.
     peruse::ReaderIf<kWatched> rd;
     FIRE_REQ_WITH(rd, r->comm, PERUSE_COMM_REQ_ACTIVATE, r);
-    r->active = true;
-    r->xfer_started = false;
-    r->complete = false;
-    r->cancelled = false;
-    r->stream_asked = false;
-    r->error = MPI_SUCCESS;
-    r->status_bytes = 0;
-    r->bytes = uint64_t(r->count) * uint64_t(r->type->size);
+    arm_recv(r);
     // The posted-queue entry's source and tag were set with peer and tag
     // (new_request): copying them here would load both in one wide read of
     // two words just stored one by one, which waits for those stores (and
@@ -113,6 +118,41 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
   }
   match_message(r, found);
   return MPI_SUCCESS;
+}
+
+// With no event watched, nothing shows whether the search ran before the
+// request was made, so it runs first, and a message that is already here
+// whole needs no request at all.
+int Engine::recv_blocking(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm,
+                          MPI_Status* status) {
+  if (SONDE_WATCHED_MASK(comm->peruse) != 0 || source == MPI_PROC_NULL || !tables_.requests.can_allocate()) {
+    Request* r = nullptr;
+    const int rc = start_recv(buf, count, type, source, tag, comm, &r);
+    if (!r) return rc;
+    const int w = wait(r, status);
+    return rc ? rc : w;
+  }
+  auto* m = static_cast<Message*>(comm->queues.match_receive(source, tag));
+  if (m && m->header.type == PacketType::kEager && m->all_arrived) {
+    const uint64_t bytes = uint64_t(count) * uint64_t(type->size);
+    const uint64_t n = std::min<uint64_t>(m->header.payload, bytes);
+    if (n && type->contiguous) std::memcpy(contiguous_start(*type, buf), m->data, n);
+    else if (n) unpack(*type, buf, count, 0, m->data, n);
+    fill_recv_status(status, m->header.source, m->header.tag, n, false);
+    const int rc = m->header.payload > bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    free_message(m);
+    return rc;
+  }
+  // can_allocate() said there is a slot.
+  Request* r = new_request(RequestKind::kRecv, buf, count, type, source, tag, comm);
+  arm_recv(r);
+  if (m) {
+    match_message(r, m);
+  } else {
+    r->since = stamp_now();
+    comm->queues.post(r);
+  }
+  return wait(r, status);
 }
 
 bool Engine::recv_now(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm, int* error) {

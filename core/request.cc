@@ -102,20 +102,21 @@ void Engine::complete_watched(Request* r, uint32_t w) { complete_as<true>(r, w);
 // notify() saw REQ_NOTIFY's bit; the slot says whether it is still active.
 void Engine::notify_watched(Request* r) { FIRE_REQ_IF(peruse::bit(PERUSE_COMM_REQ_NOTIFY), PERUSE_COMM_REQ_NOTIFY, r); }
 
-void Engine::fill_status(const Request* r, MPI_Status* status) {
+void Engine::fill_recv_status(MPI_Status* status, int source, int tag, uint64_t bytes, bool cancelled) {
   if (status == MPI_STATUS_IGNORE || status == nullptr) return;
-  if (r->kind == RequestKind::kRecv || r->kind == RequestKind::kSendrecv) {
-    status->MPI_SOURCE = r->status_source;
-    status->MPI_TAG = r->status_tag;
-  } else {
-    // A send's status carries nothing but the error and cancel flag (MPI 3.7.3).
-    status->MPI_SOURCE = MPI_ANY_SOURCE;
-    status->MPI_TAG = MPI_ANY_TAG;
-  }
+  status->MPI_SOURCE = source;
+  status->MPI_TAG = tag;
   // MPI_ERROR is left alone: single-completion calls return the error
   // themselves, and the multiple-completion calls set it (binding/c/abi_requests.cc).
-  status->sonde_cancelled = r->cancelled;
-  status->sonde_count = static_cast<long long>(r->status_bytes);
+  status->sonde_cancelled = cancelled;
+  status->sonde_count = static_cast<long long>(bytes);
+}
+
+void Engine::fill_status(const Request* r, MPI_Status* status) {
+  // A send's status carries nothing but the error and cancel flag (MPI 3.7.3).
+  const bool received = r->kind == RequestKind::kRecv || r->kind == RequestKind::kSendrecv;
+  fill_recv_status(status, received ? r->status_source : MPI_ANY_SOURCE, received ? r->status_tag : MPI_ANY_TAG,
+                   r->status_bytes, r->cancelled);
 }
 
 // ---------------------------------------------------------------- p2p.h

@@ -17,6 +17,10 @@ uint64_t key(int32_t source, int32_t tag) { return uint64_t(uint32_t(source)) <<
 // 0: (source, tag), 1: (source, ANY_TAG), 2: (ANY_SOURCE, tag), 3: both wildcards.
 int pattern_kind(int32_t source, int32_t tag) { return (source == kAnySource) * 2 + (tag == kAnyTag); }
 
+// The kinds of bucket list a user-tag message can be filed in
+// (MatchQueues::kept_lists_): Bucket::pair, Bucket::tag, Bucket::src.
+constexpr unsigned kPairList = 1, kTagList = 2, kSourceList = 4;
+
 struct KeyHash {
   size_t operator()(uint64_t k) const {
     k ^= k >> 29;
@@ -33,12 +37,7 @@ struct Bucket {
   BucketList<UnexpectedEntry, &UnexpectedEntry::in_tag> tag;              // key (ANY, t): messages with tag t
   BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> src;           // key (s, ANY): user-tag messages from s
   BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> reserved_src;  // key (s, ANY): reserved-tag ones
-  // Key (s, ANY): receives naming source s, messages from s.
-  uint32_t posted_from = 0, unexpected_from = 0;
-  bool unused() const {
-    return pair.empty() && tag.empty() && src.empty() && reserved_src.empty() && posted_from == 0 &&
-           unexpected_from == 0;
-  }
+  bool unused() const { return pair.empty() && tag.empty() && src.empty() && reserved_src.empty(); }
 };
 
 // A slot of the index's table (MatchQueues::Index): a key, its bucket, and
@@ -81,6 +80,13 @@ struct MatchQueues::Index {
   // only the kinds some receive has, so a queue of receives that name
   // source and tag costs one lookup per arrival, not four.
   uint32_t posted_kinds[4] = {};
+  // By source rank: posted receives naming it, messages from it waiting.
+  // All zero whenever both queues are empty, so clear() leaves them be.
+  std::vector<uint32_t> posted_from, unexpected_from;
+  static uint32_t& from(std::vector<uint32_t>& counts, int32_t source) {
+    if (size_t(source) >= counts.size()) counts.resize(size_t(source) + 1);
+    return counts[size_t(source)];
+  }
   // The slot found last and its key (kNone: none). Consecutive lookups
   // often name the same key (a collective's messages from one source, each
   // one filed and then received; an arrival's search and the unlink of the
@@ -171,7 +177,10 @@ struct MatchQueues::Index {
   }
   // Slots and buckets it holds: a cleared index larger than this is freed
   // rather than kept (MatchQueues::recycle).
-  size_t footprint() const { return slots.size() * sizeof(Slot) + (chunks.size() << kChunkBits) * sizeof(Bucket); }
+  size_t footprint() const {
+    return slots.size() * sizeof(Slot) + (chunks.size() << kChunkBits) * sizeof(Bucket) +
+           (posted_from.size() + unexpected_from.size()) * sizeof(uint32_t);
+  }
   // Moves every bucket into a table of `capacity` slots; with `drop_unused`
   // the unused ones go to the spares instead.
   void rehash(size_t capacity, bool drop_unused) {
@@ -206,10 +215,6 @@ MatchQueues::MatchQueues() = default;
 
 MatchQueues::~MatchQueues() {
   // Unlink without touching the descriptors' owners: they belong to the engine.
-  for (auto* half : {&posted_user_, &posted_reserved_})
-    for (auto& r : *half) r.counted_in = nullptr;
-  for (auto* half : {&unex_user_, &unex_reserved_})
-    for (auto& m : *half) m.counted_in = nullptr;
   index_.reset();
   posted_user_.clear();
   posted_reserved_.clear();
@@ -226,27 +231,32 @@ void MatchQueues::index_posted(PostedEntry* r) {
   (own.back ? own.back->pattern_next : own.front) = r;
   own.back = r;
   ++index_->posted_kinds[pattern_kind(r->source, r->tag)];
-  if (r->source != kAnySource) {
-    Bucket& counter = index_->at(r->source, kAnyTag);  // own may have moved
-    ++counter.posted_from;
-    r->counted_in = &counter;
-  }
+  if (r->source != kAnySource) ++Index::from(index_->posted_from, r->source);
 }
 
 void MatchQueues::index_unexpected(UnexpectedEntry* m) {
-  Bucket& counter = index_->at(m->source, kAnyTag);
   if (user_tag(m->tag)) {
-    index_->at(m->source, m->tag).pair.push_back(*m);
-    index_->at(kAnySource, m->tag).tag.push_back(*m);
-    counter.src.push_back(*m);
+    file_user(m, kept_lists_);
   } else {
     // Reserved tags change with every collective call, so a bucket per tag
     // would be made and swept per message: their messages are kept per
     // source only, in arrival order (find_reserved).
-    counter.reserved_src.push_back(*m);
+    index_->at(m->source, kAnyTag).reserved_src.push_back(*m);
   }
-  ++counter.unexpected_from;
-  m->counted_in = &counter;
+  ++Index::from(index_->unexpected_from, m->source);
+}
+
+void MatchQueues::file_user(UnexpectedEntry* m, unsigned kinds) {
+  if (kinds & kPairList) index_->at(m->source, m->tag).pair.push_back(*m);
+  if (kinds & kTagList) index_->at(kAnySource, m->tag).tag.push_back(*m);
+  if (kinds & kSourceList) index_->at(m->source, kAnyTag).src.push_back(*m);
+}
+
+void MatchQueues::keep_lists(unsigned kind) {
+  kept_lists_ |= kind;
+  // No message is in a list of this kind yet: filing them in queue order
+  // keeps every list in arrival order.
+  for (auto& m : unex_user_) file_user(&m, kind);
 }
 
 thread_local std::unique_ptr<MatchQueues::Index> MatchQueues::kept_index_;
@@ -284,10 +294,7 @@ void MatchQueues::unlink_posted(PostedEntry* r, PatternSlot* own) {
   (r->pattern_next ? r->pattern_next->pattern_prev : own->back) = r->pattern_prev;
   r->pattern_next = r->pattern_prev = nullptr;
   --index_->posted_kinds[pattern_kind(r->source, r->tag)];
-  if (r->counted_in) {
-    --r->counted_in->posted_from;
-    r->counted_in = nullptr;
-  }
+  if (r->source != kAnySource) --index_->posted_from[size_t(r->source)];
   drop_index_if_empty();
 }
 
@@ -299,10 +306,7 @@ void MatchQueues::unlink_unexpected(UnexpectedEntry* m) {
   if (m->in_pair.is_linked()) m->in_pair.unlink();
   if (m->in_tag.is_linked()) m->in_tag.unlink();
   if (m->in_source.is_linked()) m->in_source.unlink();
-  if (m->counted_in) {
-    --m->counted_in->unexpected_from;
-    m->counted_in = nullptr;
-  }
+  --index_->unexpected_from[size_t(m->source)];  // every entry is counted while indexed
   drop_index_if_empty();
 }
 
@@ -394,16 +398,22 @@ UnexpectedEntry* MatchQueues::find_indexed(int32_t source, int32_t tag) {
   // wants (a stream from one sender read in order, the usual case): no
   // lookup. Otherwise exactly one list holds, in arrival order, every
   // message this pattern accepts.
+  // Both wildcards accept the oldest message, so they need no list.
   UnexpectedEntry* found = nullptr;
   if (!unex_user_.empty() && matches(source, tag, unex_user_.front().source, unex_user_.front().tag)) {
     found = &unex_user_.front();
-  } else if (Bucket* b = index_->find(source, tag)) {
-    if (tag == kAnyTag) {
-      if (!b->src.empty()) found = &b->src.front();
-    } else if (source == kAnySource) {
-      if (!b->tag.empty()) found = &b->tag.front();
-    } else if (!b->pair.empty()) {
-      found = &b->pair.front();
+  } else if (!unex_user_.empty() && (source != kAnySource || tag != kAnyTag)) {
+    const unsigned kind = tag == kAnyTag ? kSourceList : source == kAnySource ? kTagList : kPairList;
+    if (!(kept_lists_ & kind)) [[unlikely]]
+      keep_lists(kind);
+    if (Bucket* b = index_->find(source, tag)) {
+      if (kind == kSourceList) {
+        if (!b->src.empty()) found = &b->src.front();
+      } else if (kind == kTagList) {
+        if (!b->tag.empty()) found = &b->tag.front();
+      } else if (!b->pair.empty()) {
+        found = &b->pair.front();
+      }
     }
   }
   if (found) ++unexpected_attempts_;
@@ -464,7 +474,7 @@ bool MatchQueues::cancel(PostedEntry* receive) {
 }
 
 UnexpectedEntry* MatchQueues::older_exact(int32_t source, int32_t tag, UnexpectedEntry* newer) {
-  if (index_ && user_tag(tag)) {
+  if (index_ && user_tag(tag) && (kept_lists_ & kPairList)) {
     Bucket* b = index_->find(source, tag);
     if (!b || b->pair.empty()) return nullptr;
     if (!newer) return &b->pair.back();
@@ -489,15 +499,13 @@ UnexpectedEntry* MatchQueues::pop_unexpected() {
 // ---------------------------------------------------------------- counts
 
 namespace {
-// out[s] = entries naming source s: the (s, ANY) buckets' counts while
-// indexed, else a walk of both halves (at most kIndexThreshold entries).
-template <class Index, class List>
-void per_source(Index* index, uint32_t Bucket::*count, const List& user, const List& reserved, uint64_t* out,
-                size_t n) {
+// out[s] = entries naming source s: the index's counts while indexed
+// (`counts`), else a walk of both halves (at most kIndexThreshold entries).
+template <class List>
+void per_source(const std::vector<uint32_t>* counts, const List& user, const List& reserved, uint64_t* out, size_t n) {
   std::fill(out, out + n, 0);
-  if (index) {
-    for (size_t s = 0; s < n; ++s)
-      if (Bucket* b = index->find(int32_t(s), kAnyTag)) out[s] = b->*count;
+  if (counts) {
+    std::copy_n(counts->begin(), std::min(n, counts->size()), out);
     return;
   }
   for (auto* half : {&user, &reserved})
@@ -507,11 +515,11 @@ void per_source(Index* index, uint32_t Bucket::*count, const List& user, const L
 }  // namespace
 
 void MatchQueues::posted_per_source(uint64_t* out, size_t n) const {
-  per_source(index_.get(), &Bucket::posted_from, posted_user_, posted_reserved_, out, n);
+  per_source(index_ ? &index_->posted_from : nullptr, posted_user_, posted_reserved_, out, n);
 }
 
 void MatchQueues::unexpected_per_source(uint64_t* out, size_t n) const {
-  per_source(index_.get(), &Bucket::unexpected_from, unex_user_, unex_reserved_, out, n);
+  per_source(index_ ? &index_->unexpected_from : nullptr, unex_user_, unex_reserved_, out, n);
 }
 
 }  // namespace sonde::matching

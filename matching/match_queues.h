@@ -27,16 +27,26 @@
 // at the front of the (at most four) slots whose patterns accept it and takes
 // the lowest sequence number, so it reads a slot and then the receive it
 // matches (whose first lines the search prefetches, kPostedPrefetchBytes), and
-// no bucket. An unexpected message with a user tag sits, in arrival order, in
-// every bucket whose pattern accepts it, so a receive of any pattern finds its
-// oldest acceptable message at the front of one bucket. One with a reserved tag
-// (a new tag per collective call) sits only in its source's (source,
+// no bucket. An arrival looks up only the pattern kinds that some posted
+// receive has (a count per kind), so receives that all name source and tag
+// cost one lookup per arrival.
+//
+// An unexpected message with a user tag sits, in arrival order, in the bucket
+// of each pattern that accepts it, for the kinds of pattern -- (source, tag),
+// (MPI_ANY_SOURCE, tag), (source, MPI_ANY_TAG) -- that this communicator's
+// receives have searched with while indexed; a receive finds its oldest
+// acceptable message at the front of one bucket (both wildcards: at the front
+// of the queue). The kinds are learnt: the first indexed search of a kind not
+// yet kept files every waiting message under it (one walk of the queue), and
+// arrivals are filed under it from then on, for the communicator's life. So a
+// communicator whose receives all name source and tag files each arrival once
+// (one lookup, none when it repeats the last key). One with a reserved tag (a
+// new tag per collective call) sits only in its source's (source,
 // MPI_ANY_TAG) bucket, in a list of its own that a receive walks from the
 // front; the message it wants is at or near that front, as one sender's
-// collective messages arrive in call order. Every removal is an unlink. An
-// arrival looks up only the pattern kinds that some posted receive has (a count
-// per kind), so receives that all name source and tag cost one lookup per
-// arrival. When both queues are empty the index leaves the communicator: it is
+// collective messages arrive in call order. Every removal is an unlink.
+//
+// When both queues are empty the index leaves the communicator: it is
 // cleared and kept for the thread's next index (one, of at most
 // kKeptIndexBytes), so a communicator at rest holds only the list heads and
 // counters below (under 150 bytes), and one that fills and drains its queues
@@ -46,7 +56,8 @@
 // entries examined by searches ("match attempts": each entry compared on the
 // linear path, each slot or bucket front considered on the indexed path). Per
 // source: posted receives naming it and messages from it waiting, O(1) per
-// source while indexed and a walk of at most kIndexThreshold entries while not.
+// source while indexed (an array indexed by source rank) and a walk of at most
+// kIndexThreshold entries while not.
 //
 // PERUSE: the comments marked "PERUSE:" are the exact points where the
 // matching events fire (see docs/architecture.md's event table). The event
@@ -88,7 +99,6 @@ struct PostedEntry : boost::intrusive::list_base_hook<> {
   // Indexed: the neighbours in the list of receives with its own pattern.
   PostedEntry* pattern_next = nullptr;
   PostedEntry* pattern_prev = nullptr;
-  Bucket* counted_in = nullptr;  // indexed, named source: the bucket counting it
 };
 
 // A message that arrived before any receive matched it: concrete envelope.
@@ -98,10 +108,9 @@ struct UnexpectedEntry : boost::intrusive::list_base_hook<> {
   int32_t source = 0;
   int32_t tag = 0;
   uint64_t bytes = 0;
-  BucketHook in_pair;            // indexed, user tags: bucket (source, tag)
-  BucketHook in_tag;             // indexed, user tags: bucket (MPI_ANY_SOURCE, tag)
-  BucketHook in_source;          // indexed: bucket (source, MPI_ANY_TAG)
-  Bucket* counted_in = nullptr;  // indexed: the bucket counting it for its source
+  BucketHook in_pair;    // indexed, user tags: bucket (source, tag)
+  BucketHook in_tag;     // indexed, user tags: bucket (MPI_ANY_SOURCE, tag)
+  BucketHook in_source;  // indexed: bucket (source, MPI_ANY_TAG)
 };
 
 // True when a receive for (want_source, want_tag) accepts a message from
@@ -224,6 +233,12 @@ class MatchQueues {
   void unlink_posted(PostedEntry* receive, PatternSlot* own = nullptr);
   void index_posted(PostedEntry* receive);
   void index_unexpected(UnexpectedEntry* message);
+  // The kinds of bucket list a user-tag message is filed in while indexed
+  // (bits kPairList, kTagList, kSourceList in match_queues.cc).
+  void file_user(UnexpectedEntry* message, unsigned kinds);
+  // A search of a kind whose lists are not kept: keep them from now on, and
+  // file every waiting user-tag message in them.
+  void keep_lists(unsigned kind);
   // Past kIndexThreshold entries (checked by post and push_unexpected).
   void build_index();
   // When both queues are empty (checked on unlinks while indexed): the
@@ -237,6 +252,7 @@ class MatchQueues {
   PostedList posted_user_, posted_reserved_;
   UnexpectedList unex_user_, unex_reserved_;
   uint64_t next_seq_ = 0;
+  unsigned kept_lists_ = 0;  // the kinds of list kept while indexed (file_user)
   uint64_t unexpected_bytes_ = 0;
   uint64_t posted_attempts_ = 0, unexpected_attempts_ = 0;
   std::unique_ptr<Index> index_;

@@ -86,11 +86,7 @@ int blocking_recv(void* buf, int64_t count, MPI_Datatype datatype, int source, i
   Datatype* t;
   int rc = check(comm, &c, datatype, &t, count, buf, source, tag, true);
   if (rc) return raise(c, rc, fn);
-  Request* r = nullptr;
-  rc = start_recv(buf, count, t, source, tag, c, &r);
-  if (!r) return raise(c, rc, fn);
-  int w = wait(r, status);
-  return finish(c, rc ? rc : w, fn);
+  return finish(c, engine().recv_blocking(buf, count, t, source, tag, c, status), fn);
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // MatchQueues against a plain linear reference over millions of random
 // operations: every wildcard combination, reserved (negative) tags, probe,
 // matched probe, receive cancel, send cancel at the receiver and
-// communicator free, at depths on both sides of the index threshold. Every
+// communicator free, at depths on both sides of the index threshold. A new
+// communicator's receives may keep to some kinds of pattern for a while
+// (only named sources and tags, say) and take up the others later, at
+// depth, as the lists the index keeps per kind are learnt. Every
 // operation must pick the same entry in both, so matches happen in the same
 // order; queue lengths, bytes and per-source counts must agree throughout.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -77,14 +80,21 @@ struct Comm {
   std::unique_ptr<MatchQueues> q = std::make_unique<MatchQueues>();
   Reference ref;
   int target = 0;  // the depth this phase drifts towards
+  // The kinds of receive pattern allowed so far (kNamed, kAnySourceKind,
+  // kAnyTagKind); widened at random phases.
+  unsigned kinds = 7;
 };
+constexpr unsigned kNamed = 1, kAnySourceKind = 2, kAnyTagKind = 4;
 
 class Driver {
  public:
   explicit Driver(uint32_t seed) : rng_(seed) {}
 
   void run(long ops) {
-    for (auto& c : comms_) new_phase(c);
+    for (auto& c : comms_) {
+      c.kinds = first_kinds();
+      new_phase(c);
+    }
     for (long i = 0; i < ops; ++i) {
       Comm& c = comms_[pick(std::size(comms_))];
       if (pick(4000) == 0) new_phase(c);
@@ -100,7 +110,10 @@ class Driver {
 
  private:
   size_t pick(size_t n) { return size_t(rng_() % n); }
+  // A new communicator's receives: every kind, or only one or two kinds.
+  unsigned first_kinds() { return pick(2) ? 7u : 1u + unsigned(pick(6)); }
   void new_phase(Comm& c) {
+    if (pick(3) == 0) c.kinds |= 1u << pick(3);
     static const int kTargets[] = {0, 2, 8, 24, 31, 33, 40, 120, 600};
     c.target = kTargets[pick(std::size(kTargets))];
     sources_ = pick(3) == 0 ? 40 : 4;
@@ -112,13 +125,19 @@ class Driver {
     if (r == 1) return kAnyTag;            // never sent by the engine, but matches() defines it
     return int(pick(size_t(tags_)));
   }
-  int receive_tag() {
-    size_t r = pick(10);
-    if (r == 0) return -3 - int(pick(2));
-    if (r <= 3) return kAnyTag;
-    return int(pick(size_t(tags_)));
+  // A receive's pattern, of a kind c allows (reserved tags always).
+  void receive_pattern(const Comm& c, int* source, int* tag) {
+    for (;;) {
+      size_t r = pick(10);
+      *tag = r == 0 ? -3 - int(pick(2)) : r <= 3 ? kAnyTag : int(pick(size_t(tags_)));
+      *source = pick(3) == 0 ? kAnySource : int(pick(size_t(sources_)));
+      if (allowed(c, *source, *tag)) return;
+    }
   }
-  int receive_source() { return pick(3) == 0 ? kAnySource : int(pick(size_t(sources_))); }
+  static bool allowed(const Comm& c, int source, int tag) {
+    if (tag < kAnyTag) return true;  // a collective's: not a user pattern
+    return c.kinds & (source == kAnySource ? kAnySourceKind : tag == kAnyTag ? kAnyTagKind : kNamed);
+  }
 
   void step(Comm& c) {
     if (c.q->indexed()) ++indexed_steps;
@@ -171,12 +190,15 @@ class Driver {
   }
 
   void receive(Comm& c, bool fresh) {
-    int source = receive_source(), tag = receive_tag();
-    if (fresh && pick(2)) tag = int(tags_ + 5 + pick(5));  // no message carries it
+    int source, tag;
+    receive_pattern(c, &source, &tag);
+    const int unsent = int(tags_ + 5 + pick(5));  // no message carries it
+    if (fresh && pick(2) && allowed(c, source, unsent)) tag = unsent;
     if (!fresh && !c.ref.unexpected.empty() && pick(2)) {  // draining: one that accepts a waiting message
       Msg* m = c.ref.unexpected[pick(c.ref.unexpected.size())];
-      source = pick(3) ? m->source : kAnySource;
-      tag = pick(3) || m->tag < kAnyTag ? m->tag : kAnyTag;
+      int s = pick(3) ? m->source : kAnySource;
+      int t = pick(3) || m->tag < kAnyTag ? m->tag : kAnyTag;
+      if (allowed(c, s, t)) source = s, tag = t;
     }
     uint64_t before = c.q->unexpected_match_attempts();
     bool indexed = c.q->indexed();
@@ -202,7 +224,8 @@ class Driver {
   }
 
   void probe(Comm& c, bool matched) {
-    int source = receive_source(), tag = receive_tag();
+    int source, tag;
+    receive_pattern(c, &source, &tag);
     Msg* want = c.ref.find(source, tag);
     auto* got = static_cast<Msg*>(c.q->find_unexpected(source, tag));
     REQUIRE(got == want);
@@ -266,7 +289,10 @@ class Driver {
     REQUIRE(c.q->unexpected_size() == 0);
     REQUIRE(c.q->unexpected_bytes() == 0);
     REQUIRE_FALSE(c.q->indexed());  // nothing queued: the index is gone
-    if (replace) c.q = std::make_unique<MatchQueues>();
+    if (replace) {
+      c.q = std::make_unique<MatchQueues>();
+      c.kinds = first_kinds();
+    }
   }
 
   void check_counts(Comm& c) {
