@@ -268,6 +268,7 @@ void MatchQueues::recycle(std::unique_ptr<Index> index) {
 }
 
 void MatchQueues::build_index() {
+  walked_ = 0;
   index_ = kept_index_ ? std::move(kept_index_) : std::make_unique<Index>();
   // Each bucket holds entries of one half only, so indexing each half in
   // queue order keeps every bucket in queue order.
@@ -318,13 +319,16 @@ PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObser
   PostedEntry* found = nullptr;
   PatternSlot* found_in = nullptr;  // indexed: the slot listing it
   if (!index_) {
+    size_t examined = 0;
     for (auto& r : posted_half(tag)) {
-      ++posted_attempts_;
+      ++examined;
       if (matches(r.source, r.tag, source, tag)) {
         found = &r;
         break;
       }
     }
+    posted_attempts_ += examined;
+    note_walk(examined - (found != nullptr));
   } else if (!posted_half(tag).empty()) {
     // The patterns that accept (source, tag); the oldest front wins. (An
     // empty half has nothing to find: a stream of unexpected messages
@@ -367,8 +371,8 @@ void MatchQueues::push_unexpected(UnexpectedEntry* message) {
   if (index_) {
     index_->sweep(posted_size() + unexpected_size());
     index_unexpected(message);
-  } else if (posted_size() + unexpected_size() > kIndexThreshold) [[unlikely]] {
-    build_index();
+  } else {
+    note_queued(message->source, message->tag);
   }
 }
 
@@ -447,8 +451,8 @@ void MatchQueues::post(PostedEntry* receive) {
   if (index_) {
     index_->sweep(posted_size() + unexpected_size());
     index_posted(receive);
-  } else if (posted_size() + unexpected_size() > kIndexThreshold) [[unlikely]] {
-    build_index();
+  } else {
+    note_queued(receive->source, receive->tag);
   }
 }
 
@@ -500,7 +504,7 @@ UnexpectedEntry* MatchQueues::pop_unexpected() {
 
 namespace {
 // out[s] = entries naming source s: the index's counts while indexed
-// (`counts`), else a walk of both halves (at most kIndexThreshold entries).
+// (`counts`), else a walk of both halves.
 template <class List>
 void per_source(const std::vector<uint32_t>* counts, const List& user, const List& reserved, uint64_t* out, size_t n) {
   std::fill(out, out + n, 0);

@@ -17,9 +17,14 @@
 // messages therefore live in two disjoint halves ("user": what MPI_ANY_TAG
 // can see; "reserved": the rest), and no search crosses from one to the other.
 //
-// Two regimes. While a communicator has at most kIndexThreshold entries in its
-// two queues, searches walk its lists (a handful of compares, no hashing, no
-// allocation). Past that, an index is built: one open-addressing table
+// Two regimes. Searches first walk the communicator's lists (no hashing, no
+// allocation). While every entry queued since the queues were last empty has
+// the same envelope or pattern (a stream of one sender's messages with one
+// tag, a window of identical receives), a search takes the first entry it
+// looks at, at any depth, and the lists stay unindexed. Once the two queues
+// together hold more than kIndexThreshold entries and either they hold more
+// than one envelope or pattern, or linear searches have examined more than
+// kWalkBudget entries beyond the ones they took, an index is built: one open-addressing table
 // (match_queues.cc, Index) keyed by receive pattern -- (source, tag),
 // (MPI_ANY_SOURCE, tag), (source, MPI_ANY_TAG), (MPI_ANY_SOURCE, MPI_ANY_TAG)
 // -- whose slots hold the key's posted receives and a bucket for its messages.
@@ -56,8 +61,8 @@
 // entries examined by searches ("match attempts": each entry compared on the
 // linear path, each slot or bucket front considered on the indexed path). Per
 // source: posted receives naming it and messages from it waiting, O(1) per
-// source while indexed (an array indexed by source rank) and a walk of at most
-// kIndexThreshold entries while not.
+// source while indexed (an array indexed by source rank) and a walk of the
+// queues while not.
 //
 // PERUSE: the comments marked "PERUSE:" are the exact points where the
 // matching events fire (see docs/architecture.md's event table). The event
@@ -76,8 +81,12 @@ namespace sonde::matching {
 inline constexpr int32_t kAnySource = -2;  // MPI_ANY_SOURCE
 inline constexpr int32_t kAnyTag = -1;     // MPI_ANY_TAG
 
-// Entries in both queues together past which a communicator is indexed.
+// A communicator is indexed once both queues together hold more than
+// kIndexThreshold entries and either not all of them have one envelope or
+// pattern, or linear searches have examined more than kWalkBudget entries
+// past the ones they took (since it was last indexed).
 inline constexpr size_t kIndexThreshold = 32;
+inline constexpr size_t kWalkBudget = 32;
 
 struct Bucket;       // match_queues.cc
 struct PatternSlot;  // match_queues.cc
@@ -218,11 +227,40 @@ class MatchQueues {
   UnexpectedList& unex_half(int32_t tag) { return user_tag(tag) ? unex_user_ : unex_reserved_; }
   // The oldest acceptable message in a walk of tag's half (not indexed).
   UnexpectedEntry* find_linear(int32_t source, int32_t tag) {
+    size_t examined = 0;
+    UnexpectedEntry* found = nullptr;
     for (auto& m : unex_half(tag)) {
-      ++unexpected_attempts_;
-      if (matches(source, tag, m.source, m.tag)) return &m;
+      ++examined;
+      if (matches(source, tag, m.source, m.tag)) {
+        found = &m;
+        break;
+      }
     }
-    return nullptr;
+    unexpected_attempts_ += examined;
+    note_walk(examined - (found != nullptr));
+    return found;
+  }
+  // Not indexed, an entry with envelope or pattern (source, tag) was queued:
+  // builds the index when the queues are deep and not uniform.
+  void note_queued(int32_t source, int32_t tag) {
+    const uint64_t k = uint64_t(uint32_t(source)) << 32 | uint32_t(tag);
+    const size_t depth = posted_size() + unexpected_size();
+    if (depth == 1) {
+      first_key_ = k;
+      mixed_ = false;
+    } else if (k != first_key_) {
+      mixed_ = true;
+    }
+    if (mixed_ && depth > kIndexThreshold) [[unlikely]]
+      build_index();
+  }
+  // A linear search examined `past` entries beyond the one it took (if any):
+  // builds the index once they add up (kWalkBudget) in deep queues.
+  void note_walk(size_t past) {
+    if (past == 0 || index_) return;
+    walked_ += past;
+    if (walked_ > kWalkBudget && posted_size() + unexpected_size() > kIndexThreshold) [[unlikely]]
+      build_index();
   }
   PostedEntry* search_posted(int32_t source, int32_t tag, SearchObserver* obs);
   UnexpectedEntry* search_unexpected(int32_t source, int32_t tag, SearchObserver* obs);
@@ -239,7 +277,7 @@ class MatchQueues {
   // A search of a kind whose lists are not kept: keep them from now on, and
   // file every waiting user-tag message in them.
   void keep_lists(unsigned kind);
-  // Past kIndexThreshold entries (checked by post and push_unexpected).
+  // Indexes every queued entry (note_queued and note_walk decide when).
   void build_index();
   // When both queues are empty (checked on unlinks while indexed): the
   // index is cleared and kept for this thread's next build_index (one at a
@@ -253,6 +291,11 @@ class MatchQueues {
   UnexpectedList unex_user_, unex_reserved_;
   uint64_t next_seq_ = 0;
   unsigned kept_lists_ = 0;  // the kinds of list kept while indexed (file_user)
+  size_t walked_ = 0;        // note_walk's sum since the last build_index
+  // note_queued: the first envelope or pattern queued since the queues were
+  // last empty, and whether another one has been queued since.
+  uint64_t first_key_ = 0;
+  bool mixed_ = false;
   uint64_t unexpected_bytes_ = 0;
   uint64_t posted_attempts_ = 0, unexpected_attempts_ = 0;
   std::unique_ptr<Index> index_;

@@ -147,6 +147,43 @@ TEST_CASE("an index drained and reused for other keys finds none of the old ones
   }
 }
 
+TEST_CASE("uniform deep queues stay linear; mixed ones, or searches that walk, build the index") {
+  constexpr int kDeep = 1000;
+  std::vector<Recv> rs;
+  std::vector<Msg> ms;
+  for (int i = 0; i < kDeep; ++i) rs.push_back(recv(i, 3, 5));
+  for (int i = 0; i < kDeep; ++i) ms.push_back(msg(i, 3, 7));
+  MatchQueues q;
+  // A window of identical receives, then the messages they wait for.
+  for (auto& r : rs) q.post(&r);
+  for (int i = 0; i < kDeep; ++i) CHECK(static_cast<Recv*>(q.match_arrival(3, 5))->id == i);
+  CHECK(!q.indexed());
+  CHECK(q.posted_match_attempts() == kDeep);
+  // One sender's stream with one tag, read in order, wildcards included.
+  for (auto& m : ms) q.push_unexpected(&m);
+  for (int i = 0; i < kDeep / 2; ++i) CHECK(static_cast<Msg*>(q.match_receive(3, 7))->id == i);
+  for (int i = kDeep / 2; i < kDeep - 100; ++i) CHECK(static_cast<Msg*>(q.match_receive(kAnySource, kAnyTag))->id == i);
+  CHECK(!q.indexed());
+  CHECK(q.unexpected_match_attempts() == kDeep - 100);
+  // A receive for another sender walks the 100 left, past the budget: the
+  // index is built, and the receive waits.
+  Recv other = recv(-1, 4, 7);
+  CHECK(q.match_receive(4, 7) == nullptr);
+  CHECK(q.indexed());
+  q.post(&other);
+  for (int i = kDeep - 100; i < kDeep; ++i) CHECK(static_cast<Msg*>(q.match_receive(3, 7))->id == i);
+  CHECK(q.cancel(&other));
+  CHECK(!q.indexed());  // drained: the index left
+  // Mixed tags: indexed once deep.
+  std::vector<Msg> mixed;
+  for (int i = 0; i < 2 * int(kIndexThreshold); ++i) mixed.push_back(msg(i, 3, i % 2));
+  for (size_t i = 0; i < mixed.size(); ++i) {
+    q.push_unexpected(&mixed[i]);
+    CHECK(q.indexed() == (i + 1 > kIndexThreshold));
+  }
+  for (size_t i = 0; i < mixed.size(); ++i) CHECK(q.match_receive(3, int(i % 2)) == &mixed[i]);
+}
+
 TEST_CASE("randomized matching agrees with a reference model and keeps per-sender order") {
   std::mt19937 rng(12345);
   for (int round = 0; round < 50; ++round) {
