@@ -20,7 +20,8 @@
 // Two regimes. Searches first walk the communicator's lists (no hashing, no
 // allocation). While every entry queued since the queues were last empty has
 // the same envelope or pattern (a stream of one sender's messages with one
-// tag, a window of identical receives), a search takes the first entry it
+// tag, a window of identical receives, one source's collective messages, all
+// reserved tags counting as one), a search takes the first entry it
 // looks at, at any depth, and the lists stay unindexed. Once the two queues
 // together hold more than kIndexThreshold entries and either they hold more
 // than one envelope or pattern, or linear searches have examined more than
@@ -241,9 +242,11 @@ class MatchQueues {
     return found;
   }
   // Not indexed, an entry with envelope or pattern (source, tag) was queued:
-  // builds the index when the queues are deep and not uniform.
+  // builds the index when the queues are deep and not uniform. Reserved tags
+  // count as one: each collective call has its own, and one source's
+  // collective messages are received in the order they come.
   void note_queued(int32_t source, int32_t tag) {
-    const uint64_t k = uint64_t(uint32_t(source)) << 32 | uint32_t(tag);
+    const uint64_t k = uint64_t(uint32_t(source)) << 32 | uint32_t(user_tag(tag) ? tag : INT32_MIN);
     const size_t depth = posted_size() + unexpected_size();
     if (depth == 1) {
       first_key_ = k;
