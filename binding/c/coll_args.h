@@ -85,16 +85,21 @@ int check_vdata(const void* buf, const C* counts, const D* displs, MPI_Datatype 
   if (rc) return rc;
   *t = find_comm_datatype(type);
   if (!*t) return MPI_ERR_TYPE;
-  const int64_t total = total_of(*out_counts);
-  if (total < 0) return MPI_ERR_COUNT;
-  if (buf == MPI_IN_PLACE || bad_buffer(buf, total, *t)) return MPI_ERR_BUFFER;
+  // The sum of the counts, and the furthest block end, (displacement +
+  // count) elements, which must be addressable: datatype_fits grows with
+  // the count, so checking the furthest end checks them all.
+  int64_t total = 0, furthest = 0;
+  bool total_overflows = false, end_overflows = false;
   for (size_t i = 0; i < out_counts->size(); ++i) {
-    // Each block's end, (displacement + count) elements, must be addressable.
+    const int64_t c = (*out_counts)[i], d = (*out_displs)[i];
     int64_t end;
-    if (__builtin_add_overflow((*out_counts)[i], (*out_displs)[i] < 0 ? 0 : (*out_displs)[i], &end) ||
-        !datatype_fits(**t, end))
-      return MPI_ERR_COUNT;
+    total_overflows |= __builtin_add_overflow(total, c, &total);
+    end_overflows |= __builtin_add_overflow(c, d < 0 ? 0 : d, &end);
+    furthest = end > furthest ? end : furthest;
   }
+  if (total_overflows) return MPI_ERR_COUNT;
+  if (buf == MPI_IN_PLACE || bad_buffer(buf, total, *t)) return MPI_ERR_BUFFER;
+  if (end_overflows || !datatype_fits(**t, furthest)) return MPI_ERR_COUNT;
   return MPI_SUCCESS;
 }
 

@@ -189,6 +189,18 @@ int main(int argc, char **argv) {
   expect_error(MPI_Bcast_c(a, -1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "Bcast_c with a negative count");
   expect_error(MPI_Alltoallv_c(a, neg, zero, MPI_INT, b, neg, zero, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT,
                "Alltoallv_c with negative counts");
+  /* A block whose end, displacement + count elements, is past MPI_Count
+   * bytes; a count past them. Every rank is the root of its own call on
+   * MPI_COMM_SELF, so each checks the root's arrays. */
+  MPI_Count one[1] = {1}, huge[1] = {((MPI_Count)1 << 62) + 1};
+  MPI_Aint far[1] = {(MPI_Aint)1 << 61}, at0[1] = {0};
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  expect_error(MPI_Scatterv_c(a, one, far, MPI_INT, b, 1, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_COUNT,
+               "Scatterv_c with a block end past MPI_Count bytes");
+  expect_error(MPI_Gatherv_c(a, 1, MPI_INT, b, one, far, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_COUNT,
+               "Gatherv_c with a block end past MPI_Count bytes");
+  expect_error(MPI_Allgatherv_c(a, 1, MPI_INT, b, huge, at0, MPI_INT, MPI_COMM_SELF), MPI_ERR_COUNT,
+               "Allgatherv_c with a count past MPI_Count bytes");
   report();
   MPI_Finalize();
   return g_failures != 0;
