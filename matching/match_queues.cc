@@ -366,13 +366,15 @@ PostedEntry* MatchQueues::search_posted(int32_t source, int32_t tag, SearchObser
 
 void MatchQueues::push_unexpected(UnexpectedEntry* message) {
   // PERUSE (engine): MSG_INSERT_IN_UNEX_Q
-  unex_half(message->tag).push_back(*message);
+  UnexpectedList& half = unex_half(message->tag);
+  const UnexpectedEntry* before = half.empty() ? nullptr : &half.back();
+  half.push_back(*message);
   unexpected_bytes_ += message->bytes;
   if (index_) {
     index_->sweep(posted_size() + unexpected_size());
     index_unexpected(message);
   } else {
-    note_queued(message->source, message->tag);
+    note_queued(*message, before);
   }
 }
 
@@ -447,12 +449,14 @@ UnexpectedEntry* MatchQueues::search_unexpected(int32_t source, int32_t tag, Sea
 void MatchQueues::post(PostedEntry* receive) {
   // PERUSE (engine): REQ_INSERT_IN_POSTED_Q
   receive->seq = next_seq_++;
-  posted_half(receive->tag).push_back(*receive);
+  PostedList& half = posted_half(receive->tag);
+  const PostedEntry* before = half.empty() ? nullptr : &half.back();
+  half.push_back(*receive);
   if (index_) {
     index_->sweep(posted_size() + unexpected_size());
     index_posted(receive);
   } else {
-    note_queued(receive->source, receive->tag);
+    note_queued(*receive, before);
   }
 }
 

@@ -71,6 +71,7 @@
 // observer so that this module stays free of the PERUSE registry.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -241,19 +242,18 @@ class MatchQueues {
     note_walk(examined - (found != nullptr));
     return found;
   }
-  // Not indexed, an entry with envelope or pattern (source, tag) was queued:
-  // builds the index when the queues are deep and not uniform. Reserved tags
-  // count as one: each collective call has its own, and one source's
-  // collective messages are received in the order they come.
-  void note_queued(int32_t source, int32_t tag) {
-    const uint64_t k = uint64_t(uint32_t(source)) << 32 | uint32_t(user_tag(tag) ? tag : INT32_MIN);
+  // Not indexed, `e` was queued behind `before` in its half (null: the half
+  // was empty): builds the index when the queues are deep and not uniform,
+  // that is, some entry queued since they were last empty differs in
+  // envelope or pattern from the one before it. Reserved tags count as one:
+  // each collective call has its own, and one source's collective messages
+  // are received in the order they come.
+  template <class Entry>
+  void note_queued(const Entry& e, const Entry* before) {
     const size_t depth = posted_size() + unexpected_size();
-    if (depth == 1) {
-      first_key_ = k;
-      mixed_ = false;
-    } else if (k != first_key_) {
+    if (depth == 1) mixed_ = false;
+    if (before && (before->source != e.source || (before->tag != e.tag && (user_tag(before->tag) || user_tag(e.tag)))))
       mixed_ = true;
-    }
     if (mixed_ && depth > kIndexThreshold) [[unlikely]]
       build_index();
   }
@@ -261,7 +261,7 @@ class MatchQueues {
   // builds the index once they add up (kWalkBudget) in deep queues.
   void note_walk(size_t past) {
     if (past == 0 || index_) return;
-    walked_ += past;
+    walked_ = static_cast<uint32_t>(std::min<size_t>(walked_ + past, kWalkBudget + 1));
     if (walked_ > kWalkBudget && posted_size() + unexpected_size() > kIndexThreshold) [[unlikely]]
       build_index();
   }
@@ -293,12 +293,9 @@ class MatchQueues {
   PostedList posted_user_, posted_reserved_;
   UnexpectedList unex_user_, unex_reserved_;
   uint64_t next_seq_ = 0;
-  unsigned kept_lists_ = 0;  // the kinds of list kept while indexed (file_user)
-  size_t walked_ = 0;        // note_walk's sum since the last build_index
-  // note_queued: the first envelope or pattern queued since the queues were
-  // last empty, and whether another one has been queued since.
-  uint64_t first_key_ = 0;
-  bool mixed_ = false;
+  uint32_t walked_ = 0;     // note_walk's sum since the last build_index (capped)
+  uint8_t kept_lists_ = 0;  // the kinds of list kept while indexed (file_user)
+  bool mixed_ = false;      // note_queued's verdict since the queues were last empty
   uint64_t unexpected_bytes_ = 0;
   uint64_t posted_attempts_ = 0, unexpected_attempts_ = 0;
   std::unique_ptr<Index> index_;
