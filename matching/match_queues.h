@@ -19,13 +19,14 @@
 //
 // Two regimes. Searches first walk the communicator's lists (no hashing, no
 // allocation). While every entry queued since the queues were last empty has
-// the same envelope or pattern (a stream of one sender's messages with one
-// tag, a window of identical receives, one source's collective messages, all
-// reserved tags counting as one), a search takes the first entry it
-// looks at, at any depth, and the lists stay unindexed. Once the two queues
-// together hold more than kIndexThreshold entries and either they hold more
-// than one envelope or pattern, or linear searches have examined more than
-// kWalkBudget entries beyond the ones they took, an index is built: one open-addressing table
+// the envelope or pattern of the one queued before it in its half (a stream
+// of one sender's messages with one tag, a window of identical receives, one
+// source's collective messages: reserved tags count as one), a search takes
+// the first entry it looks at, at any depth, and the lists stay unindexed.
+// Once the two queues together hold more than kIndexThreshold entries and
+// either they are not uniform in that way, or linear searches have examined
+// more than kWalkBudget entries beyond the ones they took, an index is
+// built: one open-addressing table
 // (match_queues.cc, Index) keyed by receive pattern -- (source, tag),
 // (MPI_ANY_SOURCE, tag), (source, MPI_ANY_TAG), (MPI_ANY_SOURCE, MPI_ANY_TAG)
 // -- whose slots hold the key's posted receives and a bucket for its messages.
@@ -84,9 +85,10 @@ inline constexpr int32_t kAnySource = -2;  // MPI_ANY_SOURCE
 inline constexpr int32_t kAnyTag = -1;     // MPI_ANY_TAG
 
 // A communicator is indexed once both queues together hold more than
-// kIndexThreshold entries and either not all of them have one envelope or
-// pattern, or linear searches have examined more than kWalkBudget entries
-// past the ones they took (since it was last indexed).
+// kIndexThreshold entries and either some entry differs in envelope or
+// pattern from the one queued before it in its half (note_queued), or linear
+// searches have examined more than kWalkBudget entries past the ones they
+// took (since it was last indexed).
 inline constexpr size_t kIndexThreshold = 32;
 inline constexpr size_t kWalkBudget = 32;
 
