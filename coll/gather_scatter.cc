@@ -244,70 +244,71 @@ Task allgather_doubling(Schedule& s, void* rbuf, int64_t rcount, Datatype* rtype
   co_return MPI_SUCCESS;
 }
 
+// The slots of an Allgather(v) receive buffer: slot i holds rank i's block
+// (rcounts/displs null: Allgather's layout, rcount elements at i * rcount).
+struct RingSlots {
+  void* rbuf;
+  int64_t rcount;
+  const int64_t *rcounts, *displs;
+  Datatype* rtype;
+  int64_t count(int i) const { return rcounts ? rcounts[i] : rcount; }
+  uint8_t* at(int i) const { return detail::at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); }
+};
+
 // Ring: p-1 steps, each passing on the slot received in the step before;
-// steps before `from` have been done by the caller. rcounts/displs null:
-// Allgather's layout.
-Task allgather_ring(Schedule& s, void* rbuf, int64_t rcount, const int64_t* rcounts, const int64_t* displs,
-                    Datatype* rtype, int from = 0) {
+// steps before `from` have been done by the caller.
+Task allgather_ring(Schedule& s, RingSlots slots, int from = 0) {
   const int p = s.p, r = s.r;
-  auto count_of = [=](int i) -> int64_t { return rcounts ? rcounts[i] : rcount; };
-  auto slot = [=](int i) { return at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); };
   const int right = (r + 1) % p, left = (r - 1 + p) % p;
   for (int i = from; i < p - 1; ++i) {
     const int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
-    s.recv(slot(rb), count_of(rb), rtype, left);
-    s.send(slot(sb), count_of(sb), rtype, right);
+    s.recv(slots.at(rb), slots.count(rb), slots.rtype, left);
+    s.send(slots.at(sb), slots.count(sb), slots.rtype, right);
     SONDE_CO_TRY(co_await s.round());
   }
   co_return MPI_SUCCESS;
 }
 
-// Everything happens in rbuf with rtype: slot j holds rank j's rcount elements.
-// The ring's first step sends this rank's block straight from sbuf and copies
-// it into its own slot while that transfer is under way, so a peer never
+// The ring, its first step sent straight from sbuf while the rank copies its
+// own block into its slot: the copy need not finish first, and a peer never
 // reads memory this rank has just written (which would cost every line of it
-// a transfer between the caches).
-// The ring, its first step sent straight from sbuf while the rank copies
-// its own block into place (it need not wait for that copy, and the peer's
-// single copy reads lines nobody has just written). The caller checks that
-// the send fits the rank's slot.
-Task allgather_ring_from(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
-                         const int64_t* rcounts, const int64_t* displs, Datatype* rtype) {
+// a transfer between the caches). The caller checks that the send fits the
+// rank's slot.
+Task allgather_ring_from(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, RingSlots slots) {
   const int p = s.p, r = s.r, left = (r - 1 + p) % p;
-  auto count_of = [=](int i) -> int64_t { return rcounts ? rcounts[i] : rcount; };
-  auto slot = [=](int i) { return at(rbuf, displs ? displs[i] : int64_t(i) * rcount, rtype); };
-  s.recv(slot(left), count_of(left), rtype, left);
+  s.recv(slots.at(left), slots.count(left), slots.rtype, left);
   s.send(sbuf, scount, stype, (r + 1) % p);
-  const int copied = copy(sbuf, scount, stype, slot(r), count_of(r), rtype);
+  const int copied = copy(sbuf, scount, stype, slots.at(r), slots.count(r), slots.rtype);
   SONDE_CO_TRY(co_await s.round());
   SONDE_CO_TRY(copied);
-  co_return co_await allgather_ring(s, rbuf, rcount, rcounts, displs, rtype, 1);
+  co_return co_await allgather_ring(s, slots, 1);
 }
 
+// Everything happens in rbuf with rtype: slot j holds rank j's rcount elements.
 Task allgather_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount,
                     Datatype* rtype) {
   const int p = s.p, r = s.r;
   const int64_t block = rcount * rtype->size;
   const bool in_place = sbuf == MPI_IN_PLACE;
   if (!in_place && p > 1 && block * p > kAllgatherSmallMax && scount * stype->size <= block)
-    co_return co_await allgather_ring_from(s, sbuf, scount, stype, rbuf, rcount, nullptr, nullptr, rtype);
+    co_return co_await allgather_ring_from(s, sbuf, scount, stype, {rbuf, rcount, nullptr, nullptr, rtype});
   if (!in_place) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, r * rcount, rtype), rcount, rtype));
   if (p == 1 || block == 0) co_return MPI_SUCCESS;
   if (block * p <= kAllgatherSmallMax) {
     if ((p & (p - 1)) == 0) co_return co_await allgather_doubling(s, rbuf, rcount, rtype);
     co_return co_await allgather_bruck(s, rbuf, rcount, rtype, block);
   }
-  co_return co_await allgather_ring(s, rbuf, rcount, nullptr, nullptr, rtype);
+  co_return co_await allgather_ring(s, {rbuf, rcount, nullptr, nullptr, rtype});
 }
 
 Task allgatherv_task(Schedule& s, const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts,
                      Counts displs, Datatype* rtype) {
   const int p = s.p, r = s.r;
   if (sbuf != MPI_IN_PLACE && p > 1 && scount * stype->size <= rcounts[r] * rtype->size)
-    co_return co_await allgather_ring_from(s, sbuf, scount, stype, rbuf, 0, rcounts.data(), displs.data(), rtype);
+    co_return co_await allgather_ring_from(s, sbuf, scount, stype, {rbuf, 0, rcounts.data(), displs.data(), rtype});
   if (sbuf != MPI_IN_PLACE) SONDE_CO_TRY(copy(sbuf, scount, stype, at(rbuf, displs[r], rtype), rcounts[r], rtype));
   if (p == 1) co_return MPI_SUCCESS;
-  co_return co_await allgather_ring(s, rbuf, 0, rcounts.data(), displs.data(), rtype);
+  co_return co_await allgather_ring(s, {rbuf, 0, rcounts.data(), displs.data(), rtype});
 }
 
 // ---- intercommunicators (see coll_internal.h) --------------------------------------

@@ -326,6 +326,10 @@ class Engine final : public transport::Delivery {
                                                  Comm* comm);
   [[gnu::noinline]] bool send_now_watched(const void* buf, int64_t count, Datatype* type, int dest, int tag,
                                           Comm* comm);
+  // A whole eager message taken out of the queue by a request-less receive:
+  // copied into (buf, count, type) (truncated to fit), status filled (may be
+  // MPI_STATUS_IGNORE), freed. Returns MPI_SUCCESS or MPI_ERR_TRUNCATE.
+  int deliver_eager(Message* m, void* buf, int64_t count, Datatype* type, MPI_Status* status);
   template <bool kWatched>
   [[gnu::always_inline]] inline int issue_recv_as(Request* r, uint32_t watched);
   [[gnu::noinline]] int issue_recv_watched(Request* r, uint32_t watched);

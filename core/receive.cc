@@ -125,24 +125,10 @@ int Engine::issue_recv_as(Request* r, uint32_t w) {
 // whole needs no request at all.
 int Engine::recv_blocking(void* buf, int64_t count, Datatype* type, int source, int tag, Comm* comm,
                           MPI_Status* status) {
-  if (SONDE_WATCHED_MASK(comm->peruse) != 0 || source == MPI_PROC_NULL || !tables_.requests.can_allocate()) {
-    Request* r = nullptr;
-    const int rc = start_recv(buf, count, type, source, tag, comm, &r);
-    if (!r) return rc;
-    const int w = wait(r, status);
-    return rc ? rc : w;
-  }
+  if (SONDE_WATCHED_MASK(comm->peruse) != 0 || source == MPI_PROC_NULL || !tables_.requests.can_allocate())
+    return recv(buf, count, type, source, tag, comm, status);
   auto* m = static_cast<Message*>(comm->queues.match_receive(source, tag));
-  if (m && m->header.type == PacketType::kEager && m->all_arrived) {
-    const uint64_t bytes = uint64_t(count) * uint64_t(type->size);
-    const uint64_t n = std::min<uint64_t>(m->header.payload, bytes);
-    if (n && type->contiguous) std::memcpy(contiguous_start(*type, buf), m->data, n);
-    else if (n) unpack(*type, buf, count, 0, m->data, n);
-    fill_recv_status(status, m->header.source, m->header.tag, n, false);
-    const int rc = m->header.payload > bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-    free_message(m);
-    return rc;
-  }
+  if (m && m->header.type == PacketType::kEager && m->all_arrived) return deliver_eager(m, buf, count, type, status);
   // can_allocate() said there is a slot.
   Request* r = new_request(RequestKind::kRecv, buf, count, type, source, tag, comm);
   arm_recv(r);
@@ -161,13 +147,19 @@ bool Engine::recv_now(void* buf, int64_t count, Datatype* type, int source, int 
   auto* m = static_cast<Message*>(comm->queues.reserved_front(source, tag));
   if (!m || m->header.type != PacketType::kEager || !m->all_arrived || m->claimed) return false;
   comm->queues.remove_unexpected(m);
+  *error = deliver_eager(m, buf, count, type, MPI_STATUS_IGNORE);
+  return true;
+}
+
+int Engine::deliver_eager(Message* m, void* buf, int64_t count, Datatype* type, MPI_Status* status) {
   const uint64_t bytes = uint64_t(count) * uint64_t(type->size);
   const uint64_t n = std::min<uint64_t>(m->header.payload, bytes);
   if (n && type->contiguous) std::memcpy(contiguous_start(*type, buf), m->data, n);
   else if (n) unpack(*type, buf, count, 0, m->data, n);
-  *error = m->header.payload > bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  fill_recv_status(status, m->header.source, m->header.tag, n, false);
+  const int rc = m->header.payload > bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   free_message(m);
-  return true;
+  return rc;
 }
 
 // r matched message m that was waiting in the unexpected queue (or probed).

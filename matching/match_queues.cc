@@ -38,6 +38,11 @@ struct Bucket {
   BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> src;           // key (s, ANY): user-tag messages from s
   BucketList<UnexpectedEntry, &UnexpectedEntry::in_source> reserved_src;  // key (s, ANY): reserved-tag ones
   bool unused() const { return pair.empty() && tag.empty() && src.empty() && reserved_src.empty(); }
+  // The oldest message of the user-tag list of `kind` (kPairList, ...), or null.
+  UnexpectedEntry* front(unsigned kind) {
+    auto first = [](auto& list) { return list.empty() ? nullptr : &list.front(); };
+    return kind == kPairList ? first(pair) : kind == kTagList ? first(tag) : first(src);
+  }
 };
 
 // A slot of the index's table (MatchQueues::Index): a key, its bucket, and
@@ -400,27 +405,18 @@ UnexpectedEntry* MatchQueues::find_reserved(int32_t source, int32_t tag) {
 
 UnexpectedEntry* MatchQueues::find_indexed(int32_t source, int32_t tag) {
   if (!user_tag(tag)) return find_reserved(source, tag);
+  if (unex_user_.empty()) return nullptr;
   // The half's oldest message, when the receive accepts it, is the one it
-  // wants (a stream from one sender read in order, the usual case): no
-  // lookup. Otherwise exactly one list holds, in arrival order, every
-  // message this pattern accepts.
-  // Both wildcards accept the oldest message, so they need no list.
-  UnexpectedEntry* found = nullptr;
-  if (!unex_user_.empty() && matches(source, tag, unex_user_.front().source, unex_user_.front().tag)) {
-    found = &unex_user_.front();
-  } else if (!unex_user_.empty() && (source != kAnySource || tag != kAnyTag)) {
+  // wants (a stream from one sender read in order, the usual case; both
+  // wildcards accept it always): no lookup. Otherwise one list of the
+  // pattern's kind holds, in arrival order, every message it accepts.
+  UnexpectedEntry* found = &unex_user_.front();
+  if (!matches(source, tag, found->source, found->tag)) {
     const unsigned kind = tag == kAnyTag ? kSourceList : source == kAnySource ? kTagList : kPairList;
     if (!(kept_lists_ & kind)) [[unlikely]]
       keep_lists(kind);
-    if (Bucket* b = index_->find(source, tag)) {
-      if (kind == kSourceList) {
-        if (!b->src.empty()) found = &b->src.front();
-      } else if (kind == kTagList) {
-        if (!b->tag.empty()) found = &b->tag.front();
-      } else if (!b->pair.empty()) {
-        found = &b->pair.front();
-      }
-    }
+    Bucket* b = index_->find(source, tag);
+    found = b ? b->front(kind) : nullptr;
   }
   if (found) ++unexpected_attempts_;
   return found;
