@@ -189,12 +189,16 @@ void await_slow(State& st, Comm* c, int kind, uint64_t seq, int only, bool data,
 // Progresses the engine (other traffic, nonblocking operations) until
 // `only`, or every other rank below `below`, has its data of call seq there
 // (data) or its arrive at `need` or beyond. While it waits, snapshots show
-// it as receives posted from those ranks with tag_of(kind, seq).
+// it as receives posted from those ranks with tag_of(kind, seq). A data
+// wait looks for a refusal (the writer's arrive at seq without its data)
+// on every 32nd poll only, never on its first look: a reader that comes
+// early would otherwise pull the writer's control line into its cache on
+// every call, and the writer's next store to it would have to take it back.
 inline void await(State& st, Comm* c, int kind, uint64_t seq, int only, bool data, Tier tier, uint64_t need,
                   int below = kMaxRanks) {
   below = std::min(below, st.p);
   int from = 0;
-  if (!reached(st, only, below, data, tier, seq, need, from, true)) {
+  if (!reached(st, only, below, data, tier, seq, need, from, false)) {
     await_slow(st, c, kind, seq, only, data, tier, need, below, from);
   } else if (only < 0 && below == st.p && !data && need > st.floor) {
     st.floor = need;
