@@ -183,6 +183,16 @@ Schedule::Schedule(Comm* c, int kind)
   if (c->inter) c->local_comm->coll_since = 0;
 }
 
+Schedule::Schedule(Comm* c, int kind, uint64_t seq)
+    : user(c),
+      local(c),
+      comm(c),
+      user_tag_(tag_of(kind, seq)),
+      local_tag_(user_tag_),
+      tag(user_tag_),
+      p(c->size),
+      r(c->rank) {}
+
 void skip_sequence(Comm* c, const char* call) {
   // The calls that may go through a shared segment decide on it first,
   // as they do when they run (shared.h).
@@ -195,6 +205,8 @@ void skip_sequence(Comm* c, const char* call) {
                                             "MPI_Allreduce_c",
                                             "MPI_Gather",
                                             "MPI_Gather_c",
+                                            "MPI_Gatherv",
+                                            "MPI_Gatherv_c",
                                             "MPI_Scatter",
                                             "MPI_Scatter_c",
                                             "MPI_Allgather",

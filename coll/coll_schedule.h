@@ -121,6 +121,9 @@ using PendingRequests = InlineVector<Request*, 8>;
 class Schedule {
  public:
   Schedule(Comm* c, int kind);
+  // On an intracommunicator, for a call that already took its sequence
+  // number `seq` (a shared-segment call with some blocks point-to-point).
+  Schedule(Comm* c, int kind, uint64_t seq);
   Schedule(const Schedule&) = delete;
   Schedule& operator=(const Schedule&) = delete;
   ~Schedule() {  // waits for requests an early error return left behind

@@ -413,11 +413,14 @@ int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_
 
 int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
-  if (!request && !comm->inter)
+  if (!request && !comm->inter) {
+    if (int rc; shared::gatherv(sbuf, scount, stype, rbuf, rcounts.data(), displs.data(), rtype, root, comm, &rc))
+      return rc;
     return run_now(comm, kGatherv, [&](Schedule& s) {
       return s.wait_round(
           post_gather_linear(s, sbuf, scount, stype, rbuf, 0, rcounts.data(), displs.data(), rtype, root));
     });
+  }
   return launch(comm, kGatherv, request,
                 [&](Schedule& s) {
                   if (comm->inter)

@@ -42,6 +42,13 @@ class InlineVector {
     if (n > n_) std::fill(data() + n_, data() + n, T{});
     n_ = n;
   }
+  // n elements whose values the caller writes next (new ones are not
+  // cleared); returns data(). Throws std::bad_alloc like resize.
+  T* overwrite(size_t n) {
+    if (n > capacity()) grow(n);
+    n_ = n;
+    return data();
+  }
   // Appends v; full storage doubles first. Throws std::bad_alloc.
   void push_back(const T& v) {
     if (n_ == capacity()) grow(2 * capacity());

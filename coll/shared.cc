@@ -9,6 +9,7 @@
 
 #include "coll/coll.h"
 #include "coll/coll_internal.h"
+#include "coll/coll_schedule.h"
 #include "coll/shared_segment.h"
 
 namespace sonde::engine::coll::shared {
@@ -186,6 +187,58 @@ bool scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int6
   const uint8_t* d = nullptr;
   *rc = data_of(*st, root, seq, tier, uint64_t(n), &d);
   if (*rc == MPI_SUCCESS) unpack_from(d + me * n, rbuf, rcount, rtype);
+  return true;
+}
+
+bool gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int64_t* rcounts,
+             const int64_t* displs, Datatype* rtype, int root, Comm* c, int* rc) {
+  decide(c);
+  State* st = state(c);
+  if (!st) return false;
+  const int me = c->rank, p = c->size;
+  // Rank j's block takes the segment when its size, which j and the root
+  // both know, fits a medium slot; the others travel point-to-point under
+  // the call's tag. Every rank enters the call here, whichever way its
+  // block goes, so it publishes that it finished the calls before: a
+  // writer may be waiting for that.
+  auto through = [&](int64_t n) { return n > 0 && uint64_t(n) <= st->medium(); };
+  const uint64_t seq = enter(*st, c);
+  try {
+    if (me != root) {
+      const int64_t n = scount * stype->size;
+      if (through(n)) {
+        write(*st, c, kGatherv, seq, st->tier(uint64_t(n)), uint64_t(n), 1,
+              [&](uint8_t* slot) { pack_to(sbuf, scount, stype, slot); });
+        publish(*st, seq);
+        *rc = MPI_SUCCESS;
+        return true;
+      }
+      Schedule s(c, kGatherv, seq);
+      s.send(sbuf, scount, stype, root);
+      *rc = s.wait_round();
+      return true;
+    }
+    publish(*st, seq);
+    // The point-to-point blocks' receives are posted before the waits below.
+    Schedule s(c, kGatherv, seq);
+    for (int j = 0; j < p; ++j)
+      if (j != root && !through(rcounts[j] * rtype->size)) s.recv(at(rbuf, displs[j], rtype), rcounts[j], rtype, j);
+    int first = sbuf == MPI_IN_PLACE ? MPI_SUCCESS
+                                     : copy(sbuf, scount, stype, at(rbuf, displs[root], rtype), rcounts[root], rtype);
+    for (int j = 0; j < p; ++j) {
+      const int64_t n = rcounts[j] * rtype->size;
+      if (j == root || !through(n)) continue;
+      const Tier tier = st->tier(uint64_t(n));
+      await(*st, c, kGatherv, seq, j, true, tier, seq);
+      const uint8_t* d = nullptr;
+      const int r = data_of(*st, j, seq, tier, uint64_t(n), &d);
+      if (r == MPI_SUCCESS) unpack_from(d, at(rbuf, displs[j], rtype), rcounts[j], rtype);
+      else if (first == MPI_SUCCESS) first = r;
+    }
+    *rc = s.wait_round(first);
+  } catch (const std::bad_alloc&) {
+    *rc = MPI_ERR_NO_MEM;
+  }
   return true;
 }
 

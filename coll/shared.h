@@ -69,6 +69,12 @@ bool scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int6
              Comm* c, int* rc);
 bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,
                int* rc);
+// Gatherv: rank j's block goes through the segment when its size is 1 byte
+// to a medium slot (4 KiB at most), which j and the root both know; the
+// others travel point-to-point in the same call. False only when the
+// communicator has no segment.
+bool gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int64_t* rcounts,
+             const int64_t* displs, Datatype* rtype, int root, Comm* c, int* rc);
 bool allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int64_t* rcounts,
                 const int64_t* displs, Datatype* rtype, Comm* c, int* rc);
 bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,

@@ -53,17 +53,33 @@ inline int check_data(const void* buf, int64_t count, MPI_Datatype type, Datatyp
 }
 
 // A count array (int or MPI_Count) with its displacements (int or
-// MPI_Aint): both present, no negative count; copied for the engine.
+// MPI_Aint): both present, no negative count; copied for the engine. `span`
+// (when given) gets the sum of the counts (-1 when it overflows) and the
+// furthest block end, displacement + count elements (-1 when that
+// overflows), counting negative displacements as 0.
+struct Span {
+  int64_t total = 0, furthest = 0;
+};
 template <class C, class D>
-int check_counts(const C* counts, const D* displs, int n, coll::Counts* out_counts, coll::Counts* out_displs) {
+int check_counts(const C* counts, const D* displs, int n, coll::Counts* out_counts, coll::Counts* out_displs,
+                 Span* span = nullptr) {
   if (n > 0 && (!counts || !displs)) return MPI_ERR_ARG;  // a rank without neighbours may pass none
-  out_counts->resize(static_cast<size_t>(n));
-  out_displs->resize(static_cast<size_t>(n));
+  int64_t* oc = out_counts->overwrite(static_cast<size_t>(n));
+  int64_t* od = out_displs->overwrite(static_cast<size_t>(n));
+  bool negative = false, total_overflows = false, end_overflows = false;
+  int64_t total = 0, furthest = 0;
   for (int i = 0; i < n; ++i) {
-    if (counts[i] < 0) return MPI_ERR_COUNT;
-    (*out_counts)[i] = static_cast<int64_t>(counts[i]);
-    (*out_displs)[i] = static_cast<int64_t>(displs[i]);
+    const int64_t c = static_cast<int64_t>(counts[i]), d = static_cast<int64_t>(displs[i]);
+    oc[i] = c;
+    od[i] = d;
+    negative |= c < 0;
+    int64_t end;
+    total_overflows |= __builtin_add_overflow(total, c, &total);
+    end_overflows |= __builtin_add_overflow(c, d < 0 ? 0 : d, &end);
+    furthest = end > furthest ? end : furthest;
   }
+  if (negative) return MPI_ERR_COUNT;
+  if (span) *span = {total_overflows ? -1 : total, end_overflows ? -1 : furthest};
   return MPI_SUCCESS;
 }
 
@@ -81,25 +97,16 @@ inline int64_t total_of(const coll::Counts& counts) {
 template <class C, class D>
 int check_vdata(const void* buf, const C* counts, const D* displs, MPI_Datatype type, int n, Datatype** t,
                 coll::Counts* out_counts, coll::Counts* out_displs) {
-  int rc = check_counts(counts, displs, n, out_counts, out_displs);
+  Span span;
+  int rc = check_counts(counts, displs, n, out_counts, out_displs, &span);
   if (rc) return rc;
   *t = find_comm_datatype(type);
   if (!*t) return MPI_ERR_TYPE;
-  // The sum of the counts, and the furthest block end, (displacement +
-  // count) elements, which must be addressable: datatype_fits grows with
-  // the count, so checking the furthest end checks them all.
-  int64_t total = 0, furthest = 0;
-  bool total_overflows = false, end_overflows = false;
-  for (size_t i = 0; i < out_counts->size(); ++i) {
-    const int64_t c = (*out_counts)[i], d = (*out_displs)[i];
-    int64_t end;
-    total_overflows |= __builtin_add_overflow(total, c, &total);
-    end_overflows |= __builtin_add_overflow(c, d < 0 ? 0 : d, &end);
-    furthest = end > furthest ? end : furthest;
-  }
-  if (total_overflows) return MPI_ERR_COUNT;
-  if (buf == MPI_IN_PLACE || bad_buffer(buf, total, *t)) return MPI_ERR_BUFFER;
-  if (end_overflows || !datatype_fits(**t, furthest)) return MPI_ERR_COUNT;
+  if (span.total < 0) return MPI_ERR_COUNT;
+  if (buf == MPI_IN_PLACE || bad_buffer(buf, span.total, *t)) return MPI_ERR_BUFFER;
+  // datatype_fits grows with the count, so checking the furthest block end
+  // checks them all.
+  if (span.furthest < 0 || !datatype_fits(**t, span.furthest)) return MPI_ERR_COUNT;
   return MPI_SUCCESS;
 }
 

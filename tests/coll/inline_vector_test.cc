@@ -89,3 +89,16 @@ TEST_CASE("push_back spills to the heap keeping order, and clear empties it for 
   for (int64_t i = 0; i < 3; ++i) v.push_back(i * 10);
   expect_iota(v, 3);
 }
+
+TEST_CASE("overwrite sets the size, keeps the first elements and returns storage for all of them") {
+  V v = iota(3);
+  int64_t* d = v.overwrite(9);  // past N: on the heap
+  REQUIRE(v.size() == 9);
+  CHECK(d == v.data());
+  for (size_t i = 0; i < 3; ++i) CHECK(v[i] == int64_t(i) * 10);
+  for (size_t i = 3; i < 9; ++i) d[i] = int64_t(i) * 10;
+  expect_iota(v, 9);
+  d = v.overwrite(2);
+  CHECK(d == v.data());
+  expect_iota(v, 2);
+}
