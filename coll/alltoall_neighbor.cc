@@ -224,8 +224,12 @@ int alltoall_pieces(const void* sbuf, const Counts& scounts, const Counts& sdisp
 }
 }  // namespace
 
-int alltoallv(const void* sbuf, Counts scounts, Counts sdispls, Datatype* stype, void* rbuf, Counts rcounts,
-              Counts rdispls, Datatype* rtype, Comm* comm, MPI_Request* request) {
+int alltoallv(const void* sbuf, Counts&& scounts, Counts&& sdispls, Datatype* stype, void* rbuf, Counts&& rcounts,
+              Counts&& rdispls, Datatype* rtype, Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter &&
+              shared::alltoallv(sbuf, scounts.data(), sdispls.data(), stype, rbuf, rcounts.data(), rdispls.data(),
+                                rtype, comm, &rc))
+    return rc;
   return alltoall_pieces(sbuf, scounts, sdispls, {&stype, 1}, rbuf, rcounts, rdispls, {&rtype, 1}, false, comm,
                          kAlltoallv, request);
 }

@@ -48,6 +48,9 @@ namespace sonde::engine::coll {
 // displacements), copied from the caller's int or MPI_Count/MPI_Aint arrays:
 // a nonblocking collective keeps its own copy, so the large-count (_c)
 // forms and the int forms share every algorithm. Inline up to 16 ranks.
+// The v-collectives take them as rvalue references: a blocking call reads
+// the caller's arrays in place, a nonblocking one moves them into its
+// frame.
 using Counts = InlineVector<int64_t, 16>;
 
 // Tag kinds. Stable numbers: tools may key on them ((-16 - tag) % 64).
@@ -114,7 +117,7 @@ int allreduce(const void* sbuf, void* rbuf, int64_t count, Datatype* type, MPI_O
 // only at the root.
 int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
            Comm* comm, MPI_Request* request = nullptr);
-int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
+int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts&& rcounts, Counts&& displs,
             Datatype* rtype, int root, Comm* comm, MPI_Request* request = nullptr);
 
 // rbuf may be MPI_IN_PLACE at the root (its block stays where it is in
@@ -122,22 +125,22 @@ int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Count
 // root.
 int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
             Comm* comm, MPI_Request* request = nullptr);
-int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, void* rbuf, int64_t rcount,
+int scatterv(const void* sbuf, Counts&& scounts, Counts&& displs, Datatype* stype, void* rbuf, int64_t rcount,
              Datatype* rtype, int root, Comm* comm, MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE (each rank's contribution is already at its slot
 // of rbuf; scount/stype are then ignored).
 int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,
               Comm* comm, MPI_Request* request = nullptr);
-int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
+int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts&& rcounts, Counts&& displs,
                Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
 
 // sbuf may be MPI_IN_PLACE (the data to send is in rbuf, described by the
 // receive arguments, and is replaced by the result).
 int alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* comm,
              MPI_Request* request = nullptr);
-int alltoallv(const void* sbuf, Counts scounts, Counts sdispls, Datatype* stype, void* rbuf, Counts rcounts,
-              Counts rdispls, Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
+int alltoallv(const void* sbuf, Counts&& scounts, Counts&& sdispls, Datatype* stype, void* rbuf, Counts&& rcounts,
+              Counts&& rdispls, Datatype* rtype, Comm* comm, MPI_Request* request = nullptr);
 // Byte displacements and one datatype per peer (stypes empty in place).
 int alltoallw(const void* sbuf, Counts scounts, Counts sdispls, std::vector<Datatype*> stypes, void* rbuf,
               Counts rcounts, Counts rdispls, std::vector<Datatype*> rtypes, Comm* comm,

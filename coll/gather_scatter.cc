@@ -411,7 +411,7 @@ int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_
                 MPI_OP_NULL, {stype, rtype});
 }
 
-int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
+int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts&& rcounts, Counts&& displs,
             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
   if (!request && !comm->inter) {
     if (int rc; shared::gatherv(sbuf, scount, stype, rbuf, rcounts.data(), displs.data(), rtype, root, comm, &rc))
@@ -441,13 +441,16 @@ int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64
                 {stype, rtype});
 }
 
-int scatterv(const void* sbuf, Counts scounts, Counts displs, Datatype* stype, void* rbuf, int64_t rcount,
+int scatterv(const void* sbuf, Counts&& scounts, Counts&& displs, Datatype* stype, void* rbuf, int64_t rcount,
              Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
-  if (!request && !comm->inter)
+  if (!request && !comm->inter) {
+    if (int rc; shared::scatterv(sbuf, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root, comm, &rc))
+      return rc;
     return run_now(comm, kScatterv, [&](Schedule& s) {
       return s.wait_round(
           post_scatter_linear(s, sbuf, 0, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root));
     });
+  }
   return launch(comm, kScatterv, request,
                 [&](Schedule& s) {
                   if (comm->inter)
@@ -469,7 +472,7 @@ int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int
                 {stype, rtype});
 }
 
-int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts rcounts, Counts displs,
+int allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts&& rcounts, Counts&& displs,
                Datatype* rtype, Comm* comm, MPI_Request* request) {
   if (int rc; !request && !comm->inter &&
               shared::allgatherv(sbuf, scount, stype, rbuf, rcounts.data(), displs.data(), rtype, comm, &rc))

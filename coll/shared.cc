@@ -242,6 +242,149 @@ bool gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, cons
   return true;
 }
 
+namespace {
+// Scatterv's and Alltoallv's blocks in a writer's slots. The writer
+// decides, by its own counts: a block of 1 byte to the line stride goes in
+// its line slot, one up to the medium stride in its medium slot, any other
+// travels point-to-point under the call's tag. The line slot, written on
+// every such call, starts with a table of the p block sizes (uint16_t;
+// 0: point-to-point), which each reader follows, so a reader whose count
+// disagrees gets MPI_ERR_TRUNCATE or the point-to-point message rather
+// than a wait for data that never comes. Block j sits at table + j * line
+// in the line slot, or at j * medium in the medium slot.
+struct Blocks {
+  uint64_t table, line, medium;
+  Tier tier(int64_t n) const {  // kTiers: point-to-point
+    if (n <= 0) return kTiers;
+    return uint64_t(n) <= line ? kLineTier : uint64_t(n) <= medium ? kMediumTier : kTiers;
+  }
+};
+
+Blocks blocks_of(const State& st) {
+  const uint64_t p = uint64_t(st.p), table = p * sizeof(uint16_t), room = st.room(kLineTier);
+  return {table, room > table ? (room - table) / p : 0, st.room(kMediumTier) / p};
+}
+
+// Writes this rank's size table and its blocks that take the segment for
+// call seq: block j, bytes(j) long, packed by pack(j, out).
+template <class Bytes, class Pack>
+void write_blocks(State& st, Comm* c, int kind, uint64_t seq, const Blocks& b, Bytes bytes, Pack pack) {
+  bool medium = false;
+  for (int j = 0; j < st.p; ++j) medium |= b.tier(bytes(j)) == kMediumTier;
+  if (medium) {
+    write(st, c, kind, seq, kMediumTier, b.medium, uint64_t(st.p), [&](uint8_t* slot) {
+      for (int j = 0; j < st.p; ++j)
+        if (b.tier(bytes(j)) == kMediumTier) pack(j, slot + uint64_t(j) * b.medium);
+    });
+  }
+  write(st, c, kind, seq, kLineTier, b.line, uint64_t(st.p), [&](uint8_t* slot) {
+    auto* sizes = reinterpret_cast<uint16_t*>(slot);
+    for (int j = 0; j < st.p; ++j) {
+      const int64_t n = bytes(j);
+      const Tier t = b.tier(n);
+      sizes[j] = t == kTiers ? 0 : uint16_t(n);
+      if (t == kLineTier) pack(j, slot + b.table + uint64_t(j) * b.line);
+    }
+  });
+}
+
+// Waits for rank i's size table for call seq and points *out at i's block
+// for this rank, or sets it null when that block travels point-to-point;
+// an error class as data_of's, or MPI_ERR_TRUNCATE when the block is not
+// the n bytes this rank expects.
+int block_from(State& st, Comm* c, int kind, uint64_t seq, int i, const Blocks& b, int64_t n, const uint8_t** out) {
+  *out = nullptr;
+  await(st, c, kind, seq, i, true, kLineTier, seq);
+  const uint8_t* d = nullptr;
+  if (const int rc = data_of(st, i, seq, kLineTier, b.line, &d); rc != MPI_SUCCESS) return rc;
+  const int64_t m = reinterpret_cast<const uint16_t*>(d)[st.me];
+  if (m == 0) return MPI_SUCCESS;
+  if (m != n) return MPI_ERR_TRUNCATE;
+  if (b.tier(m) == kLineTier) {
+    *out = d + b.table + uint64_t(st.me) * b.line;
+    return MPI_SUCCESS;
+  }
+  await(st, c, kind, seq, i, true, kMediumTier, seq);
+  if (const int rc = data_of(st, i, seq, kMediumTier, b.medium, &d); rc != MPI_SUCCESS) return rc;
+  *out = d + uint64_t(st.me) * b.medium;
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+bool scatterv(const void* sbuf, const int64_t* scounts, const int64_t* displs, Datatype* stype, void* rbuf,
+              int64_t rcount, Datatype* rtype, int root, Comm* c, int* rc) {
+  decide(c);
+  State* st = state(c);
+  if (!st) return false;
+  const int me = c->rank, p = c->size;
+  const Blocks b = blocks_of(*st);
+  // Every rank enters the call here, as Gatherv's do.
+  const uint64_t seq = enter(*st, c);
+  try {
+    Schedule s(c, kScatterv, seq);
+    if (me != root) {
+      publish(*st, seq);
+      const uint8_t* d = nullptr;
+      *rc = block_from(*st, c, kScatterv, seq, root, b, rcount * rtype->size, &d);
+      if (*rc == MPI_SUCCESS && d) {
+        unpack_from(d, rbuf, rcount, rtype);
+      } else if (*rc == MPI_SUCCESS) {
+        s.recv(rbuf, rcount, rtype, root);
+        *rc = s.wait_round();
+      }
+      return true;
+    }
+    auto bytes = [&](int j) { return j == root ? 0 : scounts[j] * stype->size; };
+    write_blocks(*st, c, kScatterv, seq, b, bytes,
+                 [&](int j, uint8_t* out) { pack_to(at(sbuf, displs[j], stype), scounts[j], stype, out); });
+    publish(*st, seq);
+    for (int j = 0; j < p; ++j)
+      if (j != root && b.tier(bytes(j)) == kTiers) s.send(at(sbuf, displs[j], stype), scounts[j], stype, j);
+    const int own = rbuf == MPI_IN_PLACE
+                        ? MPI_SUCCESS
+                        : copy(at(sbuf, displs[root], stype), scounts[root], stype, rbuf, rcount, rtype);
+    *rc = s.wait_round(own);
+  } catch (const std::bad_alloc&) {
+    *rc = MPI_ERR_NO_MEM;
+  }
+  return true;
+}
+
+bool alltoallv(const void* sbuf, const int64_t* scounts, const int64_t* sdispls, Datatype* stype, void* rbuf,
+               const int64_t* rcounts, const int64_t* rdispls, Datatype* rtype, Comm* c, int* rc) {
+  decide(c);
+  State* st = state(c);
+  if (!st || sbuf == MPI_IN_PLACE) return false;
+  const int me = c->rank, p = c->size;
+  const Blocks b = blocks_of(*st);
+  auto out_bytes = [&](int j) { return j == me ? 0 : scounts[j] * stype->size; };
+  const uint64_t seq = enter(*st, c);
+  try {
+    Schedule s(c, kAlltoallv, seq);
+    write_blocks(*st, c, kAlltoallv, seq, b, out_bytes,
+                 [&](int j, uint8_t* out) { pack_to(at(sbuf, sdispls[j], stype), scounts[j], stype, out); });
+    publish(*st, seq);
+    for (int k = 1; k < p; ++k) {
+      const int to = (me + k) % p;
+      if (b.tier(out_bytes(to)) == kTiers) s.send(at(sbuf, sdispls[to], stype), scounts[to], stype, to);
+    }
+    int first =
+        copy(at(sbuf, sdispls[me], stype), scounts[me], stype, at(rbuf, rdispls[me], rtype), rcounts[me], rtype);
+    for (int k = 1; k < p; ++k) {
+      const int from = (me - k + p) % p;
+      const uint8_t* d = nullptr;
+      const int r = block_from(*st, c, kAlltoallv, seq, from, b, rcounts[from] * rtype->size, &d);
+      if (r == MPI_SUCCESS && d) unpack_from(d, at(rbuf, rdispls[from], rtype), rcounts[from], rtype);
+      else if (r == MPI_SUCCESS) s.recv(at(rbuf, rdispls[from], rtype), rcounts[from], rtype, from);
+      else if (first == MPI_SUCCESS) first = r;
+    }
+    *rc = s.wait_round(first);
+  } catch (const std::bad_alloc&) {
+    *rc = MPI_ERR_NO_MEM;
+  }
+  return true;
+}
+
 bool allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int64_t* rcounts,
                 const int64_t* displs, Datatype* rtype, Comm* c, int* rc) {
   const int me = c->rank, p = c->size;

@@ -14,6 +14,8 @@
 // - the call's kind and, for data, its size in bytes, which MPI makes equal
 //   on every rank (type signatures match).
 // A call the segment does not take runs the point-to-point algorithm.
+// Gatherv, Scatterv and Alltoallv decide block by block instead, each
+// block's way known to both its ends (below).
 //
 // Contract of every function here: blocking calls only (the nonblocking
 // forms never come here), arguments validated as coll.h says, the engine
@@ -75,6 +77,19 @@ bool allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, in
 // communicator has no segment.
 bool gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int64_t* rcounts,
              const int64_t* displs, Datatype* rtype, int root, Comm* c, int* rc);
+// Scatterv and Alltoallv (not in place): by i's count, rank j's block from
+// rank i goes through i's line slot when it is 1 byte to the line stride,
+// else through i's medium slot up to the medium stride (22 and 2,048 bytes
+// for 2 ranks, 10 and 1,024 for 4, 1 and 256 for 16 with the default slot
+// size), else point-to-point in the same call. i's line slot starts with a
+// table of its p block sizes (0: point-to-point), which j follows, so a j
+// whose count disagrees gets MPI_ERR_TRUNCATE or the point-to-point
+// message, never a wait for data that is not coming. False only when the
+// communicator has no segment (or the Alltoallv is in place).
+bool scatterv(const void* sbuf, const int64_t* scounts, const int64_t* displs, Datatype* stype, void* rbuf,
+              int64_t rcount, Datatype* rtype, int root, Comm* c, int* rc);
+bool alltoallv(const void* sbuf, const int64_t* scounts, const int64_t* sdispls, Datatype* stype, void* rbuf,
+               const int64_t* rcounts, const int64_t* rdispls, Datatype* rtype, Comm* c, int* rc);
 bool allgatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int64_t* rcounts,
                 const int64_t* displs, Datatype* rtype, Comm* c, int* rc);
 bool alltoall(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, Comm* c,

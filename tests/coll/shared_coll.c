@@ -453,14 +453,10 @@ static void dups(void) {
  * the duplicate has its segment from then on. */
 static void decision_points(void) {
   for (int v = 0; v < 11; ++v) {
-    MPI_Comm d;
-    CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
-    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
-    Cx c = {d, itest_rank, itest_size, "dup deciding"};
-    for (int k = 0; k < (v == 10 ? 15 : 16); ++k) CHECK_OK(MPI_Barrier(d));
-    const int before = mapped_segments();
+    int before;
+    Cx c = deciding_dup(v == 10 ? 15 : 16, &before);
     switch (v) {
-      case 0: CHECK_OK(MPI_Barrier(d)); break;
+      case 0: CHECK_OK(MPI_Barrier(c.comm)); break;
       case 1: bcast_bytes(&c, 4097, 0); break;
       case 2: bcast_bytes(&c, 8, c.p - 1); break;
       case 3: reduce_sum(&c, 4100, 1, 1 % c.p, 0); break;
@@ -472,23 +468,18 @@ static void decision_points(void) {
       case 9: refusal(&c); break;
       case 10: nonblocking_around(&c); break; /* the Iallreduce is the 16th call */
     }
-    const int after = mapped_segments();
-    CHECK(after == before + (shm_on ? 1 : 0), "decision by call kind %d: %d segments mapped, want %d", v, after,
-          before + (shm_on ? 1 : 0));
+    check_decided(v, before);
     bcast_bytes(&c, 4097, c.p - 1);
     reduce_sum(&c, 8, 1, -1, 0);
     allgather_bytes(&c, 4097, 0);
     alltoall_bytes(&c, 4, 0);
-    CHECK_OK(MPI_Barrier(d));
-    CHECK_OK(MPI_Comm_free(&d));
+    CHECK_OK(MPI_Barrier(c.comm));
+    CHECK_OK(MPI_Comm_free(&c.comm));
   }
 }
 
 int main(int argc, char** argv) {
-  itest_init(&argc, &argv);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  itest_print_jobid();
-  segments_init();
+  checker_init(&argc, &argv);
 
   MPI_Datatype v;
   MPI_Type_vector(4, 1, 2, MPI_INT, &v);

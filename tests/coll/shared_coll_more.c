@@ -1,26 +1,26 @@
-/* Gather, Gatherv, Scatter, Allgatherv, Scan, Exscan, Reduce_scatter and
+/* Gather, Scatter, Allgatherv, Scan, Exscan, Reduce_scatter and
  * Reduce_scatter_block through the shared segment (coll/shared.h), against
  * serial references, on MPI_COMM_WORLD and on a split communicator whose
  * rank order is reversed, after a warm-up past the point where each
  * decides on its segment:
  *  - sizes straddling the segment's tiers and limits (one rank's block of
  *    0, 1, 48, 49, 4096, 4097 bytes; Scatter's p blocks together under, at
- *    and over 4096; Gatherv's and Allgatherv's blocks of unequal sizes,
- *    some empty, the largest on either side of 4096, so a Gatherv's root
- *    takes some blocks from the segment and others point-to-point; reductions whose p * vector is at and
+ *    and over 4096; Allgatherv blocks of unequal sizes, some empty, the
+ *    largest on either side of 4096; reductions whose p * vector is at and
  *    just over 256 KiB), MPI_IN_PLACE where MPI allows it, every root;
  *  - a gapped datatype (two ints with one between them), whose gaps the
  *    calls must leave alone;
  *  - a non-commutative user op (2x2 matrix product mod 9973) for Scan,
  *    Exscan and Reduce_scatter_block, against the product in rank order;
- *  - run-ahead: Gather's and Gatherv's non-roots, Scatter's root and Scan's lower ranks
+ *  - run-ahead: Gather's non-roots, Scatter's root and Scan's lower ranks
  *    issue 600 calls while the others sleep 50 ms first;
  *  - refusals: the last rank refuses a Scan (nobody needs its data: the
- *    others succeed) and, with segments only, a Gather and a Gatherv, whose
- *    root then gets MPI_ERR_OTHER;
+ *    others succeed) and, with segments only, a Gather, whose root then
+ *    gets MPI_ERR_OTHER;
  *  - on fresh duplicates, each of these calls as the one that decides.
  * With SONDE_COLL_SHM=0 the same checks run over point-to-point (the
- * Gather and Gatherv refusals excepted). Any mismatch is printed and fails the job.
+ * Gather refusal excepted). shared_coll_v.c checks Gatherv, Scatterv and
+ * Alltoallv. Any mismatch is printed and fails the job.
  */
 #include "tests/coll/segments.h"
 #include "tests/coll/shared_data.h"
@@ -65,53 +65,12 @@ static void scatter_bytes(const Cx* c, size_t n, int root, int in_place) {
   free(sbuf), free(rbuf), free(want);
 }
 
-/* The blocks of an Allgatherv or Gatherv: rank j's has (j + id) % 3 * scale
- * bytes (some empty), 3 bytes apart in the receive buffer, whose gaps keep
- * 0xEE. `sbuf` holds this rank's block, `rbuf` is all 0xEE but (in place)
- * this rank's block, `want` the receive buffer expected. */
-typedef struct {
-  uint32_t id;
-  int *counts, *displs;
-  size_t all;
-  unsigned char *sbuf, *rbuf, *want;
-} VBlocks;
-
-static VBlocks vblocks(const Cx* c, size_t scale, int in_place) {
-  VBlocks v = {++g_id, xmalloc((size_t)c->p * sizeof(int)), xmalloc((size_t)c->p * sizeof(int)), 0, 0, 0, 0};
-  for (int j = 0; j < c->p; ++j) {
-    v.counts[j] = (int)(((uint32_t)j + v.id) % 3 * scale);
-    v.displs[j] = (int)v.all;
-    v.all += (size_t)v.counts[j] + 3;
-  }
-  v.sbuf = xmalloc((size_t)v.counts[c->r]), v.rbuf = xmalloc(v.all), v.want = xmalloc(v.all);
-  memset(v.want, 0xEE, v.all);
-  for (int j = 0; j < c->p; ++j)
-    for (int i = 0; i < v.counts[j]; ++i) v.want[v.displs[j] + i] = bval(v.id, j, i);
-  memcpy(v.sbuf, v.want + v.displs[c->r], (size_t)v.counts[c->r]);
-  memset(v.rbuf, 0xEE, v.all);
-  if (in_place) memcpy(v.rbuf + v.displs[c->r], v.sbuf, (size_t)v.counts[c->r]);
-  return v;
-}
-
-static void vblocks_free(VBlocks* v) { free(v->counts), free(v->displs), free(v->sbuf), free(v->rbuf), free(v->want); }
-
 static void allgatherv_bytes(const Cx* c, size_t scale, int in_place) {
   VBlocks v = vblocks(c, scale, in_place);
   CHECK_OK(MPI_Allgatherv(in_place ? MPI_IN_PLACE : v.sbuf, v.counts[c->r], MPI_BYTE, v.rbuf, v.counts, v.displs,
                           MPI_BYTE, c->comm));
   CHECK_BYTES(v.rbuf, v.want, v.all, "%s: MPI_Allgatherv of blocks up to %zu bytes%s", c->name, 2 * scale,
               in_place ? ", in place" : "");
-  vblocks_free(&v);
-}
-
-static void gatherv_bytes(const Cx* c, size_t scale, int root, int in_place) {
-  const int ip = in_place && c->r == root;
-  VBlocks v = vblocks(c, scale, ip);
-  CHECK_OK(MPI_Gatherv(ip ? MPI_IN_PLACE : v.sbuf, v.counts[c->r], MPI_BYTE, v.rbuf, v.counts, v.displs, MPI_BYTE, root,
-                       c->comm));
-  if (c->r == root)
-    CHECK_BYTES(v.rbuf, v.want, v.all, "%s: MPI_Gatherv of blocks up to %zu bytes to %d%s", c->name, 2 * scale, root,
-                ip ? ", in place" : "");
   vblocks_free(&v);
 }
 
@@ -258,10 +217,7 @@ static void sizes(const Cx* c) {
       for (int root = 0; root < c->p; ++root) scatter_bytes(c, scatter_bytes_[s], root, ip);
   static const size_t scales[] = {0, 1, 24, 25, 2048, 2049};
   for (size_t s = 0; s < 6; ++s)
-    for (int ip = 0; ip < 2; ++ip) {
-      allgatherv_bytes(c, scales[s], ip);
-      for (int root = 0; root < c->p; ++root) gatherv_bytes(c, scales[s], root, ip);
-    }
+    for (int ip = 0; ip < 2; ++ip) allgatherv_bytes(c, scales[s], ip);
   const size_t span = kCombineSpan / 4 / p; /* ints: p * vector at 256 KiB */
   const size_t ints[] = {1, 12, 13, 1024, 1025, span, span + 1};
   for (size_t s = 0; s < 7; ++s)
@@ -294,7 +250,7 @@ static void noncommutative(const Cx* c) {
   }
 }
 
-/* Gather's and Gatherv's non-roots, Scatter's root and the lower ranks of a Scan run
+/* Gather's non-roots, Scatter's root and the lower ranks of a Scan run
  * kRunAhead calls ahead of ranks that sleep first; sizes cycle through the
  * segment's tiers and point-to-point. */
 static void run_ahead(const Cx* c) {
@@ -302,8 +258,6 @@ static void run_ahead(const Cx* c) {
   for (int root = 0; root < c->p; ++root) {
     if (c->r == root) itest_sleep(0.05);
     for (int i = 0; i < kRunAhead; ++i) gather_bytes(c, bytes[i % (i < 400 ? 5 : 9)], root, 0);
-    if (c->r == root) itest_sleep(0.05);
-    for (int i = 0; i < kRunAhead; ++i) gatherv_bytes(c, bytes[i % (i < 400 ? 5 : 9)], root, 0);
     if (c->r != root) itest_sleep(0.05);
     for (int i = 0; i < kRunAhead; ++i) scatter_bytes(c, bytes[i % (i < 400 ? 5 : 9)] / (size_t)c->p + 1, root, 0);
   }
@@ -313,9 +267,8 @@ static void run_ahead(const Cx* c) {
 }
 
 /* The last rank refuses a Scan (MPI_DATATYPE_NULL): nobody reads its data,
- * so the others succeed. With segments, it also refuses a Gather and a
- * Gatherv to root 0, which then gets MPI_ERR_OTHER instead of waiting for
- * it. */
+ * so the others succeed. With segments, it also refuses a Gather to root
+ * 0, which then gets MPI_ERR_OTHER instead of waiting for it. */
 static void refusal(const Cx* c) {
   const uint32_t id = ++g_id;
   const int last = c->p - 1;
@@ -338,14 +291,6 @@ static void refusal(const Cx* c) {
     else if (c->r == 0) CHECK_CLASS(rg, MPI_ERR_OTHER);
     else CHECK(rg == MPI_SUCCESS, "%s: MPI_Gather with a refusing rank returned %d on rank %d", c->name, rg, c->r);
     CHECK_OK(MPI_Barrier(c->comm));
-    int counts[16], displs[16];
-    for (int j = 0; j < c->p; ++j) counts[j] = 4, displs[j] = 4 * j;
-    const int rv =
-        MPI_Gatherv(in, 4, c->r == last ? MPI_DATATYPE_NULL : MPI_INT, all, counts, displs, MPI_INT, 0, c->comm);
-    if (c->r == last) CHECK_CLASS(rv, MPI_ERR_TYPE);
-    else if (c->r == 0) CHECK_CLASS(rv, MPI_ERR_OTHER);
-    else CHECK(rv == MPI_SUCCESS, "%s: MPI_Gatherv with a refusing rank returned %d on rank %d", c->name, rv, c->r);
-    CHECK_OK(MPI_Barrier(c->comm));
   }
   gather_bytes(c, 48, last, 0);
   scatter_bytes(c, 8, 0, 1);
@@ -359,13 +304,9 @@ static void refusal(const Cx* c) {
  * each of these kinds in turn; later calls agree, and the duplicate has
  * its segment from then on. */
 static void decision_points(void) {
-  for (int v = 0; v < 9; ++v) {
-    MPI_Comm d;
-    CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
-    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
-    Cx c = {d, itest_rank, itest_size, "dup deciding"};
-    for (int k = 0; k < 16; ++k) CHECK_OK(MPI_Barrier(d));
-    const int before = mapped_segments();
+  for (int v = 0; v < 8; ++v) {
+    int before;
+    Cx c = deciding_dup(16, &before);
     switch (v) {
       case 0: gather_bytes(&c, 8, c.p - 1, 0); break;
       case 1: scatter_bytes(&c, 4097, 0, 0); break;
@@ -375,22 +316,16 @@ static void decision_points(void) {
       case 5: reduce_scatter_sum(&c, 4, 0, 0); break;
       case 6: reduce_scatter_sum(&c, 0, 3, 1); break;
       case 7: refusal(&c); break;
-      case 8: gatherv_bytes(&c, 24, c.p - 1, 1); break;
     }
-    const int after = mapped_segments();
-    CHECK(after == before + (shm_on ? 1 : 0), "decision by call kind %d: %d segments mapped, want %d", v, after,
-          before + (shm_on ? 1 : 0));
+    check_decided(v, before);
     gather_bytes(&c, 4, 0, 1);
     scan_sum(&c, 9, 1, 1, 0);
-    CHECK_OK(MPI_Comm_free(&d));
+    CHECK_OK(MPI_Comm_free(&c.comm));
   }
 }
 
 int main(int argc, char** argv) {
-  itest_init(&argc, &argv);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  itest_print_jobid();
-  segments_init();
+  checker_init(&argc, &argv);
   MPI_Type_vector(2, 1, 2, MPI_INT, &gapped);
   MPI_Type_commit(&gapped);
   MPI_Type_contiguous(4, MPI_INT, &mat_type);

@@ -1,5 +1,5 @@
 /* What the shared-segment collective checkers (shared_coll.c,
- * shared_coll_more.c) share: the communicator under test, deterministic
+ * shared_coll_more.c, shared_coll_v.c) share: the communicator under test, deterministic
  * data every rank can compute for every other, checks that name the
  * failing call, and a non-commutative operation (2x2 matrix product mod
  * 9973 on four contiguous ints). */
@@ -69,13 +69,49 @@ static char g_what[256]; /* what the failing call was, for CHECK_BYTES and CHECK
           (want)[d_]);                                                                                                 \
   } while (0)
 
+/* ---- v-collectives' blocks ---------------------------------------------------------- */
+
+/* The blocks of an Allgatherv, Gatherv or Scatterv: rank j's has (j + id)
+ * % 3 * scale bytes (some empty), 3 bytes apart in the gathered buffer,
+ * whose gaps keep 0xEE. `sbuf` holds this rank's block, `rbuf` is all 0xEE
+ * but (in place) this rank's block, `want` the gathered buffer expected
+ * (a Scatterv's send buffer). */
+typedef struct {
+  uint32_t id;
+  int *counts, *displs;
+  size_t all;
+  unsigned char *sbuf, *rbuf, *want;
+} VBlocks;
+
+static inline VBlocks vblocks(const Cx* c, size_t scale, int in_place) {
+  VBlocks v = {++g_id, xmalloc((size_t)c->p * sizeof(int)), xmalloc((size_t)c->p * sizeof(int)), 0, 0, 0, 0};
+  for (int j = 0; j < c->p; ++j) {
+    v.counts[j] = (int)(((uint32_t)j + v.id) % 3 * scale);
+    v.displs[j] = (int)v.all;
+    v.all += (size_t)v.counts[j] + 3;
+  }
+  v.sbuf = xmalloc((size_t)v.counts[c->r]), v.rbuf = xmalloc(v.all), v.want = xmalloc(v.all);
+  memset(v.want, 0xEE, v.all);
+  for (int j = 0; j < c->p; ++j)
+    for (int i = 0; i < v.counts[j]; ++i) v.want[v.displs[j] + i] = bval(v.id, j, i);
+  memcpy(v.sbuf, v.want + v.displs[c->r], (size_t)v.counts[c->r]);
+  memset(v.rbuf, 0xEE, v.all);
+  if (in_place) memcpy(v.rbuf + v.displs[c->r], v.sbuf, (size_t)v.counts[c->r]);
+  return v;
+}
+
+static inline void vblocks_free(VBlocks* v) {
+  free(v->counts), free(v->displs), free(v->sbuf), free(v->rbuf), free(v->want);
+}
+
 /* ---- a non-commutative operation ---------------------------------------------------- */
 
 typedef struct {
   int a, b, c, d;
 } Mat;
-static MPI_Datatype mat_type; /* 4 contiguous ints */
-static MPI_Op mat_op;         /* mat_fn, not commutative */
+/* Not every checker uses the operation. */
+__attribute__((unused)) static MPI_Datatype mat_type; /* 4 contiguous ints */
+__attribute__((unused)) static MPI_Op mat_op;         /* mat_fn, not commutative */
 
 static inline Mat mat_of(uint32_t id, int r, long k) {
   Mat m = {(ival(id, r, 4 * k) + 10000) % 9973, (ival(id, r, 4 * k + 1) + 10000) % 9973,
@@ -113,6 +149,36 @@ static inline void two_comms(Cx cx[2], MPI_Comm* rev, int warmup) {
     for (int k = 0; k < warmup; ++k) CHECK_OK(MPI_Barrier(cx[i].comm));
   const int maps = mapped_segments();
   CHECK(maps == (shm_on ? 2 : 0), "after the warm-up %d segments are mapped, want %d", maps, shm_on ? 2 : 0);
+}
+
+/* ---- start-up and the deciding call ------------------------------------------------ */
+
+/* A checker's start: MPI up, errors returned, the job id printed, this
+ * job's segments known. */
+static inline void checker_init(int* argc, char*** argv) {
+  itest_init(argc, argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  itest_print_jobid();
+  segments_init();
+}
+
+/* A fresh duplicate of MPI_COMM_WORLD (errors returned) past `barriers`
+ * barriers: with 16, its next collective call is the one that decides on
+ * its segment. *before: the segments this process has mapped then. */
+static inline Cx deciding_dup(int barriers, int* before) {
+  MPI_Comm d;
+  CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+  MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+  for (int k = 0; k < barriers; ++k) CHECK_OK(MPI_Barrier(d));
+  *before = mapped_segments();
+  return (Cx){d, itest_rank, itest_size, "dup deciding"};
+}
+
+/* The deciding call (of kind v, for the message) mapped one segment more
+ * than `before` when segments are on, none otherwise. */
+static inline void check_decided(int v, int before) {
+  const int after = mapped_segments(), want = before + (shm_on ? 1 : 0);
+  CHECK(after == want, "decision by call kind %d: %d segments mapped, want %d", v, after, want);
 }
 
 #endif
