@@ -321,7 +321,6 @@ bool scatterv(const void* sbuf, const int64_t* scounts, const int64_t* displs, D
   // Every rank enters the call here, as Gatherv's do.
   const uint64_t seq = enter(*st, c);
   try {
-    Schedule s(c, kScatterv, seq);
     if (me != root) {
       publish(*st, seq);
       const uint8_t* d = nullptr;
@@ -329,11 +328,13 @@ bool scatterv(const void* sbuf, const int64_t* scounts, const int64_t* displs, D
       if (*rc == MPI_SUCCESS && d) {
         unpack_from(d, rbuf, rcount, rtype);
       } else if (*rc == MPI_SUCCESS) {
+        Schedule s(c, kScatterv, seq);
         s.recv(rbuf, rcount, rtype, root);
         *rc = s.wait_round();
       }
       return true;
     }
+    Schedule s(c, kScatterv, seq);
     auto bytes = [&](int j) { return j == root ? 0 : scounts[j] * stype->size; };
     write_blocks(*st, c, kScatterv, seq, b, bytes,
                  [&](int j, uint8_t* out) { pack_to(at(sbuf, displs[j], stype), scounts[j], stype, out); });
