@@ -196,12 +196,12 @@ bool gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, cons
   State* st = state(c);
   if (!st) return false;
   const int me = c->rank, p = c->size;
-  // Rank j's block takes the segment when its size, which j and the root
-  // both know, fits a medium slot; the others travel point-to-point under
-  // the call's tag. Every rank enters the call here, whichever way its
-  // block goes, so it publishes that it finished the calls before: a
-  // writer may be waiting for that.
-  auto through = [&](int64_t n) { return n > 0 && uint64_t(n) <= st->medium(); };
+  // Rank j's block takes the segment under Gather's limit for one block,
+  // by its size, which j and the root both know; the others travel
+  // point-to-point under the call's tag. Every rank enters the call here,
+  // whichever way its block goes, so it publishes that it finished the
+  // calls before: a writer may be waiting for that.
+  auto through = [&](int64_t n) { return fits(c, n, Use::kCopiedOut) != nullptr; };
   const uint64_t seq = enter(*st, c);
   try {
     if (me != root) {

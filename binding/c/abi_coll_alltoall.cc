@@ -38,9 +38,11 @@ int alltoallv_entry(const void* sendbuf, const C* sendcounts, const D* sdispls, 
   Datatype* rt = nullptr;
   coll::Counts sc, sd, rc_, rd;
   const bool in_place = sendbuf == MPI_IN_PLACE && !c->inter;
-  int rc = in_place ? MPI_SUCCESS : check_vdata(sendbuf, sendcounts, sdispls, sendtype, c->peers(), &st, &sc, &sd);
+  int64_t sent = 0;
+  int rc =
+      in_place ? MPI_SUCCESS : check_vdata(sendbuf, sendcounts, sdispls, sendtype, c->peers(), &st, &sc, &sd, &sent);
   if (!rc) rc = check_vdata(recvbuf, recvcounts, rdispls, recvtype, c->peers(), &rt, &rc_, &rd);
-  if (!rc && !in_place && aliased(sendbuf, recvbuf, total_of(sc) * st->size)) rc = MPI_ERR_BUFFER;
+  if (!rc && !in_place && aliased(sendbuf, recvbuf, sent * st->size)) rc = MPI_ERR_BUFFER;
   if (rc) return refuse(c, rc, fn);
   return finish(c,
                 coll::alltoallv(sendbuf, std::move(sc), std::move(sd), st, recvbuf, std::move(rc_), std::move(rd), rt,

@@ -93,10 +93,10 @@ inline int64_t total_of(const coll::Counts& counts) {
 
 // The (buffer, counts, displacements, datatype) of a v-collective. Only the
 // buffer's null-ness is checked against the counts (per-peer extents are
-// the user's to get right).
+// the user's to get right). `total` (when given) gets the sum of the counts.
 template <class C, class D>
 int check_vdata(const void* buf, const C* counts, const D* displs, MPI_Datatype type, int n, Datatype** t,
-                coll::Counts* out_counts, coll::Counts* out_displs) {
+                coll::Counts* out_counts, coll::Counts* out_displs, int64_t* total = nullptr) {
   Span span;
   int rc = check_counts(counts, displs, n, out_counts, out_displs, &span);
   if (rc) return rc;
@@ -107,6 +107,7 @@ int check_vdata(const void* buf, const C* counts, const D* displs, MPI_Datatype 
   // datatype_fits grows with the count, so checking the furthest block end
   // checks them all.
   if (span.furthest < 0 || !datatype_fits(**t, span.furthest)) return MPI_ERR_COUNT;
+  if (total) *total = span.total;
   return MPI_SUCCESS;
 }
 
