@@ -1,6 +1,7 @@
 // Cancelling a send whose message has left (kCancelSend / kCancelAck).
 
 #include <chrono>
+#include <iterator>
 
 #include "core/engine_internal.h"
 
@@ -91,7 +92,23 @@ void Engine::send_cancel_request(Request* r) {
 void Engine::drop_cancelled_message(int peer, const PacketHeader& h) {
   uint8_t dropped = 0;
   Comm* c = contexts_.find(h.context);
-  if (c) {
+  if (!c) {
+    // A communicator this process has not finished creating: the message
+    // waits in the early list, where no tool has seen it yet (its
+    // MSG_ARRIVED fires when the communicator exists), so it goes quietly.
+    for (auto it = early_.rbegin(); it != early_.rend(); ++it) {
+      auto* m = static_cast<Message*>(&*it);
+      if (m->header.context != h.context || m->world_peer != peer || m->header.send_cookie != h.send_cookie) continue;
+      if (!m->all_arrived) {
+        dropped = 2;  // its payload is still coming in: ask again
+      } else {
+        early_.erase(std::next(it).base());
+        free_message(m);
+        dropped = 1;
+      }
+      break;
+    }
+  } else {
     // Newest first: an older message from the same request slot (same
     // cookie) may still wait, but never a newer one with the same envelope.
     for (auto* e = c->queues.older_exact(h.source, h.tag, nullptr); e; e = c->queues.older_exact(h.source, h.tag, e)) {
