@@ -28,6 +28,10 @@
 # rma: put/get latency (us) and bandwidth (GB/s), accumulate rate (Mop/s) in
 # a passive-target epoch; Open MPI runs it with its one-sided component
 # BENCH_OMPI_OSC (default rdma; pt2pt the alternative).
+# coll, ranks bound (no more ranks than cores): each round also runs
+# copy_floor.c, the copies of Allgather and Alltoall at 64 KiB and 1 MiB
+# blocks without MPI, and the table adds its "floor" column and Sonde's
+# ratio to it (what no library can go below on this machine).
 # Needs: mpich libmpich-dev openmpi-bin libopenmpi-dev (apt-get install them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -71,6 +75,9 @@ for b in "${benches[@]}"; do
   mpicc.openmpi -O2 -o "$work/$b.ompi" "$here/$b.c"
   [ -z "$baseline" ] || "$baseline/bin/mpicc" -O2 -o "$work/$b.base" "$here/$b.c"
 done
+floor=""
+[ "$np" -le "$(nproc)" ] && [[ " ${benches[*]} " == *" coll "* ]] && floor=coll
+[ -z "$floor" ] || cc -O2 -o "$work/copy_floor" "$here/copy_floor.c"
 
 bind=core
 run_timeout=${BENCH_RUN_TIMEOUT:-900}
@@ -99,6 +106,10 @@ for b in "${benches[@]}"; do
       run $impl "$b" | awk -v impl=$impl '{print impl, $1, $2, $3}' >> "$work/results" ||
         echo "compare.sh: $impl $b round $r stopped (BENCH_RUN_TIMEOUT=$run_timeout s)" >&2
     done
+    if [ "$b" = "$floor" ]; then
+      "$work/copy_floor" "$np" | awk '{print "floor", $1, $2, $3}' >> "$work/results" ||
+        echo "compare.sh: copy_floor round $r failed" >&2
+    fi
   done
 done
 
@@ -112,13 +123,17 @@ for line in open(sys.argv[1]):
     rows[(bench, int(size), impl)].append(float(value))
 keys = sorted({(b, s) for b, s, _ in rows})
 has_base = any(i == "base" for _, _, i in rows)
+has_floor = any(i == "floor" for _, _, i in rows)
 higher_is_better = {"bandwidth", "rma_put_bw", "rma_get_bw", "rma_acc_rate"}
 unit = {"bandwidth": "GB/s", "rma_put_bw": "GB/s", "rma_get_bw": "GB/s", "rma_acc_rate": "Mop/s"}  # match_worst_*: us/msg; else us
 nan = float("nan")
 print(f"{'benchmark':<24} {'size':>8} {'unit':>7} {'sonde':>9} {'mpich':>9} {'openmpi':>9}"
-      + (f" {'baseline':>9}" if has_base else "") + "  sonde/best-peer" + ("  sonde/baseline" if has_base else ""))
+      + (f" {'baseline':>9}" if has_base else "") + (f" {'floor':>9}" if has_floor else "") + "  sonde/best-peer"
+      + ("  sonde/baseline" if has_base else "") + ("  sonde/floor" if has_floor else ""))
 for b, s in keys:
-    med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi", "base") if rows.get((b, s, i))}
+    med = {i: statistics.median(rows[(b, s, i)]) for i in ("sonde", "mpich", "ompi", "base", "floor") if rows.get((b, s, i))}
+    if set(med) == {"floor"}:
+        continue  # a floor row without the library rows (their run stopped)
     peers = [med[i] for i in ("mpich", "ompi") if i in med]
     best = (max(peers) if b in higher_is_better else min(peers)) if peers else 0
     ratio = med["sonde"] / best if best and "sonde" in med else nan
@@ -126,9 +141,15 @@ for b, s in keys:
             f"{med.get('mpich', nan):>9.3f} {med.get('ompi', nan):>9.3f}")
     if has_base:
         line += f" {med.get('base', nan):>9.3f}"
+    if has_floor:
+        line += f" {med['floor']:>9.3f}" if "floor" in med else f" {'':>9}"
     line += f"  {ratio:15.2f}"
     if has_base:
         line += f"  {med['sonde'] / med['base'] if med.get('base') else nan:15.2f}"
+    if has_floor and "floor" in med and "sonde" in med:
+        line += f"  {med['sonde'] / med['floor']:12.2f}"
     print(line + ("  (higher is better)" if b in higher_is_better else ""))
 print(f"(median of {len(next(iter(rows.values())))} interleaved rounds; each round itself a median of trials)")
+if has_floor:
+    print("(floor: bench/copy_floor.c, the same blocks copied with memcpy and process_vm_readv, no MPI)")
 PY

@@ -411,11 +411,12 @@ int gather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_
                 MPI_OP_NULL, {stype, rtype});
 }
 
-int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts&& rcounts, Counts&& displs,
-            Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
+namespace {
+// Gatherv and Scatterv over point-to-point, out of line: the calls the
+// shared segment takes do not set up these paths' frames.
+[[gnu::noinline]] int gatherv_p2p(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts&& rcounts,
+                                  Counts&& displs, Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
   if (!request && !comm->inter) {
-    if (int rc; shared::gatherv(sbuf, scount, stype, rbuf, rcounts.data(), displs.data(), rtype, root, comm, &rc))
-      return rc;
     return run_now(comm, kGatherv, [&](Schedule& s) {
       return s.wait_round(
           post_gather_linear(s, sbuf, scount, stype, rbuf, 0, rcounts.data(), displs.data(), rtype, root));
@@ -431,21 +432,9 @@ int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Count
                 MPI_OP_NULL, {stype, rtype});
 }
 
-int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
-            Comm* comm, MPI_Request* request) {
-  if (int rc; !request && !comm->inter && shared::scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &rc))
-    return rc;
-  auto task = comm->inter ? inter_scatter : scatter_task;
-  return launch(comm, kScatter, request,
-                [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL,
-                {stype, rtype});
-}
-
-int scatterv(const void* sbuf, Counts&& scounts, Counts&& displs, Datatype* stype, void* rbuf, int64_t rcount,
-             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
+[[gnu::noinline]] int scatterv_p2p(const void* sbuf, Counts&& scounts, Counts&& displs, Datatype* stype, void* rbuf,
+                                   int64_t rcount, Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
   if (!request && !comm->inter) {
-    if (int rc; shared::scatterv(sbuf, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root, comm, &rc))
-      return rc;
     return run_now(comm, kScatterv, [&](Schedule& s) {
       return s.wait_round(
           post_scatter_linear(s, sbuf, 0, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root));
@@ -460,6 +449,33 @@ int scatterv(const void* sbuf, Counts&& scounts, Counts&& displs, Datatype* styp
                                        root);
                 },
                 MPI_OP_NULL, {stype, rtype});
+}
+}  // namespace
+
+int gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, Counts&& rcounts, Counts&& displs,
+            Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter &&
+              shared::gatherv(sbuf, scount, stype, rbuf, rcounts.data(), displs.data(), rtype, root, comm, &rc))
+    return rc;
+  return gatherv_p2p(sbuf, scount, stype, rbuf, std::move(rcounts), std::move(displs), rtype, root, comm, request);
+}
+
+int scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype, int root,
+            Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter && shared::scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &rc))
+    return rc;
+  auto task = comm->inter ? inter_scatter : scatter_task;
+  return launch(comm, kScatter, request,
+                [=](Schedule& s) { return task(s, sbuf, scount, stype, rbuf, rcount, rtype, root); }, MPI_OP_NULL,
+                {stype, rtype});
+}
+
+int scatterv(const void* sbuf, Counts&& scounts, Counts&& displs, Datatype* stype, void* rbuf, int64_t rcount,
+             Datatype* rtype, int root, Comm* comm, MPI_Request* request) {
+  if (int rc; !request && !comm->inter &&
+              shared::scatterv(sbuf, scounts.data(), displs.data(), stype, rbuf, rcount, rtype, root, comm, &rc))
+    return rc;
+  return scatterv_p2p(sbuf, std::move(scounts), std::move(displs), stype, rbuf, rcount, rtype, root, comm, request);
 }
 
 int allgather(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int64_t rcount, Datatype* rtype,

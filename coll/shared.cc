@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <optional>
 
 #include "coll/coll.h"
 #include "coll/coll_internal.h"
@@ -190,6 +191,31 @@ bool scatter(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, int6
   return true;
 }
 
+namespace {
+// The point-to-point part of a v-call whose blocks decide their way one by
+// one: its Schedule, under the call's own sequence number, built at the
+// first transfer, so a call whose blocks all take the segment builds none.
+class PointToPoint {
+ public:
+  PointToPoint(Comm* c, int kind, uint64_t seq) : c_(c), kind_(kind), seq_(seq) {}
+  void send(const void* buf, int64_t count, Datatype* type, int dest) { get().send(buf, count, type, dest); }
+  void recv(void* buf, int64_t count, Datatype* type, int source) { get().recv(buf, count, type, source); }
+  // Schedule::wait_round(rc): rc when the call's own steps failed, else
+  // the first error of the transfers, if any were started.
+  int wait_round(int rc = MPI_SUCCESS) { return s_ ? s_->wait_round(rc) : rc; }
+
+ private:
+  Schedule& get() {
+    if (!s_) s_.emplace(c_, kind_, seq_);
+    return *s_;
+  }
+  Comm* const c_;
+  const int kind_;
+  const uint64_t seq_;
+  std::optional<Schedule> s_;
+};
+}  // namespace
+
 bool gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, const int64_t* rcounts,
              const int64_t* displs, Datatype* rtype, int root, Comm* c, int* rc) {
   decide(c);
@@ -213,14 +239,14 @@ bool gatherv(const void* sbuf, int64_t scount, Datatype* stype, void* rbuf, cons
         *rc = MPI_SUCCESS;
         return true;
       }
-      Schedule s(c, kGatherv, seq);
+      PointToPoint s(c, kGatherv, seq);
       s.send(sbuf, scount, stype, root);
       *rc = s.wait_round();
       return true;
     }
     publish(*st, seq);
     // The point-to-point blocks' receives are posted before the waits below.
-    Schedule s(c, kGatherv, seq);
+    PointToPoint s(c, kGatherv, seq);
     for (int j = 0; j < p; ++j)
       if (j != root && !through(rcounts[j] * rtype->size)) s.recv(at(rbuf, displs[j], rtype), rcounts[j], rtype, j);
     int first = sbuf == MPI_IN_PLACE ? MPI_SUCCESS
@@ -328,13 +354,13 @@ bool scatterv(const void* sbuf, const int64_t* scounts, const int64_t* displs, D
       if (*rc == MPI_SUCCESS && d) {
         unpack_from(d, rbuf, rcount, rtype);
       } else if (*rc == MPI_SUCCESS) {
-        Schedule s(c, kScatterv, seq);
+        PointToPoint s(c, kScatterv, seq);
         s.recv(rbuf, rcount, rtype, root);
         *rc = s.wait_round();
       }
       return true;
     }
-    Schedule s(c, kScatterv, seq);
+    PointToPoint s(c, kScatterv, seq);
     auto bytes = [&](int j) { return j == root ? 0 : scounts[j] * stype->size; };
     write_blocks(*st, c, kScatterv, seq, b, bytes,
                  [&](int j, uint8_t* out) { pack_to(at(sbuf, displs[j], stype), scounts[j], stype, out); });
@@ -361,7 +387,7 @@ bool alltoallv(const void* sbuf, const int64_t* scounts, const int64_t* sdispls,
   auto out_bytes = [&](int j) { return j == me ? 0 : scounts[j] * stype->size; };
   const uint64_t seq = enter(*st, c);
   try {
-    Schedule s(c, kAlltoallv, seq);
+    PointToPoint s(c, kAlltoallv, seq);
     write_blocks(*st, c, kAlltoallv, seq, b, out_bytes,
                  [&](int j, uint8_t* out) { pack_to(at(sbuf, sdispls[j], stype), scounts[j], stype, out); });
     publish(*st, seq);
